@@ -1,0 +1,149 @@
+# xprofs: build, test, benchmark and demo.
+#
+#   make            build everything into $(BUILD)/
+#   make demo       install missing Debian packages, build, mount a generated demo
+#   make test       install, build, run every test, then again under ASan+UBSan
+#   make bench      benchmark table (contrib/bench/bench.sh)
+#   make fuzz       libFuzzer target of the reader (clang)
+#   make install PREFIX=/usr/local
+#
+# BUILD can be set to build several trees side by side (make BUILD=build-x).
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+OPT      ?= -O2
+SANITIZE ?=
+PYTEST   ?= pytest-3
+
+DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
+           protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
+           python3-pytest python3-protobuf protobuf-compiler jq clang \
+           libmicrohttpd-dev
+
+PKGS     = libprotobuf-c libcjson zlib
+CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS   = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -pthread $(SANITIZE)
+LDFLAGS  = -pthread $(SANITIZE)
+LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
+
+PROTOS      = $(wildcard proto/*.proto)
+PROTO_C     = $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.c,$(PROTOS))
+PROTO_H     = $(PROTO_C:.c=.h)
+CORE_SRC    = $(wildcard src/*.c src/tools/*.c)
+CORE_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(PROTO_C:.c=.o)
+FS_SRC      = $(wildcard src/fs/*.c)
+CLI_SRC     = $(wildcard src/cli/*.c)
+SYNTH_SRC   = $(wildcard contrib/synth/*.c)
+UI_SRC      = $(wildcard ui-proxy/*.c)
+UNIT_SRC    = $(wildcard tests/unit/test_*.c)
+UNIT_BIN    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+LIB   = $(BUILD)/libxprofs.a
+BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth
+ifneq ($(UI_SRC),)
+BINS += $(BUILD)/xprofs-ui
+endif
+
+.PHONY: all deps demo test test-unit test-e2e test-asan bench fuzz install clean format
+.SECONDARY:
+
+all: $(BINS) $(UNIT_BIN)
+
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(dir $@)
+	protoc-c --proto_path=proto --c_out=$(BUILD)/proto $<
+
+$(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
+	$(CC) $(CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) -Wno-unused-parameter -c -o $@ $<
+
+$(BUILD)/src/fs/%.o: src/fs/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/xprofs-mount: $(patsubst %.c,$(BUILD)/%.o,$(FS_SRC)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+
+$(BUILD)/xprofs: $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/xprofs-synth: $(patsubst %.c,$(BUILD)/%.o,$(SYNTH_SRC))
+	$(CC) $(LDFLAGS) -o $@ $^ -lz -lm
+
+$(BUILD)/xprofs-ui: $(patsubst %.c,$(BUILD)/%.o,$(UI_SRC))
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lz
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(LIB) $(LIBS) -lcmocka
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- Debian packages -------------------------------------------------------
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages; run as root:"; \
+	    echo "  apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+# --- tests -----------------------------------------------------------------
+test: deps
+	$(MAKE) all
+	$(MAKE) test-unit
+	$(MAKE) test-e2e
+	$(MAKE) test-asan
+
+test-unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+test-e2e: all
+	XPROFS_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/e2e
+
+test-asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	$(MAKE) BUILD=build-asan test-unit
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  XPROFS_BUILD=$(abspath build-asan) XPROFS_SANITIZED=1 $(PYTEST) -q tests/e2e
+
+# --- demo ------------------------------------------------------------------
+demo: deps all
+	sh contrib/demo.sh $(BUILD)
+
+# --- benchmark -------------------------------------------------------------
+bench: all
+	sh contrib/bench/bench.sh $(BUILD)
+
+# --- fuzzing ---------------------------------------------------------------
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="-fsanitize=fuzzer-no-link,address,undefined" $(BUILD:build=build-fuzz)/libxprofs.a
+	clang -D_GNU_SOURCE -Isrc -Ibuild-fuzz/proto -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libxprofs.a $(LIBS)
+	@echo "run: build-fuzz/fuzz_reader -max_total_time=600 tests/fuzz/corpus"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-fuzz demo-logs

@@ -1,0 +1,191 @@
+/*
+ * main.c - `xprofs`: the converter core without FUSE.
+ *
+ *   xprofs cat LOGDIR PATH        print the file the mount shows at PATH
+ *   xprofs ls [-l] LOGDIR [PATH]  list a directory of the mount's tree
+ *
+ * Output is byte for byte what the mount serves; errors go to stderr as one
+ * line with a non-zero exit code (1 not found, 2 usage or bad option, 3 bad
+ * input).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vfs.h"
+
+#define CLI_CACHE_BYTES ((size_t)256 << 20)
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: xprofs cat LOGDIR PATH\n"
+               "       xprofs ls [-l] LOGDIR [PATH]\n"
+               "PATH is what the mount shows under its mount point, options after '?':\n"
+               "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n");
+}
+
+static int exit_code(int rc)
+{
+    if (rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR)
+        return 1;
+    if (rc == -EINVAL)
+        return 2;
+    return 3;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int cat_raw(const char *path)
+{
+    char buf[1 << 16];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -errno;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        if (write_all(1, buf, (size_t)n) != 0) {
+            close(fd);
+            return -EIO;
+        }
+    }
+    close(fd);
+    return n < 0 ? -EIO : 0;
+}
+
+static int cmd_cat(struct vfs *v, const char *path)
+{
+    struct vfs_node node;
+    struct xp_err err = {0};
+    struct blob *b;
+    size_t i;
+    int rc;
+
+    rc = vfs_lookup(v, path, &node, &err);
+    if (rc != 0)
+        goto fail;
+    if (node.kind == VFS_DIR) {
+        vfs_node_free(&node);
+        rc = xp_err_set(&err, -EISDIR, "is a directory");
+        goto fail;
+    }
+    if (node.kind == VFS_RAW) {
+        rc = cat_raw(node.raw_path);
+        vfs_node_free(&node);
+        if (rc != 0)
+            xp_err_set(&err, rc, "%s", strerror(-rc));
+        goto done;
+    }
+    rc = vfs_read(v, &node, &b, &err);
+    vfs_node_free(&node);
+    if (rc != 0)
+        goto fail;
+    for (i = 0; i < b->nchunks && rc == 0; i++) {
+        size_t off = i * (size_t)OUT_CHUNK;
+        size_t n = b->size - off < OUT_CHUNK ? b->size - off : OUT_CHUNK;
+        rc = write_all(1, b->chunks[i], n);
+    }
+    blob_unref(b);
+done:
+    if (rc == 0)
+        return 0;
+fail:
+    fprintf(stderr, "xprofs: %s: %s\n", path, err.msg[0] ? err.msg : strerror(-rc));
+    return exit_code(rc);
+}
+
+struct ls_ctx {
+    struct vfs *v;
+    const char *dir;
+    int longfmt;
+};
+
+static int ls_entry(void *arg, const char *name, int is_dir)
+{
+    struct ls_ctx *c = arg;
+
+    if (!c->longfmt) {
+        printf("%s%s\n", name, is_dir ? "/" : "");
+    } else {
+        char path[4096];
+        struct vfs_node node;
+        long long size = 0;
+        snprintf(path, sizeof(path), "%s%s%s", c->dir, c->dir[0] ? "/" : "", name);
+        if (!is_dir && vfs_lookup(c->v, path, &node, NULL) == 0) {
+            size = (long long)vfs_known_size(c->v, &node);
+            vfs_node_free(&node);
+        }
+        printf("%c %12lld %s%s\n", is_dir ? 'd' : '-', size, name, is_dir ? "/" : "");
+    }
+    return 0;
+}
+
+static int cmd_ls(struct vfs *v, const char *path, int longfmt)
+{
+    struct xp_err err = {0};
+    struct ls_ctx c = {v, path, longfmt};
+    int rc = vfs_list(v, path, ls_entry, &c, &err);
+
+    if (rc != 0) {
+        fprintf(stderr, "xprofs: %s: %s\n", path[0] ? path : ".",
+                err.msg[0] ? err.msg : strerror(-rc));
+        return exit_code(rc);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct vfs *v;
+    struct xp_err err = {0};
+    int longfmt = 0, argi = 2, rc;
+    const char *cmd;
+
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "ls") == 0 && argi < argc && strcmp(argv[argi], "-l") == 0) {
+        longfmt = 1;
+        argi++;
+    }
+    if ((strcmp(cmd, "cat") == 0 && argc - argi != 2) ||
+        (strcmp(cmd, "ls") == 0 && (argc - argi < 1 || argc - argi > 2)) ||
+        (strcmp(cmd, "cat") != 0 && strcmp(cmd, "ls") != 0)) {
+        usage(stderr);
+        return 2;
+    }
+    if (vfs_open(argv[argi], CLI_CACHE_BYTES, &v, &err) != 0) {
+        fprintf(stderr, "xprofs: %s\n", err.msg);
+        return 1;
+    }
+    if (strcmp(cmd, "cat") == 0)
+        rc = cmd_cat(v, argv[argi + 1]);
+    else
+        rc = cmd_ls(v, argi + 1 < argc ? argv[argi + 1] : "", longfmt);
+    if (fflush(stdout) != 0 && rc == 0)
+        rc = 3;
+    vfs_close(v);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * group.h - XProf's step grouping of one host's events (group_id).
+ *
+ * A port of openxla/xla xla/tsl/profiler/utils/group_events.cc as described in
+ * ../shared/spec/xplane-and-trace-viewer.md section 2.5 and stats-tools.md
+ * section 2: the event forest (nesting on a line, producer/consumer links,
+ * KernelLaunch <-> KernelExecute by correlation_id), root events, group ids
+ * numbered in XProf's order, group names ("train 7"), and the GPU rule that
+ * ungrouped device events inherit the latest preceding group id.
+ *
+ * Computed once per (snapshot, host) through snapshot_groups(); read-only
+ * afterwards and shared by the trace viewer (args.group_id, step_name), the
+ * op_stats tools (step events) and any other tool.
+ */
+#ifndef XPROFS_GROUP_H
+#define XPROFS_GROUP_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "session.h"
+#include "xspace.h"
+
+struct xp_group {
+    int64_t id;          /* group id (0, 1, 2 ...) */
+    const char *name;    /* group name: "train 7", or the id as text */
+    int64_t step_num;    /* step_num / iter_num of the root, or -1 */
+    uint32_t root_plane; /* plane index of the root event */
+    uint32_t root_line;  /* line index of the root event */
+    uint32_t root_event; /* event index of the root event */
+};
+
+struct xp_groups {
+    const struct xspace *xs;   /* the profile the ids refer to */
+    int32_t ***event_group;    /* [plane][line][event] -> group id, or -1 */
+    struct xp_group *groups;   /* by id */
+    uint32_t ngroups;          /* entries in groups */
+};
+
+/* The grouping of host's profile in snap (decodes the profile if needed). */
+int snapshot_groups(struct snapshot *snap, const char *host, const struct xp_groups **gp,
+                    struct xp_err *err);
+
+/* Group id of one event, or -1. */
+static inline int32_t xp_group_of(const struct xp_groups *g, uint32_t plane, uint32_t line,
+                                  uint32_t event)
+{
+    if (g == 0 || g->event_group == 0 || g->event_group[plane] == 0 ||
+        g->event_group[plane][line] == 0)
+        return -1;
+    return g->event_group[plane][line][event];
+}
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * out.h - the output writer and the blob it becomes.
+ *
+ * Every tool writes its bytes through a struct out: an append-only list of
+ * fixed-size chunks, so a multi-gigabyte trace is never one giant string and
+ * never copied on growth. Errors are sticky (SQLite's JsonString idea): after
+ * an allocation failure every append is a no-op and out_finish reports -ENOMEM,
+ * so writers check once at the end.
+ *
+ * out_finish turns the writer into a struct blob: immutable, reference counted,
+ * shared by the cache, FUSE readers and the CLI.
+ */
+#ifndef XPROFS_OUT_H
+#define XPROFS_OUT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OUT_CHUNK (1u << 20) /* bytes per chunk; every chunk but the last is full */
+
+struct out {
+    char **chunks;  /* chunk pointers, each OUT_CHUNK bytes */
+    size_t nchunks; /* chunks in use */
+    size_t cap;     /* slots in chunks[] */
+    size_t len;     /* bytes written in total */
+    int oom;        /* sticky: an allocation failed */
+};
+
+struct blob {
+    char **chunks;   /* as in struct out; owned */
+    size_t nchunks;  /* number of chunks */
+    size_t size;     /* bytes of content */
+    int refs;        /* references; atomic */
+    int final;       /* 0: made while a source was still being written */
+    uint64_t gen;    /* session generation it was made from */
+};
+
+/* Start an empty writer. Cannot fail. */
+void out_init(struct out *o);
+
+/* Append n bytes. */
+void out_write(struct out *o, const void *p, size_t n);
+
+/* Append a NUL-terminated string. */
+void out_puts(struct out *o, const char *s);
+
+/* Append one byte. */
+void out_putc(struct out *o, char c);
+
+/* Append printf-formatted text. */
+void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void out_vprintf(struct out *o, const char *fmt, va_list ap);
+
+/* Append s[0..n) as a JSON string literal, quotes included. */
+void out_json_str(struct out *o, const char *s, size_t n);
+
+/* Same for a NUL-terminated string (NULL writes ""). */
+void out_json_cstr(struct out *o, const char *s);
+
+/* Append s[0..n) as one CSV field: quoted when it holds a comma, quote or
+ * line break, with quotes doubled (RFC 4180). */
+void out_csv_str(struct out *o, const char *s, size_t n);
+
+/* Append a double as %.17g, the shortest form JSON readers round-trip;
+ * NaN and infinities are written as null (JSON has no spelling for them). */
+void out_double17(struct out *o, double v);
+
+/* Append an int64 / uint64 in decimal. */
+void out_i64(struct out *o, int64_t v);
+void out_u64(struct out *o, uint64_t v);
+
+/* Bytes written so far. */
+size_t out_len(const struct out *o);
+
+/* Turn the writer into a blob with one reference. Returns 0, or -ENOMEM if any
+ * append failed (then the writer's memory is released and *blobp is NULL).
+ * The writer is empty afterwards either way. */
+int out_finish(struct out *o, struct blob **blobp);
+
+/* Release a writer's memory without making a blob (on an error path). */
+void out_discard(struct out *o);
+
+/* Take / drop a reference. blob_unref(NULL) is a no-op. */
+struct blob *blob_ref(struct blob *b);
+void blob_unref(struct blob *b);
+
+/* Copy up to n bytes from offset off into dst; returns the number copied. */
+size_t blob_read(const struct blob *b, size_t off, void *dst, size_t n);
+
+/* A blob holding a copy of s[0..n). NULL when out of memory. */
+struct blob *blob_from_mem(const void *s, size_t n);
+
+#endif

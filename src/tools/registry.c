@@ -1,0 +1,51 @@
+/*
+ * registry.c - the table of every virtual file a run holds (see tool.h).
+ * A new tool adds one line here.
+ */
+#include "tool.h"
+
+#include <string.h>
+
+extern const struct tool tool_summary_json;
+extern const struct tool tool_hosts_json;
+extern const struct tool tool_tools_json;
+extern const struct tool tool_errors_txt;
+
+const struct tool *const tool_table[] = {
+    &tool_summary_json,
+    &tool_hosts_json,
+    &tool_tools_json,
+    &tool_errors_txt,
+    NULL,
+};
+
+const struct tool *tool_find(const char *file, unsigned scope)
+{
+    int i;
+
+    for (i = 0; tool_table[i] != NULL; i++) {
+        if ((tool_table[i]->scope & scope) && strcmp(tool_table[i]->file, file) == 0)
+            return tool_table[i];
+    }
+    return NULL;
+}
+
+int tool_listed_xplane(const struct snapshot *snap)
+{
+    return snapshot_count(snap, SRC_XPLANE) > 0;
+}
+
+int tool_listed_any_trace(const struct snapshot *snap)
+{
+    return snap->nhosts > 0;
+}
+
+int tool_host_count(const struct tool_ctx *ctx)
+{
+    return ctx->host != NULL ? 1 : (int)ctx->snap->nhosts;
+}
+
+const char *tool_host(const struct tool_ctx *ctx, int i)
+{
+    return ctx->host != NULL ? ctx->host : ctx->snap->hosts[i];
+}

@@ -1,0 +1,95 @@
+/*
+ * tools_json.c - tools.json: the tool tags of a run, as XProf's run_tools
+ * route returns them (xprof/convert/xplane_to_tool_names.cc), limited to the
+ * tools this build serves, in XProf's order.
+ */
+#include <string.h>
+
+#include "tool.h"
+
+/* XProf's display order; tags not listed here follow alphabetically. */
+static const char *const tag_order[] = {
+    "overview_page",   "trace_viewer",     "trace_viewer@",    "graph_viewer",
+    "op_profile",      "hlo_op_profile",   "input_pipeline_analyzer",
+    "input_pipeline",  "kernel_stats",     "memory_profile",   "memory_viewer",
+    "roofline_model",  "perf_counters",    "pod_viewer",       "framework_op_stats",
+    "tensorflow_stats", "hlo_op_stats",    "hlo_stats",        "inference_profile",
+    "megascale_stats", NULL,
+};
+
+static int tag_rank(const char *tag)
+{
+    int i;
+
+    for (i = 0; tag_order[i] != NULL; i++) {
+        if (strcmp(tag_order[i], tag) == 0)
+            return i;
+    }
+    return 1000;
+}
+
+static int has_gpu_plane(struct tool_ctx *ctx)
+{
+    uint32_t h, p;
+
+    for (h = 0; h < ctx->snap->nhosts; h++) {
+        struct xspace *xs;
+        if (snapshot_xspace(ctx->snap, ctx->snap->hosts[h], &xs, NULL) != 0)
+            continue;
+        for (p = 0; p < xs->nplanes; p++) {
+            if (strncmp(xs->planes[p].name, "/device:GPU:", 12) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int tools_produce(struct tool_ctx *ctx, struct out *o)
+{
+    const char *tags[64];
+    int n = 0, i, j, has_streaming = 0;
+
+    for (i = 0; tool_table[i] != NULL && n < 64; i++) {
+        const struct tool *t = tool_table[i];
+        if (t->tag == NULL || !(t->scope & TOOL_RUN) || (t->listed && !t->listed(ctx->snap)))
+            continue;
+        for (j = 0; j < n; j++) {
+            if (strcmp(tags[j], t->tag) == 0)
+                break;
+        }
+        if (j < n)
+            continue;
+        if (strcmp(t->tag, "kernel_stats") == 0 && !has_gpu_plane(ctx))
+            continue;
+        if (strcmp(t->tag, "trace_viewer@") == 0)
+            has_streaming = 1;
+        tags[n++] = t->tag;
+    }
+    /* Insertion sort by XProf's rank, then name. */
+    for (i = 1; i < n; i++) {
+        const char *t = tags[i];
+        for (j = i; j > 0; j--) {
+            int a = tag_rank(tags[j - 1]), b = tag_rank(t);
+            if (a < b || (a == b && strcmp(tags[j - 1], t) <= 0))
+                break;
+            tags[j] = tags[j - 1];
+        }
+        tags[j] = t;
+    }
+    out_putc(o, '[');
+    for (i = 0, j = 0; i < n; i++) {
+        if (has_streaming && strcmp(tags[i], "trace_viewer") == 0)
+            continue;
+        if (j++ > 0)
+            out_puts(o, ", ");
+        out_json_cstr(o, tags[i]);
+    }
+    out_puts(o, "]\n");
+    return 0;
+}
+
+const struct tool tool_tools_json = {
+    .file = "tools.json",
+    .scope = TOOL_RUN,
+    .produce = tools_produce,
+};

@@ -1,0 +1,449 @@
+/*
+ * vfs.c - resolving, listing and reading the mount's tree; see vfs.h.
+ */
+#include "vfs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char readme_text[] =
+    "xprofs: XProf profiles as plain files.\n"
+    "\n"
+    "Each directory is a profiling run (LOGDIR/.../plugins/profile/<run>), named as\n"
+    "XProf's runs list names it. In a run:\n"
+    "  summary.json      planes, lines, event counts and time spans of every host\n"
+    "  hosts.json        the hosts (one .xplane.pb each)\n"
+    "  tools.json        the XProf tools available for this run\n"
+    "  errors.txt        why a file of this run could not be made\n"
+    "  hosts/<host>/     the same files for one host\n"
+    "  raw/              the source files, unchanged\n"
+    "\n"
+    "Files are computed when first read, then served from the page cache.\n"
+    "Options go after '?', as XProf's HTTP parameters name them; quote them:\n"
+    "  cat 'RUN/trace_viewer.json?start_time_ms=100&end_time_ms=200'\n"
+    "An unknown option or a bad value fails with EINVAL (Invalid argument).\n";
+
+int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err)
+{
+    struct vfs *v = calloc(1, sizeof(*v));
+    int rc;
+
+    *vp = NULL;
+    if (v == NULL)
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    rc = catalog_open(logdir, &v->cat, err);
+    if (rc == 0 && cache_init(&v->cache, cache_bytes) != 0)
+        rc = xp_err_set(err, -ENOMEM, "out of memory");
+    if (rc != 0) {
+        catalog_close(v->cat);
+        free(v);
+        return rc;
+    }
+    *vp = v;
+    return 0;
+}
+
+void vfs_close(struct vfs *v)
+{
+    if (v == NULL)
+        return;
+    cache_destroy(&v->cache);
+    catalog_close(v->cat);
+    free(v);
+}
+
+void vfs_node_free(struct vfs_node *node)
+{
+    session_unref(node->session);
+    free(node->host);
+    free(node->query);
+    free(node->key);
+    free(node->raw_path);
+    memset(node, 0, sizeof(*node));
+}
+
+/* A name component must be non-empty, not "." or "..", without '/' or NUL. */
+static int bad_component(const char *s, size_t n)
+{
+    return n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.') ||
+           memchr(s, '/', n) != NULL;
+}
+
+/* Split "a/b/c" into up to max components (pointers into buf). */
+static int split_path(char *buf, char **parts, int max)
+{
+    int n = 0;
+    char *p = buf;
+
+    while (*p == '/')
+        p++;
+    while (*p != '\0') {
+        char *slash = strchr(p, '/');
+        if (n == max)
+            return -1;
+        parts[n++] = p;
+        if (slash == NULL)
+            break;
+        *slash = '\0';
+        p = slash + 1;
+        while (*p == '/')
+            p++;
+    }
+    return n;
+}
+
+/* Fill a VFS_TOOL node for file[?query] in the run (host may be NULL). */
+static int resolve_tool(struct session *s, struct snapshot *snap, const char *host,
+                        const char *file, struct vfs_node *node, struct xp_err *err)
+{
+    const char *qm = strchr(file, '?');
+    char name[NAME_MAX + 1];
+    size_t nlen = qm ? (size_t)(qm - file) : strlen(file);
+    const struct tool *t;
+    struct query q;
+    char canon[2048];
+    size_t klen;
+    int rc;
+
+    if (nlen > NAME_MAX)
+        return -ENOENT;
+    memcpy(name, file, nlen);
+    name[nlen] = '\0';
+    t = tool_find(name, host ? TOOL_HOST : TOOL_RUN);
+    if (t == NULL || (t->listed != NULL && !t->listed(snap)))
+        return -ENOENT;
+    rc = query_parse(qm ? qm + 1 : "", t->keys, &q, err);
+    if (rc != 0) {
+        xp_err_prefix(err, "%s: ", name);
+        return rc;
+    }
+    query_canonical(&q, canon, sizeof(canon));
+    query_free(&q);
+    node->kind = VFS_TOOL;
+    node->tool = t;
+    node->session = session_ref(s);
+    node->mtime_ns = snap->newest_mtime_ns;
+    if (host != NULL && (node->host = strdup(host)) == NULL)
+        return -ENOMEM;
+    if (qm != NULL && (node->query = strdup(qm + 1)) == NULL)
+        return -ENOMEM;
+    klen = strlen(s->name) + strlen(name) + strlen(canon) + (host ? strlen(host) : 0) + 16;
+    node->key = malloc(klen);
+    if (node->key == NULL)
+        return -ENOMEM;
+    snprintf(node->key, klen, "%s|%s|%s?%s", s->name, host ? host : "", name, canon);
+    return 0;
+}
+
+/* Resolve parts[0..n) inside run s. */
+static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_node *node,
+                          struct xp_err *err)
+{
+    struct snapshot *snap;
+    int rc = -ENOENT;
+
+    rc = session_snapshot(s, &snap, err);
+    if (rc != 0)
+        return rc;
+    rc = -ENOENT;
+    if (n == 0) {
+        node->kind = VFS_DIR;
+        node->session = session_ref(s);
+        node->mtime_ns = snap->newest_mtime_ns;
+        rc = 0;
+    } else if (strcmp(parts[0], "raw") == 0) {
+        if (n == 1) {
+            node->kind = VFS_DIR;
+            node->session = session_ref(s);
+            rc = 0;
+        } else if (n == 2) {
+            uint32_t i;
+            for (i = 0; i < snap->nfiles; i++) {
+                if (strcmp(snap->files[i].name, parts[1]) == 0) {
+                    node->kind = VFS_RAW;
+                    node->session = session_ref(s);
+                    node->raw_path = strdup(snap->files[i].path);
+                    node->raw_size = snap->files[i].size;
+                    node->mtime_ns = snap->files[i].mtime_ns;
+                    rc = node->raw_path ? 0 : -ENOMEM;
+                    break;
+                }
+            }
+        }
+    } else if (strcmp(parts[0], "hosts") == 0) {
+        if (n == 1) {
+            node->kind = VFS_DIR;
+            node->session = session_ref(s);
+            rc = 0;
+        } else if (snapshot_host_index(snap, parts[1]) >= 0) {
+            if (n == 2) {
+                node->kind = VFS_DIR;
+                node->session = session_ref(s);
+                rc = 0;
+            } else if (n == 3) {
+                rc = resolve_tool(s, snap, parts[1], parts[2], node, err);
+            }
+        }
+    } else if (n == 1) {
+        rc = resolve_tool(s, snap, NULL, parts[0], node, err);
+    }
+    snapshot_unref(snap);
+    return rc;
+}
+
+int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp_err *err)
+{
+    char buf[PATH_MAX];
+    char *parts[64];
+    char prefix[PATH_MAX] = "";
+    int n, k, rc;
+
+    memset(node, 0, sizeof(*node));
+    if (strlen(path) >= sizeof(buf))
+        return xp_err_set(err, -ENAMETOOLONG, "path too long");
+    strcpy(buf, path);
+    n = split_path(buf, parts, 64);
+    if (n < 0)
+        return xp_err_set(err, -ENOENT, "path too deep");
+    for (k = 0; k < n; k++) {
+        const char *q = strchr(parts[k], '?');
+        size_t clen = q ? (size_t)(q - parts[k]) : strlen(parts[k]);
+        if (bad_component(parts[k], clen) || (q != NULL && k != n - 1))
+            return xp_err_set(err, -ENOENT, "%s: no such file", path);
+    }
+    if (n == 0) {
+        node->kind = VFS_DIR;
+        return 0;
+    }
+    if (n == 1 && strcmp(parts[0], "README.txt") == 0) {
+        node->kind = VFS_README;
+        return 0;
+    }
+    /* Walk down through directories on the way to runs; at each prefix that is
+     * a run, try the rest inside it. */
+    for (k = 0; k < n; k++) {
+        struct session *s;
+        size_t len = strlen(prefix);
+
+        if (snprintf(prefix + len, sizeof(prefix) - len, "%s%s", len ? "/" : "", parts[k]) >=
+            (int)(sizeof(prefix) - len))
+            return xp_err_set(err, -ENOENT, "path too long");
+        s = catalog_find(v->cat, prefix);
+        if (s == NULL && k == 0) {
+            /* A run that appeared since the last walk shows up without a remount. */
+            catalog_rescan(v->cat, 0);
+            s = catalog_find(v->cat, prefix);
+        }
+        if (s != NULL) {
+            rc = resolve_in_run(s, parts + k + 1, n - k - 1, node, err);
+            session_unref(s);
+            if (rc != -ENOENT)
+                return rc;
+            vfs_node_free(node);
+        }
+        if (!catalog_is_dir(v->cat, prefix))
+            break;
+        if (k == n - 1) {
+            node->kind = VFS_DIR;
+            return 0;
+        }
+    }
+    return xp_err_set(err, -ENOENT, "%s: no such file", path);
+}
+
+struct list_ctx {
+    int (*fn)(void *arg, const char *name, int is_dir);
+    void *arg;
+};
+
+static int list_child(void *arg, const char *name, int is_run)
+{
+    struct list_ctx *lc = arg;
+    (void)is_run;
+    return lc->fn(lc->arg, name, 1);
+}
+
+/* List the tool files of scope in a run. */
+static int list_tools(struct snapshot *snap, unsigned scope,
+                      int (*fn)(void *arg, const char *name, int is_dir), void *arg)
+{
+    int i, rc = 0;
+
+    for (i = 0; rc == 0 && tool_table[i] != NULL; i++) {
+        const struct tool *t = tool_table[i];
+        if ((t->scope & scope) && (t->listed == NULL || t->listed(snap)))
+            rc = fn(arg, t->file, 0);
+    }
+    return rc;
+}
+
+int vfs_list(struct vfs *v, const char *path,
+             int (*fn)(void *arg, const char *name, int is_dir), void *arg, struct xp_err *err)
+{
+    struct vfs_node node;
+    struct list_ctx lc = {fn, arg};
+    char buf[PATH_MAX];
+    char *parts[64];
+    int n, rc;
+
+    rc = vfs_lookup(v, path, &node, err);
+    if (rc != 0)
+        return rc;
+    if (node.kind != VFS_DIR) {
+        vfs_node_free(&node);
+        return xp_err_set(err, -ENOTDIR, "%s: not a directory", path);
+    }
+    snprintf(buf, sizeof(buf), "%s", path);
+    n = split_path(buf, parts, 64);
+    if (node.session == NULL) {
+        char prefix[PATH_MAX] = "";
+        int k;
+        for (k = 0; k < n; k++) {
+            size_t len = strlen(prefix);
+            snprintf(prefix + len, sizeof(prefix) - len, "%s%s", len ? "/" : "", parts[k]);
+        }
+        if (n == 0) {
+            catalog_rescan(v->cat, 0);
+            rc = fn(arg, "README.txt", 0);
+        }
+        if (rc == 0)
+            rc = catalog_children(v->cat, prefix, list_child, &lc);
+    } else {
+        struct session *s = node.session;
+        struct snapshot *snap;
+        int depth = 0, k;
+        size_t slen = strlen(s->name);
+        /* Components below the run directory. */
+        char joined[PATH_MAX] = "";
+        for (k = 0; k < n; k++) {
+            size_t len = strlen(joined);
+            snprintf(joined + len, sizeof(joined) - len, "%s%s", len ? "/" : "", parts[k]);
+            if (strlen(joined) == slen && strcmp(joined, s->name) == 0) {
+                depth = n - k - 1;
+                break;
+            }
+        }
+        rc = session_snapshot(s, &snap, err);
+        if (rc == 0) {
+            char **sub = parts + (n - depth);
+            if (depth == 0) {
+                rc = list_tools(snap, TOOL_RUN, fn, arg);
+                if (rc == 0)
+                    rc = fn(arg, "hosts", 1);
+                if (rc == 0)
+                    rc = fn(arg, "raw", 1);
+                if (rc == 0 && catalog_is_dir(v->cat, s->name))
+                    rc = catalog_children(v->cat, s->name, list_child, &lc);
+            } else if (depth == 1 && strcmp(sub[0], "hosts") == 0) {
+                uint32_t i;
+                for (i = 0; rc == 0 && i < snap->nhosts; i++)
+                    rc = fn(arg, snap->hosts[i], 1);
+            } else if (depth == 1 && strcmp(sub[0], "raw") == 0) {
+                uint32_t i;
+                for (i = 0; rc == 0 && i < snap->nfiles; i++)
+                    rc = fn(arg, snap->files[i].name, 0);
+            } else if (depth == 2) {
+                rc = list_tools(snap, TOOL_HOST, fn, arg);
+            }
+            snapshot_unref(snap);
+        }
+    }
+    vfs_node_free(&node);
+    return rc;
+}
+
+struct fill_arg {
+    struct vfs *v;
+    const struct vfs_node *node;
+    struct snapshot *snap;
+};
+
+static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
+{
+    struct fill_arg *a = argp;
+    const struct tool *t = a->node->tool;
+    struct tool_ctx ctx;
+    struct query q;
+    struct out o;
+    int rc;
+
+    rc = query_parse(a->node->query ? a->node->query : "", t->keys, &q, err);
+    if (rc != 0)
+        return rc;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.snap = a->snap;
+    ctx.host = a->node->host;
+    ctx.q = &q;
+    ctx.err = err;
+    out_init(&o);
+    rc = t->produce(&ctx, &o);
+    query_free(&q);
+    if (rc != 0) {
+        out_discard(&o);
+        if (rc == -EIO || rc == -ENOMEM)
+            snapshot_log(a->snap, "%s%s%s%s: %s", a->node->host ? "hosts/" : "",
+                         a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file, err->msg);
+        return rc;
+    }
+    rc = out_finish(&o, blob);
+    if (rc != 0)
+        return xp_err_set(err, rc, "%s: out of memory", t->file);
+    (*blob)->gen = a->snap->gen;
+    (*blob)->final = !snapshot_is_fresh(a->snap, 2);
+    return 0;
+}
+
+int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err)
+{
+    struct fill_arg a;
+    int rc;
+
+    *blob = NULL;
+    if (node->kind == VFS_README) {
+        *blob = blob_from_mem(readme_text, sizeof(readme_text) - 1);
+        return *blob ? 0 : xp_err_set(err, -ENOMEM, "out of memory");
+    }
+    if (node->kind != VFS_TOOL)
+        return xp_err_set(err, -EISDIR, "not a produced file");
+    a.v = v;
+    a.node = node;
+    rc = session_snapshot(node->session, &a.snap, err);
+    if (rc != 0)
+        return rc;
+    rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
+                   fill_tool, &a, blob, err);
+    snapshot_unref(a.snap);
+    return rc;
+}
+
+off_t vfs_known_size(struct vfs *v, const struct vfs_node *node)
+{
+    struct snapshot *snap;
+    long long size;
+
+    if (node->kind == VFS_README)
+        return (off_t)(sizeof(readme_text) - 1);
+    if (node->kind == VFS_RAW)
+        return node->raw_size;
+    if (node->kind != VFS_TOOL || session_snapshot(node->session, &snap, NULL) != 0)
+        return 0;
+    size = cache_known_size(&v->cache, node->key, snap->gen);
+    snapshot_unref(snap);
+    return size > 0 ? (off_t)size : 0;
+}
+
+uint64_t vfs_generation(struct vfs *v, const struct vfs_node *node)
+{
+    struct snapshot *snap;
+    uint64_t gen;
+
+    (void)v;
+    if (node->session == NULL || session_snapshot(node->session, &snap, NULL) != 0)
+        return 0;
+    gen = snap->gen;
+    snapshot_unref(snap);
+    return gen;
+}

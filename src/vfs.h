@@ -1,0 +1,79 @@
+/*
+ * vfs.h - the tree the mount shows, independent of FUSE.
+ *
+ * Both front ends (the FUSE mount and `xprofs cat/ls`) resolve paths, list
+ * directories and read files through these calls, so they show the same bytes.
+ *
+ *   /README.txt
+ *   /<run...>/                       nested run names are nested directories
+ *       <tool files>                 from tool_table, TOOL_RUN scope
+ *       hosts/<host>/<tool files>    TOOL_HOST scope
+ *       raw/<source file>            the source files, passed through
+ *
+ * A file name may carry `?options`; such names are found by lookup only.
+ */
+#ifndef XPROFS_VFS_H
+#define XPROFS_VFS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cache.h"
+#include "catalog.h"
+#include "err.h"
+#include "out.h"
+#include "tool.h"
+
+enum vfs_kind {
+    VFS_DIR,       /* a directory */
+    VFS_TOOL,      /* a produced file */
+    VFS_RAW,       /* a source file passed through */
+    VFS_README,    /* the root README.txt */
+};
+
+struct vfs_node {
+    enum vfs_kind kind;       /* what it is */
+    struct session *session;  /* run it belongs to, referenced; NULL above runs */
+    const struct tool *tool;  /* VFS_TOOL */
+    char *host;               /* VFS_TOOL in hosts/<host>/; else NULL */
+    char *query;              /* VFS_TOOL: the text after '?', or NULL */
+    char *key;                /* VFS_TOOL: cache key */
+    char *raw_path;           /* VFS_RAW: absolute path of the source */
+    off_t raw_size;           /* VFS_RAW: its size */
+    int64_t mtime_ns;         /* newest source mtime (0 above runs) */
+};
+
+struct vfs {
+    struct catalog *cat; /* the runs */
+    struct cache cache;  /* produced files */
+};
+
+/* Open LOGDIR. cache_bytes bounds the blob cache. */
+int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
+void vfs_close(struct vfs *v);
+
+/* Resolve a path relative to the root ("" = root, no leading slash needed).
+ * Returns 0 and *node (free with vfs_node_free), -ENOENT, or -EINVAL for a
+ * bad query string. Never converts anything. */
+int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp_err *err);
+
+void vfs_node_free(struct vfs_node *node);
+
+/* List a directory: fn(arg, name, is_dir) per entry, sorted by name within
+ * its kind. Returns 0, -ENOENT or -ENOTDIR. */
+int vfs_list(struct vfs *v, const char *path,
+             int (*fn)(void *arg, const char *name, int is_dir), void *arg, struct xp_err *err);
+
+/* The content of a file node (VFS_TOOL or VFS_README; VFS_RAW is read from
+ * raw_path by the caller). *finalp is 0 when a source is still being written
+ * and the bytes must not be cached as final. */
+int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err);
+
+/* The size of a file node if known without converting, else 0. */
+off_t vfs_known_size(struct vfs *v, const struct vfs_node *node);
+
+/* The generation of the node's session snapshot (0 above runs); changes when
+ * a source changes. Cheap: checks fingerprints with stat. */
+uint64_t vfs_generation(struct vfs *v, const struct vfs_node *node);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * xspace.h - the in-memory model of one host's profile (<host>.xplane.pb).
+ *
+ * Loading has two stages, so cheap questions stay cheap:
+ *
+ *   xspace_open()    maps the file (or inflates a .gz once), walks only tags and
+ *                    lengths to index planes and lines (event counts included),
+ *                    and decodes the small metadata tables with protobuf-c.
+ *   xspace_decode()  decodes every event into a compact array per line
+ *                    (struct xp_event, 24 bytes), in parallel, exactly once;
+ *                    later calls return at once. Stats stay in the file and are
+ *                    decoded on demand with xp_stat_iter.
+ *
+ * Times: an event starts at line->timestamp_ns * 1000 + ev->offset_ps
+ * picoseconds (xp_event_start_ps). Missing metadata ids resolve to an empty
+ * entry (index 0, name ""), never an error, as XProf's visitor does.
+ *
+ * Every length, varint and index is checked; a bad file gives -EIO and a
+ * message naming the file and offset. A loaded struct xspace is read-only and
+ * may be shared by any number of threads.
+ */
+#ifndef XPROFS_XSPACE_H
+#define XPROFS_XSPACE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "err.h"
+#include "idmap.h"
+#include "stats.h"
+#include "wire.h"
+
+enum xp_stat_kind {
+    XP_STAT_NONE,   /* no value set */
+    XP_STAT_DOUBLE, /* v.d */
+    XP_STAT_UINT,   /* v.u */
+    XP_STAT_INT,    /* v.i */
+    XP_STAT_STR,    /* str/len, not NUL-terminated */
+    XP_STAT_BYTES,  /* str/len, opaque */
+    XP_STAT_REF,    /* str/len = name of stat_metadata[v.u]; v.u = ref id */
+};
+
+/* One decoded stat. Strings point into the mapped file or the arena. */
+struct xp_stat {
+    int64_t meta_id;        /* key into the plane's stat metadata */
+    enum xp_stat_kind kind; /* which value is set */
+    union {
+        double d;
+        uint64_t u;
+        int64_t i;
+    } v;
+    const char *str; /* STR, BYTES, REF: the bytes */
+    size_t len;      /* their length */
+};
+
+struct xp_event_meta {
+    int64_t id;               /* metadata id */
+    const char *name;         /* NUL-terminated, "" if unset */
+    const char *display_name; /* NUL-terminated, "" if unset */
+    struct xp_stat *stats;    /* stats shared by every event of this metadata */
+    uint32_t nstats;          /* entries in stats */
+    const int64_t *child_ids; /* child metadata ids */
+    uint32_t nchildren;       /* entries in child_ids */
+};
+
+struct xp_stat_meta {
+    int64_t id;       /* metadata id */
+    const char *name; /* NUL-terminated */
+    int type;         /* enum xp_stat_type, or -1 if not well known */
+};
+
+/* One event: 24 bytes. The event's record can be found again at
+ * line->body + rec_off to decode its stats. */
+struct xp_event {
+    int64_t offset_ps;   /* start relative to the line's timestamp */
+    int64_t duration_ps; /* >= 0; negative values in the file read as 0 */
+    uint32_t meta;       /* index into plane->emeta (0 = missing metadata) */
+    uint32_t rec_off;    /* offset of the XEvent record (its key) in line->body */
+};
+
+struct xp_line {
+    int64_t id;               /* XLine.id (thread id on host planes) */
+    int64_t display_id;       /* XLine.display_id, 0 if unset */
+    const char *name;         /* NUL-terminated */
+    const char *display_name; /* NUL-terminated, "" if unset */
+    int64_t timestamp_ns;     /* line start */
+    int64_t duration_ps;      /* XLine.duration_ps */
+    uint32_t nevents;         /* number of events (known after open) */
+    struct xp_event *events;  /* nevents entries, NULL until decoded */
+    const uint8_t *body;      /* the XLine message bytes */
+    size_t body_len;          /* their length */
+    uint32_t *splits;         /* rec offset of every XP_SPLIT-th event */
+    uint32_t nsplits;         /* entries in splits */
+};
+
+#define XP_SPLIT 65536 /* events per decode task on long lines */
+
+struct xp_plane {
+    int64_t id;                    /* XPlane.id */
+    const char *name;              /* NUL-terminated */
+    struct xp_line *lines;         /* in file order */
+    uint32_t nlines;               /* entries in lines */
+    struct xp_event_meta *emeta;   /* [0] is the empty entry for missing ids */
+    uint32_t nemeta;               /* entries in emeta, including [0] */
+    struct idmap emeta_index;      /* metadata id -> index in emeta */
+    struct xp_stat_meta *smeta;    /* stat metadata */
+    uint32_t nsmeta;               /* entries in smeta */
+    struct idmap smeta_index;      /* metadata id -> index in smeta */
+    struct xp_stat *stats;         /* plane-level stats */
+    uint32_t nstats;               /* entries in stats */
+    int64_t stat_id[XS__COUNT];    /* well-known stat -> metadata id, or XP_NO_STAT */
+    uint64_t nevents;              /* events on all lines */
+};
+
+#define XP_NO_STAT INT64_MIN
+
+struct xspace {
+    char *path;              /* file it was read from */
+    const uint8_t *data;     /* the serialized XSpace */
+    size_t size;             /* its length */
+    int mapped;              /* 1: data is an mmap of the file; 0: malloc'd (gz) */
+    struct xp_plane *planes; /* in file order */
+    uint32_t nplanes;        /* entries in planes */
+    const char **hostnames;  /* XSpace.hostnames */
+    uint32_t nhostnames;     /* entries in hostnames */
+    const char **errors;     /* XSpace.errors */
+    uint32_t nerrors;        /* entries in errors */
+    uint64_t nevents;        /* events in all planes */
+    struct arena arena;      /* names, metadata tables */
+    pthread_mutex_t decode_lock; /* serialises xspace_decode */
+    int decoded;             /* 1 once every line's events are decoded; under decode_lock */
+    int decode_rc;           /* result of the one decode */
+    struct xp_err decode_err; /* its message */
+};
+
+/* Open and index path (.xplane.pb, or .xplane.pb.gz inflated once). Returns 0
+ * and *xsp, or a negative errno with err naming the file and reason. */
+int xspace_open(const char *path, struct xspace **xsp, struct xp_err *err);
+
+/* Decode all events of all planes with up to nthreads workers (0 = one per
+ * core). Idempotent and thread-safe: the first call decodes, later ones return
+ * its result. */
+int xspace_decode(struct xspace *xs, int nthreads, struct xp_err *err);
+
+/* Release everything. NULL is a no-op. */
+void xspace_close(struct xspace *xs);
+
+/* The plane named name, or NULL. */
+const struct xp_plane *xspace_find_plane(const struct xspace *xs, const char *name);
+
+/* Absolute start and end of an event in ps. */
+static inline int64_t xp_event_start_ps(const struct xp_line *l, const struct xp_event *e)
+{
+    return l->timestamp_ns * 1000 + e->offset_ps;
+}
+
+static inline int64_t xp_event_end_ps(const struct xp_line *l, const struct xp_event *e)
+{
+    return l->timestamp_ns * 1000 + e->offset_ps + e->duration_ps;
+}
+
+/* An event's metadata (never NULL). */
+static inline const struct xp_event_meta *xp_event_meta(const struct xp_plane *p,
+                                                        const struct xp_event *e)
+{
+    return &p->emeta[e->meta];
+}
+
+/* The metadata of id, or the empty entry. */
+const struct xp_event_meta *xp_plane_event_meta(const struct xp_plane *p, int64_t id);
+
+/* The stat metadata of id, or NULL. */
+const struct xp_stat_meta *xp_plane_stat_meta(const struct xp_plane *p, int64_t id);
+
+/* The name of a stat's metadata ("" if unknown). */
+const char *xp_stat_name(const struct xp_plane *p, const struct xp_stat *st);
+
+/* The metadata id of a stat name in this plane, or XP_NO_STAT. */
+int64_t xp_plane_stat_id_by_name(const struct xp_plane *p, const char *name);
+
+/* Iterate over the stats stored on one event (not its metadata's). */
+struct xp_stat_iter {
+    struct wire w;                /* remaining bytes of the XEvent */
+    const struct xp_plane *plane; /* for ref resolution */
+};
+
+void xp_stat_iter_init(struct xp_stat_iter *it, const struct xp_plane *p, const struct xp_line *l,
+                       const struct xp_event *e);
+
+/* Next stat: 1 and *st, 0 at the end, -1 on corrupt bytes. */
+int xp_stat_next(struct xp_stat_iter *it, struct xp_stat *st);
+
+/* Find a well-known stat on the event, then on its metadata (XProf's
+ * XEventVisitor::GetStat order). Returns 1 and *st if found, else 0. */
+int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                  enum xp_stat_type t, struct xp_stat *st);
+
+/* Find a well-known stat among the plane's own stats. 1 if found, else 0. */
+int xp_plane_stat(const struct xp_plane *p, enum xp_stat_type t, struct xp_stat *st);
+
+/* Integer value of a numeric stat (double truncated); 0 for strings. */
+int64_t xp_stat_int(const struct xp_stat *st);
+
+/* Double value of a numeric stat; 0 for strings. */
+double xp_stat_double(const struct xp_stat *st);
+
+/* XProf's string form of a stat (XStatVisitor::ToString) into buf; returns buf. */
+char *xp_stat_to_string(const struct xp_stat *st, char *buf, size_t n);
+
+/* Parse an XStat message body. Returns 0 or -1 on corrupt bytes. */
+int xp_stat_parse(const struct xp_plane *p, struct wire *body, struct xp_stat *st);
+
+#endif

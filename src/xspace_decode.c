@@ -1,0 +1,236 @@
+/*
+ * xspace_decode.c - decoding every event of a profile, in parallel.
+ *
+ * The work is cut into tasks of at most XP_SPLIT events (one line, or a slice
+ * of a long line starting at a split point the index pass recorded). Worker
+ * threads take tasks from a shared counter, biggest first, and decode straight
+ * from the mapped file into each line's event array. Nothing else is
+ * allocated per event.
+ */
+#include "xspace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { F_EV_META = 1, F_EV_OFFSET = 2, F_EV_DURATION = 3, F_EV_OCCURRENCES = 5 };
+
+struct decode_task {
+    struct xp_plane *plane; /* plane of the line */
+    struct xp_line *line;   /* line to decode */
+    uint32_t first;         /* index of the first event */
+    uint32_t count;         /* events in this task */
+    uint32_t rec_start;     /* offset of the first event's key in line->body */
+};
+
+struct decode_job {
+    struct xspace *xs;         /* the profile */
+    struct decode_task *tasks; /* all tasks */
+    size_t ntasks;             /* entries in tasks */
+    size_t next;               /* next task to take; atomic */
+    int failed;                /* set by the first failing worker; atomic */
+    pthread_mutex_t err_lock;  /* guards err */
+    struct xp_err err;         /* the first failure */
+};
+
+/* Decode one XEvent body at rec into *ev. Returns 0 or -1. */
+static int decode_event(const struct xp_plane *pl, struct wire rec, struct xp_event *ev,
+                        int64_t *cache_id, uint32_t *cache_ix)
+{
+    int64_t meta_id = 0;
+
+    ev->offset_ps = 0;
+    ev->duration_ps = 0;
+    while (!wire_eof(&rec)) {
+        uint32_t field;
+        int type;
+        uint64_t v;
+
+        if (wire_key(&rec, &field, &type) != 0)
+            return -1;
+        if (type == WIRE_VARINT && field <= F_EV_OCCURRENCES && field != 4) {
+            if (wire_varint(&rec, &v) != 0)
+                return -1;
+            if (field == F_EV_META)
+                meta_id = (int64_t)v;
+            else if (field == F_EV_OFFSET)
+                ev->offset_ps = (int64_t)v;
+            else if (field == F_EV_DURATION)
+                ev->duration_ps = (int64_t)v < 0 ? 0 : (int64_t)v;
+            continue;
+        }
+        if (wire_skip(&rec, type) != 0)
+            return -1;
+    }
+    if (meta_id != *cache_id) {
+        uint32_t ix = idmap_get(&pl->emeta_index, meta_id);
+        *cache_id = meta_id;
+        *cache_ix = ix == IDMAP_NONE ? 0 : ix;
+    }
+    ev->meta = *cache_ix;
+    return 0;
+}
+
+static int run_task(struct decode_job *job, const struct decode_task *t)
+{
+    const struct xp_line *ln = t->line;
+    struct wire w;
+    uint32_t done = 0;
+    int64_t cache_id = INT64_MIN;
+    uint32_t cache_ix = 0;
+
+    wire_init(&w, ln->body + t->rec_start, ln->body_len - t->rec_start);
+    while (done < t->count) {
+        const uint8_t *at = w.p;
+        uint32_t field;
+        int type;
+        struct wire rec;
+
+        if (wire_key(&w, &field, &type) != 0)
+            goto bad;
+        if (field != 4 || type != WIRE_LEN) {
+            if (wire_skip(&w, type) != 0)
+                goto bad;
+            continue;
+        }
+        if (wire_bytes(&w, &rec) != 0)
+            goto bad;
+        struct xp_event *ev = &ln->events[t->first + done];
+        ev->rec_off = (uint32_t)(at - ln->body);
+        if (decode_event(t->plane, rec, ev, &cache_id, &cache_ix) != 0) {
+            w.p = at;
+            goto bad;
+        }
+        done++;
+        continue;
+    bad:
+        pthread_mutex_lock(&job->err_lock);
+        if (job->err.code == 0)
+            xp_err_set(&job->err, -EIO, "%s: corrupt event at byte %zu", job->xs->path,
+                       (size_t)(at - job->xs->data));
+        pthread_mutex_unlock(&job->err_lock);
+        return -1;
+    }
+    return 0;
+}
+
+static void *decode_worker(void *arg)
+{
+    struct decode_job *job = arg;
+
+    for (;;) {
+        size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (i >= job->ntasks || __atomic_load_n(&job->failed, __ATOMIC_RELAXED))
+            break;
+        if (run_task(job, &job->tasks[i]) != 0)
+            __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+    const struct decode_task *x = a, *y = b;
+    return (x->count < y->count) - (x->count > y->count);
+}
+
+/* Allocate event arrays and cut the work into tasks. */
+static int plan_tasks(struct xspace *xs, struct decode_job *job, struct xp_err *err)
+{
+    size_t n = 0, k = 0;
+    uint32_t i, j, s;
+
+    for (i = 0; i < xs->nplanes; i++)
+        for (j = 0; j < xs->planes[i].nlines; j++)
+            n += xs->planes[i].lines[j].nsplits;
+    job->tasks = calloc(n ? n : 1, sizeof(*job->tasks));
+    if (job->tasks == NULL)
+        return xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
+    for (i = 0; i < xs->nplanes; i++) {
+        struct xp_plane *pl = &xs->planes[i];
+        for (j = 0; j < pl->nlines; j++) {
+            struct xp_line *ln = &pl->lines[j];
+            if (ln->nevents == 0)
+                continue;
+            ln->events = malloc((size_t)ln->nevents * sizeof(*ln->events));
+            if (ln->events == NULL)
+                return xp_err_set(err, -ENOMEM, "%s: out of memory for %u events", xs->path,
+                                  ln->nevents);
+            for (s = 0; s < ln->nsplits; s++) {
+                struct decode_task *t = &job->tasks[k++];
+                t->plane = pl;
+                t->line = ln;
+                t->first = s * XP_SPLIT;
+                t->count = ln->nevents - t->first < XP_SPLIT ? ln->nevents - t->first : XP_SPLIT;
+                t->rec_start = ln->splits[s];
+            }
+        }
+    }
+    job->ntasks = k;
+    qsort(job->tasks, job->ntasks, sizeof(*job->tasks), task_cmp);
+    return 0;
+}
+
+static int decode_all(struct xspace *xs, int nthreads, struct xp_err *err)
+{
+    struct decode_job job;
+    pthread_t tids[64];
+    int started = 0, i, rc;
+
+    memset(&job, 0, sizeof(job));
+    job.xs = xs;
+    pthread_mutex_init(&job.err_lock, NULL);
+    rc = plan_tasks(xs, &job, err);
+    if (rc == 0) {
+        if (nthreads <= 0) {
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            nthreads = n > 0 ? (int)n : 1;
+        }
+        if (nthreads > 64)
+            nthreads = 64;
+        if ((size_t)nthreads > job.ntasks)
+            nthreads = job.ntasks > 0 ? (int)job.ntasks : 1;
+        /* The calling thread is worker 0. */
+        for (i = 1; i < nthreads; i++) {
+            if (pthread_create(&tids[started], NULL, decode_worker, &job) != 0)
+                break;
+            started++;
+        }
+        decode_worker(&job);
+        for (i = 0; i < started; i++)
+            pthread_join(tids[i], NULL);
+        if (job.failed) {
+            *err = job.err;
+            rc = job.err.code ? job.err.code : -EIO;
+        }
+    }
+    free(job.tasks);
+    pthread_mutex_destroy(&job.err_lock);
+    return rc;
+}
+
+int xspace_decode(struct xspace *xs, int nthreads, struct xp_err *err)
+{
+    int rc;
+
+    pthread_mutex_lock(&xs->decode_lock);
+    if (!xs->decoded) {
+        xs->decode_rc = decode_all(xs, nthreads, &xs->decode_err);
+        if (xs->decode_rc != 0) {
+            uint32_t i, j;
+            for (i = 0; i < xs->nplanes; i++) {
+                for (j = 0; j < xs->planes[i].nlines; j++) {
+                    free(xs->planes[i].lines[j].events);
+                    xs->planes[i].lines[j].events = NULL;
+                }
+            }
+        }
+        xs->decoded = 1;
+    }
+    rc = xs->decode_rc;
+    if (rc != 0 && err != NULL)
+        *err = xs->decode_err;
+    pthread_mutex_unlock(&xs->decode_lock);
+    return rc;
+}
