@@ -87,6 +87,25 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(LIB) $(LIBS) -lcmocka
 
+# --- ui-proxy (issue 7): bundled page and object rules ----------------------
+# The page in ui-proxy/static/ is embedded into xprofs-ui: embed.sh turns the
+# files into a generated C file under $(BUILD). ui-proxy objects need no
+# protobuf headers, so they get a rule of their own (a shorter stem wins).
+UI_STATIC = $(sort $(wildcard ui-proxy/static/*))
+
+$(BUILD)/ui-proxy/assets_data.c: ui-proxy/embed.sh $(UI_STATIC)
+	@mkdir -p $(dir $@)
+	sh ui-proxy/embed.sh $(UI_STATIC) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/ui-proxy/assets_data.o: $(BUILD)/ui-proxy/assets_data.c ui-proxy/assets.h
+	$(CC) $(CPPFLAGS) -Iui-proxy $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/ui-proxy/%.o: ui-proxy/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/xprofs-ui: $(BUILD)/ui-proxy/assets_data.o
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # --- Debian packages -------------------------------------------------------

@@ -149,6 +149,7 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
     if (rc != 0)
         return rc;
     rc = -ENOENT;
+    node->mtime_ns = snap->newest_mtime_ns;
     if (n == 0) {
         node->kind = VFS_DIR;
         node->session = session_ref(s);

@@ -1,0 +1,615 @@
+/*
+ * main.c - xprofs-mount: a LOGDIR of profiles as a read-only FUSE file system.
+ *
+ *   xprofs-mount LOGDIR MOUNTPOINT [-f] [-d] [-s] [-o cache_mb=N,...]
+ *
+ * Uses libfuse3's low-level API. The tree and its content come from the core
+ * (src/vfs.h); this file only translates between kernel requests and vfs
+ * calls. How caching works: a produced file reports st_size 0 until it has
+ * been computed; open() computes it (or takes it from the blob cache) and
+ * answers with keep_cache when the kernel's copy is still current, so a second
+ * read is served from the page cache without reaching us. Reads past the
+ * cached size make the kernel ask getattr again, which then reports the true
+ * size. When a source changes its generation changes, and the next open
+ * answers without keep_cache, which drops the stale pages.
+ */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inodes.h"
+#include "vfs.h"
+
+#define XFS_DIR_TIMEOUT 1.0
+
+struct xfs {
+    struct vfs *v;             /* the core */
+    struct inode_table inodes; /* path <-> ino */
+    uid_t uid;                 /* owner shown for every file */
+    gid_t gid;                 /* group shown for every file */
+    int debug;                 /* log every error to stderr */
+};
+
+/* What an open file holds. */
+struct xfs_handle {
+    struct blob *blob; /* produced content, or NULL */
+    int fd;            /* raw pass-through file, or -1 */
+};
+
+/* A directory listing made at opendir. */
+struct xfs_dir {
+    char **names;  /* entry names */
+    char *is_dir;  /* 1 for directories */
+    size_t n;      /* entries */
+    size_t cap;    /* allocated */
+};
+
+struct xfs_opts {
+    char *logdir;  /* first non-option argument */
+    int cache_mb;  /* -o cache_mb=N */
+};
+
+static struct xfs *xfs_of(fuse_req_t req)
+{
+    return fuse_req_userdata(req);
+}
+
+static void log_err(const char *path, const struct xp_err *err, int rc)
+{
+    fprintf(stderr, "xprofs-mount: %s: %s\n", path[0] ? path : "/",
+            err->msg[0] ? err->msg : strerror(-rc));
+}
+
+/* Path of a child: parent "" + name = name. NULL when out of memory. */
+static char *child_path(const char *parent, const char *name)
+{
+    size_t a = strlen(parent), b = strlen(name);
+    char *p = malloc(a + b + 2);
+
+    if (p == NULL)
+        return NULL;
+    if (a == 0) {
+        memcpy(p, name, b + 1);
+    } else {
+        memcpy(p, parent, a);
+        p[a] = '/';
+        memcpy(p + a + 1, name, b + 1);
+    }
+    return p;
+}
+
+/* Fill st for a node; ino is its number. */
+static void fill_attr(struct xfs *fs, uint64_t ino, const struct vfs_node *node, struct stat *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_ino = ino;
+    st->st_uid = fs->uid;
+    st->st_gid = fs->gid;
+    st->st_mtim.tv_sec = node->mtime_ns / 1000000000;
+    st->st_mtim.tv_nsec = node->mtime_ns % 1000000000;
+    st->st_ctim = st->st_mtim;
+    st->st_atim = st->st_mtim;
+    if (node->kind == VFS_DIR) {
+        st->st_mode = S_IFDIR | 0555;
+        st->st_nlink = 2;
+    } else {
+        off_t size = vfs_known_size(fs->v, node);
+        if (size == 0 && node->kind == VFS_TOOL) {
+            off_t served =
+                inodes_served_size(&fs->inodes, ino, vfs_generation(fs->v, node) + 1);
+            if (served > 0)
+                size = served;
+        }
+        st->st_mode = S_IFREG | 0444;
+        st->st_nlink = 1;
+        st->st_size = size;
+        st->st_blocks = (size + 511) / 512;
+    }
+    st->st_blksize = 128 * 1024;
+}
+
+static void xfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct xfs *fs = xfs_of(req);
+    struct fuse_entry_param e;
+    struct vfs_node node;
+    struct xp_err err = {0};
+    char *ppath, *path;
+    int rc;
+
+    ppath = inodes_path(&fs->inodes, parent);
+    if (ppath == NULL)
+        return (void)fuse_reply_err(req, ENOENT);
+    path = child_path(ppath, name);
+    free(ppath);
+    if (path == NULL)
+        return (void)fuse_reply_err(req, ENOMEM);
+    rc = vfs_lookup(fs->v, path, &node, &err);
+    if (rc != 0) {
+        if (rc != -ENOENT || fs->debug)
+            log_err(path, &err, rc);
+        free(path);
+        return (void)fuse_reply_err(req, -rc);
+    }
+    memset(&e, 0, sizeof(e));
+    e.ino = inodes_lookup(&fs->inodes, path);
+    if (e.ino == 0) {
+        vfs_node_free(&node);
+        free(path);
+        return (void)fuse_reply_err(req, ENOMEM);
+    }
+    fill_attr(fs, e.ino, &node, &e.attr);
+    e.attr_timeout = node.kind == VFS_DIR ? XFS_DIR_TIMEOUT : 0;
+    e.entry_timeout = XFS_DIR_TIMEOUT;
+    vfs_node_free(&node);
+    free(path);
+    fuse_reply_entry(req, &e);
+}
+
+static void xfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    inodes_forget(&xfs_of(req)->inodes, ino, nlookup);
+    fuse_reply_none(req);
+}
+
+static void xfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+    size_t i;
+
+    for (i = 0; i < count; i++)
+        inodes_forget(&xfs_of(req)->inodes, forgets[i].ino, forgets[i].nlookup);
+    fuse_reply_none(req);
+}
+
+/* Resolve ino to a node; replies with an error itself and returns non-zero
+ * on failure. */
+static int node_of(fuse_req_t req, fuse_ino_t ino, struct vfs_node *node, char **pathp)
+{
+    struct xfs *fs = xfs_of(req);
+    struct xp_err err = {0};
+    char *path = inodes_path(&fs->inodes, ino);
+    int rc;
+
+    if (path == NULL) {
+        fuse_reply_err(req, ENOENT);
+        return -1;
+    }
+    rc = vfs_lookup(fs->v, path, node, &err);
+    if (rc != 0) {
+        if (rc != -ENOENT || fs->debug)
+            log_err(path, &err, rc);
+        free(path);
+        fuse_reply_err(req, -rc);
+        return -1;
+    }
+    if (pathp != NULL)
+        *pathp = path;
+    else
+        free(path);
+    return 0;
+}
+
+static void xfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct vfs_node node;
+    struct stat st;
+
+    (void)fi;
+    if (node_of(req, ino, &node, NULL) != 0)
+        return;
+    fill_attr(xfs_of(req), ino, &node, &st);
+    fuse_reply_attr(req, &st, node.kind == VFS_DIR ? XFS_DIR_TIMEOUT : 0);
+    vfs_node_free(&node);
+}
+
+static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct xfs *fs = xfs_of(req);
+    struct xfs_handle *h;
+    struct vfs_node node;
+    struct xp_err err = {0};
+    char *path;
+    int rc;
+
+    if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+        return (void)fuse_reply_err(req, EROFS);
+    if (node_of(req, ino, &node, &path) != 0)
+        return;
+    if (node.kind == VFS_DIR) {
+        vfs_node_free(&node);
+        free(path);
+        return (void)fuse_reply_err(req, EISDIR);
+    }
+    h = calloc(1, sizeof(*h));
+    if (h == NULL) {
+        vfs_node_free(&node);
+        free(path);
+        return (void)fuse_reply_err(req, ENOMEM);
+    }
+    h->fd = -1;
+    if (node.kind == VFS_RAW) {
+        h->fd = open(node.raw_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        rc = h->fd < 0 ? -errno : 0;
+        if (rc == 0) {
+            uint64_t gen = (uint64_t)node.mtime_ns ^ (uint64_t)node.raw_size;
+            fi->keep_cache = inodes_served(&fs->inodes, ino, gen, node.raw_size) == gen;
+        }
+    } else {
+        rc = vfs_read(fs->v, &node, &h->blob, &err);
+        if (rc == 0) {
+            int uncached = node.kind == VFS_TOOL && (node.tool->flags & TOOL_UNCACHED);
+            uint64_t old = inodes_served(&fs->inodes, ino, h->blob->gen + 1, h->blob->size);
+            fi->keep_cache = !uncached && h->blob->final && old == h->blob->gen + 1;
+            fi->direct_io = uncached;
+        }
+    }
+    if (rc != 0) {
+        log_err(path, &err, rc);
+        free(h);
+        vfs_node_free(&node);
+        free(path);
+        return (void)fuse_reply_err(req, -rc);
+    }
+    fi->fh = (uint64_t)(uintptr_t)h;
+    vfs_node_free(&node);
+    free(path);
+    if (fuse_reply_open(req, fi) != 0) {
+        blob_unref(h->blob);
+        if (h->fd >= 0)
+            close(h->fd);
+        free(h);
+    }
+}
+
+static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+    struct xfs_handle *h = (struct xfs_handle *)(uintptr_t)fi->fh;
+    char *buf;
+    ssize_t n;
+
+    (void)ino;
+    if (off < 0)
+        return (void)fuse_reply_err(req, EINVAL);
+    buf = malloc(size ? size : 1);
+    if (buf == NULL)
+        return (void)fuse_reply_err(req, ENOMEM);
+    if (h->blob != NULL)
+        n = (ssize_t)blob_read(h->blob, (size_t)off, buf, size);
+    else
+        n = pread(h->fd, buf, size, off);
+    if (n < 0)
+        fuse_reply_err(req, errno);
+    else
+        fuse_reply_buf(req, buf, (size_t)n);
+    free(buf);
+}
+
+static void xfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct xfs_handle *h = (struct xfs_handle *)(uintptr_t)fi->fh;
+
+    (void)ino;
+    blob_unref(h->blob);
+    if (h->fd >= 0)
+        close(h->fd);
+    free(h);
+    fuse_reply_err(req, 0);
+}
+
+static int dir_add(void *arg, const char *name, int is_dir)
+{
+    struct xfs_dir *d = arg;
+
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 32;
+        char **names = realloc(d->names, cap * sizeof(*names));
+        char *flags;
+        if (names == NULL)
+            return -ENOMEM;
+        d->names = names;
+        flags = realloc(d->is_dir, cap);
+        if (flags == NULL)
+            return -ENOMEM;
+        d->is_dir = flags;
+        d->cap = cap;
+    }
+    d->names[d->n] = strdup(name);
+    if (d->names[d->n] == NULL)
+        return -ENOMEM;
+    d->is_dir[d->n++] = (char)is_dir;
+    return 0;
+}
+
+static void dir_free(struct xfs_dir *d)
+{
+    size_t i;
+
+    for (i = 0; i < d->n; i++)
+        free(d->names[i]);
+    free(d->names);
+    free(d->is_dir);
+    free(d);
+}
+
+static void xfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct xfs *fs = xfs_of(req);
+    struct xp_err err = {0};
+    struct xfs_dir *d;
+    char *path = inodes_path(&fs->inodes, ino);
+    int rc;
+
+    if (path == NULL)
+        return (void)fuse_reply_err(req, ENOENT);
+    d = calloc(1, sizeof(*d));
+    if (d == NULL) {
+        free(path);
+        return (void)fuse_reply_err(req, ENOMEM);
+    }
+    rc = dir_add(d, ".", 1);
+    if (rc == 0)
+        rc = dir_add(d, "..", 1);
+    if (rc == 0)
+        rc = vfs_list(fs->v, path, dir_add, d, &err);
+    if (rc != 0) {
+        if (rc != -ENOENT)
+            log_err(path, &err, rc);
+        free(path);
+        dir_free(d);
+        return (void)fuse_reply_err(req, -rc);
+    }
+    free(path);
+    fi->fh = (uint64_t)(uintptr_t)d;
+    fi->cache_readdir = 0;
+    if (fuse_reply_open(req, fi) != 0)
+        dir_free(d);
+}
+
+static void xfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                        struct fuse_file_info *fi)
+{
+    struct xfs_dir *d = (struct xfs_dir *)(uintptr_t)fi->fh;
+    char *buf = malloc(size ? size : 1);
+    size_t used = 0, i;
+
+    (void)ino;
+    if (buf == NULL)
+        return (void)fuse_reply_err(req, ENOMEM);
+    for (i = off < 0 ? 0 : (size_t)off; i < d->n; i++) {
+        struct stat st;
+        size_t need;
+
+        memset(&st, 0, sizeof(st));
+        st.st_ino = 0xffffffffu; /* unknown until looked up */
+        st.st_mode = d->is_dir[i] ? S_IFDIR : S_IFREG;
+        need = fuse_add_direntry(req, buf + used, size - used, d->names[i], &st, (off_t)(i + 1));
+        if (need > size - used)
+            break;
+        used += need;
+    }
+    fuse_reply_buf(req, buf, used);
+    free(buf);
+}
+
+static void xfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    dir_free((struct xfs_dir *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    struct statvfs sv;
+
+    (void)ino;
+    memset(&sv, 0, sizeof(sv));
+    sv.f_bsize = 4096;
+    sv.f_frsize = 4096;
+    sv.f_namemax = 4095;
+    sv.f_flag = ST_RDONLY;
+    fuse_reply_statfs(req, &sv);
+}
+
+/* Every request that would change something: the mount is read-only. */
+static void xfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                        struct fuse_file_info *fi)
+{
+    (void)ino, (void)attr, (void)to_set, (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      dev_t rdev)
+{
+    (void)parent, (void)name, (void)mode, (void)rdev;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+    (void)parent, (void)name, (void)mode;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    (void)parent, (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+    (void)link, (void)parent, (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                       const char *newname, unsigned int flags)
+{
+    (void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+    (void)ino, (void)newparent, (void)newname;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                       struct fuse_file_info *fi)
+{
+    (void)parent, (void)name, (void)mode, (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                      struct fuse_file_info *fi)
+{
+    (void)ino, (void)buf, (void)size, (void)off, (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static const struct fuse_lowlevel_ops xfs_ops = {
+    .lookup = xfs_lookup,
+    .forget = xfs_forget,
+    .forget_multi = xfs_forget_multi,
+    .getattr = xfs_getattr,
+    .setattr = xfs_setattr,
+    .mknod = xfs_mknod,
+    .mkdir = xfs_mkdir,
+    .unlink = xfs_unlink,
+    .rmdir = xfs_unlink,
+    .symlink = xfs_symlink,
+    .rename = xfs_rename,
+    .link = xfs_link,
+    .open = xfs_open,
+    .read = xfs_read,
+    .write = xfs_write,
+    .release = xfs_release,
+    .opendir = xfs_opendir,
+    .readdir = xfs_readdir,
+    .releasedir = xfs_releasedir,
+    .statfs = xfs_statfs,
+    .create = xfs_create,
+};
+
+static const struct fuse_opt xfs_opt_spec[] = {
+    {"cache_mb=%d", offsetof(struct xfs_opts, cache_mb), 0},
+    FUSE_OPT_END,
+};
+
+/* Take the first non-option argument as LOGDIR; leave the mount point. */
+static int xfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+    struct xfs_opts *o = data;
+
+    (void)outargs;
+    if (key == FUSE_OPT_KEY_NONOPT && o->logdir == NULL) {
+        o->logdir = strdup(arg);
+        return 0;
+    }
+    return 1;
+}
+
+static void usage(const char *prog)
+{
+    printf("usage: %s LOGDIR MOUNTPOINT [options]\n"
+           "Mounts the profiles under LOGDIR read-only at MOUNTPOINT.\n"
+           "  -f                 stay in the foreground\n"
+           "  -d                 debug: log every request\n"
+           "  -s                 single-threaded\n"
+           "  -o cache_mb=N      memory for produced files (default 1024)\n"
+           "Unmount with: fusermount3 -u MOUNTPOINT\n",
+           prog);
+}
+
+int main(int argc, char *argv[])
+{
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct fuse_cmdline_opts opts;
+    struct xfs_opts xo = {NULL, 1024};
+    struct xfs fs;
+    struct xp_err err = {0};
+    struct fuse_session *se;
+    struct fuse_loop_config config;
+    int ret = 1;
+
+    memset(&fs, 0, sizeof(fs));
+    if (fuse_opt_parse(&args, &xo, xfs_opt_spec, xfs_opt_proc) != 0)
+        return 1;
+    if (fuse_parse_cmdline(&args, &opts) != 0)
+        goto err_out1;
+    if (opts.show_help) {
+        usage(argv[0]);
+        fuse_cmdline_help();
+        ret = 0;
+        goto err_out2;
+    }
+    if (opts.show_version) {
+        printf("xprofs-mount 0.1, FUSE library %s\n", fuse_pkgversion());
+        ret = 0;
+        goto err_out2;
+    }
+    if (xo.logdir == NULL || opts.mountpoint == NULL) {
+        usage(argv[0]);
+        goto err_out2;
+    }
+    if (xo.cache_mb < 0) {
+        fprintf(stderr, "xprofs-mount: cache_mb must be >= 0\n");
+        goto err_out2;
+    }
+    if (vfs_open(xo.logdir, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
+        fprintf(stderr, "xprofs-mount: %s\n", err.msg);
+        goto err_out2;
+    }
+    if (inodes_init(&fs.inodes) != 0) {
+        fprintf(stderr, "xprofs-mount: out of memory\n");
+        goto err_out3;
+    }
+    fs.uid = getuid();
+    fs.gid = getgid();
+    fs.debug = opts.debug;
+    if (fuse_opt_add_arg(&args, "-oro,fsname=xprofs,subtype=xprofs") != 0)
+        goto err_out4;
+    se = fuse_session_new(&args, &xfs_ops, sizeof(xfs_ops), &fs);
+    if (se == NULL)
+        goto err_out4;
+    if (fuse_set_signal_handlers(se) != 0)
+        goto err_out5;
+    if (fuse_session_mount(se, opts.mountpoint) != 0)
+        goto err_out6;
+    fuse_daemonize(opts.foreground);
+    if (opts.singlethread) {
+        ret = fuse_session_loop(se);
+    } else {
+        config.clone_fd = opts.clone_fd;
+        config.max_idle_threads = opts.max_idle_threads > 1000 ? 16 : opts.max_idle_threads;
+        ret = fuse_session_loop_mt(se, &config);
+    }
+    fuse_session_unmount(se);
+err_out6:
+    fuse_remove_signal_handlers(se);
+err_out5:
+    fuse_session_destroy(se);
+err_out4:
+    inodes_destroy(&fs.inodes);
+err_out3:
+    vfs_close(fs.v);
+err_out2:
+    free(opts.mountpoint);
+err_out1:
+    fuse_opt_free_args(&args);
+    free(xo.logdir);
+    return ret ? 1 : 0;
+}
