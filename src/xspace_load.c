@@ -129,7 +129,10 @@ static int inflate_file(struct xspace *xs, int fd, struct xp_err *err)
             break;
         len += (size_t)n;
     }
-    gzclose(gz);
+    if (gzclose(gz) != Z_OK) {
+        free(buf);
+        return xp_err_set(err, -EIO, "%s: truncated gzip data", xs->path);
+    }
     xs->data = buf;
     xs->size = len;
     xs->mapped = 0;

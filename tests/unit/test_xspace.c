@@ -1,0 +1,379 @@
+/*
+ * test_xspace.c - the .xplane.pb reader: a valid profile read back field by
+ * field, and every kind of hostile input refused with a clear error.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+#include <fcntl.h>
+#include <zlib.h>
+
+#include "pbw.h"
+#include "xspace.h"
+
+/* XStat with a metadata id and one value. */
+static void stat_int(struct pbw *ev, uint32_t field, int64_t meta, int64_t v)
+{
+    struct pbw s = {0};
+    pbw_uint(&s, 1, (uint64_t)meta);
+    pbw_uint(&s, 4, (uint64_t)v);
+    pbw_msg(ev, field, &s);
+}
+
+static void stat_str(struct pbw *ev, uint32_t field, int64_t meta, const char *v)
+{
+    struct pbw s = {0};
+    pbw_uint(&s, 1, (uint64_t)meta);
+    pbw_str(&s, 5, v);
+    pbw_msg(ev, field, &s);
+}
+
+static void stat_ref(struct pbw *ev, uint32_t field, int64_t meta, uint64_t ref)
+{
+    struct pbw s = {0};
+    pbw_uint(&s, 1, (uint64_t)meta);
+    pbw_uint(&s, 7, ref);
+    pbw_msg(ev, field, &s);
+}
+
+static void stat_meta(struct pbw *plane, int64_t id, const char *name)
+{
+    struct pbw e = {0}, m = {0};
+    pbw_uint(&m, 1, (uint64_t)id);
+    pbw_str(&m, 2, name);
+    pbw_uint(&e, 1, (uint64_t)id);
+    pbw_msg(&e, 2, &m);
+    pbw_msg(plane, 5, &e);
+}
+
+static void event_meta(struct pbw *plane, int64_t id, const char *name, const char *display)
+{
+    struct pbw e = {0}, m = {0};
+    pbw_uint(&m, 1, (uint64_t)id);
+    pbw_str(&m, 2, name);
+    if (display)
+        pbw_str(&m, 4, display);
+    stat_str(&m, 5, 3, "fusion"); /* metadata stat hlo_category */
+    pbw_uint(&e, 1, (uint64_t)id);
+    pbw_msg(&e, 2, &m);
+    pbw_msg(plane, 4, &e);
+}
+
+static void event(struct pbw *line, int64_t meta, int64_t off, int64_t dur, int64_t corr)
+{
+    struct pbw ev = {0};
+    pbw_uint(&ev, 1, (uint64_t)meta);
+    pbw_uint(&ev, 2, (uint64_t)off);
+    pbw_uint(&ev, 3, (uint64_t)dur);
+    if (corr >= 0)
+        stat_int(&ev, 4, 1, corr);
+    pbw_msg(line, 4, &ev);
+}
+
+/* A small but complete XSpace: a host plane and a GPU plane. */
+static struct pbw build_space(void)
+{
+    struct pbw space = {0}, plane = {0}, line = {0};
+    struct pbw ev = {0};
+
+    pbw_uint(&plane, 1, 7);
+    pbw_str(&plane, 2, "/device:GPU:7");
+    stat_meta(&plane, 1, "correlation_id");
+    stat_meta(&plane, 2, "kernel_details");
+    stat_meta(&plane, 3, "hlo_category");
+    stat_meta(&plane, 99, "a referenced string");
+    event_meta(&plane, 10, "fusion.1", "f1");
+    event_meta(&plane, 1ll << 40, "huge id", NULL);
+    pbw_uint(&line, 1, 5);
+    pbw_str(&line, 2, "Stream #5(Compute)");
+    pbw_uint(&line, 3, 1000); /* timestamp_ns */
+    event(&line, 10, 0, 500, 42);
+    event(&line, 1ll << 40, 1000, 250, 43);
+    event(&line, 12345, 2000, -5, -1); /* unknown metadata, negative duration */
+    pbw_uint(&ev, 1, 10);
+    pbw_uint(&ev, 2, 3000);
+    stat_ref(&ev, 4, 2, 99);
+    pbw_uint(&ev, 77, 5); /* unknown field */
+    pbw_msg(&line, 4, &ev);
+    pbw_msg(&plane, 3, &line);
+    {
+        struct pbw ps = {0};
+        pbw_uint(&ps, 1, 3);
+        pbw_double(&ps, 2, 1.5);
+        pbw_msg(&plane, 6, &ps);
+    }
+    pbw_msg(&space, 1, &plane);
+
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_uint(&line, 1, 1234);
+    pbw_str(&line, 2, "python3");
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, "host-a");
+    return space;
+}
+
+static int open_bytes(const void *p, size_t n, struct xspace **xs, struct xp_err *err)
+{
+    char *path = pbw_tmpfile(p, n, ".xplane.pb");
+    int rc = xspace_open(path, xs, err);
+    if (rc == 0)
+        rc = xspace_decode(*xs, 2, err);
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+static void test_valid_profile(void **state)
+{
+    struct pbw space = build_space();
+    struct xspace *xs;
+    struct xp_err err = {0};
+    const struct xp_plane *gpu;
+    const struct xp_line *ln;
+    struct xp_stat st;
+
+    (void)state;
+    assert_int_equal(open_bytes(space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xs->nplanes, 2);
+    assert_int_equal(xs->nhostnames, 1);
+    assert_string_equal(xs->hostnames[0], "host-a");
+    gpu = xspace_find_plane(xs, "/device:GPU:7");
+    assert_non_null(gpu);
+    assert_int_equal(gpu->id, 7);
+    assert_int_equal(gpu->nlines, 1);
+    ln = &gpu->lines[0];
+    assert_string_equal(ln->name, "Stream #5(Compute)");
+    assert_int_equal(ln->nevents, 4);
+    assert_int_equal(xp_event_start_ps(ln, &ln->events[0]), 1000000);
+    assert_int_equal(ln->events[0].duration_ps, 500);
+    assert_string_equal(xp_event_meta(gpu, &ln->events[0])->name, "fusion.1");
+    assert_string_equal(xp_event_meta(gpu, &ln->events[0])->display_name, "f1");
+    assert_string_equal(xp_event_meta(gpu, &ln->events[1])->name, "huge id");
+    /* Missing metadata: the empty entry, not an error. */
+    assert_string_equal(xp_event_meta(gpu, &ln->events[2])->name, "");
+    assert_int_equal(ln->events[2].duration_ps, 0);
+    /* Stats: on the event, then on its metadata. */
+    assert_int_equal(xp_event_stat(gpu, ln, &ln->events[0], XS_CORRELATION_ID, &st), 1);
+    assert_int_equal(xp_stat_int(&st), 42);
+    assert_int_equal(xp_event_stat(gpu, ln, &ln->events[1], XS_CORRELATION_ID, &st), 1);
+    assert_int_equal(xp_stat_int(&st), 43);
+    assert_int_equal(xp_event_stat(gpu, ln, &ln->events[0], XS_HLO_CATEGORY, &st), 1);
+    assert_int_equal(st.len, 6);
+    assert_memory_equal(st.str, "fusion", 6);
+    assert_int_equal(xp_event_stat(gpu, ln, &ln->events[3], XS_KERNEL_DETAILS, &st), 1);
+    assert_int_equal(st.kind, XP_STAT_REF);
+    assert_int_equal(st.len, strlen("a referenced string"));
+    assert_memory_equal(st.str, "a referenced string", st.len);
+    assert_int_equal(xp_event_stat(gpu, ln, &ln->events[2], XS_CORRELATION_ID, &st), 0);
+    assert_int_equal(xp_plane_stat(gpu, XS_HLO_CATEGORY, &st), 1);
+    assert_true(st.kind == XP_STAT_DOUBLE && st.v.d == 1.5);
+    assert_int_equal(xs->nevents, 4);
+    xspace_close(xs);
+    free(space.p);
+}
+
+static void test_gzip(void **state)
+{
+    struct pbw space = build_space();
+    char tmpl[] = "/tmp/xprofs-gz-XXXXXX";
+    char path[64];
+    struct xspace *xs;
+    struct xp_err err = {0};
+    gzFile gz;
+    int fd = mkstemp(tmpl);
+
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(path, sizeof(path), "%s.xplane.pb.gz", tmpl);
+    assert_int_equal(rename(tmpl, path), 0);
+    gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    assert_int_equal(gzwrite(gz, space.p, (unsigned)space.n), (int)space.n);
+    gzclose(gz);
+    assert_int_equal(xspace_open(path, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(xs->nevents, 4);
+    xspace_close(xs);
+    /* A gzip stream cut in half. */
+    assert_int_equal(truncate(path, 20), 0);
+    assert_int_equal(xspace_open(path, &xs, &err), -EIO);
+    assert_non_null(strstr(err.msg, "gzip"));
+    unlink(path);
+    free(space.p);
+}
+
+static void expect_eio(const void *p, size_t n, const char *why)
+{
+    struct xspace *xs = NULL;
+    struct xp_err err = {0};
+    int rc = open_bytes(p, n, &xs, &err);
+
+    if (rc == 0) {
+        xspace_close(xs);
+        fail_msg("accepted: %s", why);
+    }
+    assert_int_equal(rc, -EIO);
+    /* The message names the file and says why. */
+    assert_non_null(strstr(err.msg, "/tmp/xprofs-test-"));
+    if (rc != -EIO)
+        xspace_close(xs);
+}
+
+static void test_empty_file(void **state)
+{
+    (void)state;
+    expect_eio("", 0, "0-byte file");
+}
+
+static void test_every_truncation(void **state)
+{
+    struct pbw space = build_space();
+    size_t cut;
+
+    (void)state;
+    /* Every prefix either fails cleanly or (at a message boundary) parses. */
+    for (cut = 1; cut < space.n; cut++) {
+        struct xspace *xs = NULL;
+        struct xp_err err = {0};
+        int rc = open_bytes(space.p, cut, &xs, &err);
+        if (rc == 0)
+            xspace_close(xs);
+        else
+            assert_int_equal(rc, -EIO);
+    }
+    free(space.p);
+}
+
+static void test_hostile_lengths(void **state)
+{
+    struct pbw w = {0};
+
+    (void)state;
+    /* planes field whose length is 2^60 */
+    pbw_key(&w, 1, 2);
+    pbw_varint(&w, 1ull << 60);
+    pbw_raw(&w, "abc", 3);
+    expect_eio(w.p, w.n, "2^60 length");
+    w.n = 0;
+    /* an 11-byte varint */
+    pbw_key(&w, 1, 0);
+    pbw_raw(&w, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
+    expect_eio(w.p, w.n, "endless varint");
+    w.n = 0;
+    /* wire types 6 and 7, field 0 */
+    pbw_raw(&w, "\x0e", 1);
+    expect_eio(w.p, w.n, "wire type 6");
+    w.n = 0;
+    pbw_raw(&w, "\x00\x01", 2);
+    expect_eio(w.p, w.n, "field 0");
+    w.n = 0;
+    /* a group (wire type 3) is refused rather than walked */
+    pbw_raw(&w, "\x0b\x0c", 2);
+    expect_eio(w.p, w.n, "group");
+    free(w.p);
+}
+
+static void test_event_past_line(void **state)
+{
+    struct pbw space = {0}, plane = {0}, line = {0};
+
+    (void)state;
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_key(&line, 4, 2);
+    pbw_varint(&line, 1000); /* event longer than the line */
+    pbw_raw(&line, "\x08\x01", 2);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    expect_eio(space.p, space.n, "event past its line");
+    free(space.p);
+}
+
+static void test_bad_metadata_entry(void **state)
+{
+    struct pbw space = {0}, plane = {0};
+
+    (void)state;
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_bytes(&plane, 4, "\x12\x05\x0a", 3); /* entry value truncated */
+    pbw_msg(&space, 1, &plane);
+    expect_eio(space.p, space.n, "bad metadata entry");
+    free(space.p);
+}
+
+static void test_many_events_and_deep_nesting(void **state)
+{
+    struct pbw space = {0}, plane = {0}, line = {0};
+    struct xspace *xs;
+    struct xp_err err = {0};
+    const struct xp_line *ln;
+    uint32_t i, n = 150000;
+
+    (void)state;
+    pbw_str(&plane, 2, "/host:CPU");
+    event_meta(&plane, 1, "nest", NULL);
+    /* 150,000 events, each nested inside the previous one. More than two
+     * decode tasks (XP_SPLIT), so the parallel split is exercised. */
+    for (i = 0; i < n; i++)
+        event(&line, 1, i, 2 * (int64_t)(n - i), -1);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(open_bytes(space.p, space.n, &xs, &err), 0);
+    ln = &xs->planes[0].lines[0];
+    assert_int_equal(ln->nevents, n);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(ln->events[i].offset_ps, i);
+        assert_int_equal(ln->events[i].duration_ps, 2 * (int64_t)(n - i));
+        assert_int_equal(ln->events[i].meta, 1);
+    }
+    xspace_close(xs);
+    free(space.p);
+}
+
+static void test_decode_twice(void **state)
+{
+    struct pbw space = build_space();
+    struct xspace *xs;
+    struct xp_err err = {0};
+
+    (void)state;
+    assert_int_equal(open_bytes(space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 4, &err), 0);
+    assert_int_equal(xs->nevents, 4);
+    xspace_close(xs);
+    free(space.p);
+}
+
+static void test_missing_file(void **state)
+{
+    struct xspace *xs;
+    struct xp_err err = {0};
+
+    (void)state;
+    assert_int_equal(xspace_open("/nonexistent/x.xplane.pb", &xs, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/x.xplane.pb"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_profile),
+        cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_empty_file),
+        cmocka_unit_test(test_every_truncation),
+        cmocka_unit_test(test_hostile_lengths),
+        cmocka_unit_test(test_event_past_line),
+        cmocka_unit_test(test_bad_metadata_entry),
+        cmocka_unit_test(test_many_events_and_deep_nesting),
+        cmocka_unit_test(test_decode_twice),
+        cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
