@@ -23,7 +23,8 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
 
 PKGS     = libprotobuf-c libcjson zlib
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-CFLAGS   = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -pthread $(SANITIZE)
+WNO      = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
+CFLAGS   = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror $(WNO) -pthread $(SANITIZE)
 LDFLAGS  = -pthread $(SANITIZE)
 LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 2>/dev/null)
@@ -42,7 +43,7 @@ UNIT_SRC    = $(wildcard tests/unit/test_*.c)
 UNIT_BIN    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 LIB   = $(BUILD)/libxprofs.a
-BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth
+BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth $(BUILD)/xprofs-barewalk
 ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
@@ -80,6 +81,9 @@ $(BUILD)/xprofs: $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC)) $(LIB)
 $(BUILD)/xprofs-synth: $(patsubst %.c,$(BUILD)/%.o,$(SYNTH_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ -lz -lm
 
+$(BUILD)/xprofs-barewalk: $(BUILD)/contrib/bench/barewalk.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
 $(BUILD)/xprofs-ui: $(patsubst %.c,$(BUILD)/%.o,$(UI_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lz
 
@@ -103,6 +107,9 @@ $(BUILD)/ui-proxy/assets_data.o: $(BUILD)/ui-proxy/assets_data.c ui-proxy/assets
 $(BUILD)/ui-proxy/%.o: ui-proxy/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/xprofs-barewalk: $(BUILD)/contrib/bench/barewalk.o
+	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/xprofs-ui: $(BUILD)/ui-proxy/assets_data.o
 
@@ -152,10 +159,10 @@ bench: all
 
 # --- fuzzing ---------------------------------------------------------------
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="-fsanitize=fuzzer-no-link,address,undefined" $(BUILD:build=build-fuzz)/libxprofs.a
-	clang -D_GNU_SOURCE -Isrc -Ibuild-fuzz/proto -g -O1 -fsanitize=fuzzer,address,undefined \
+	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="-fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libxprofs.a
+	clang $(CPPFLAGS:$(BUILD)/proto=build-fuzz/proto) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libxprofs.a $(LIBS)
-	@echo "run: build-fuzz/fuzz_reader -max_total_time=600 tests/fuzz/corpus"
+	@echo "run: mkdir -p /tmp/fuzz-work && build-fuzz/fuzz_reader -max_total_time=600 -max_len=4000000 /tmp/fuzz-work ../shared/corpus/*/plugins/profile/*/"
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

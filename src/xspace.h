@@ -139,6 +139,10 @@ struct xspace {
  * and *xsp, or a negative errno with err naming the file and reason. */
 int xspace_open(const char *path, struct xspace **xsp, struct xp_err *err);
 
+/* The same from bytes in memory (copied); name is used in messages. */
+int xspace_open_buffer(const char *name, const void *data, size_t n, struct xspace **xsp,
+                       struct xp_err *err);
+
 /* Decode all events of all planes with up to nthreads workers (0 = one per
  * core). Idempotent and thread-safe: the first call decodes, later ones return
  * its result. */

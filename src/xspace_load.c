@@ -576,6 +576,37 @@ int xspace_open(const char *path, struct xspace **xsp, struct xp_err *err)
     return 0;
 }
 
+int xspace_open_buffer(const char *name, const void *data, size_t n, struct xspace **xsp,
+                       struct xp_err *err)
+{
+    struct xspace *xs;
+    void *copy;
+    int rc;
+
+    *xsp = NULL;
+    xs = calloc(1, sizeof(*xs));
+    copy = malloc(n ? n : 1);
+    if (xs == NULL || copy == NULL || (xs->path = strdup(name)) == NULL) {
+        free(copy);
+        free(xs);
+        return xp_err_set(err, -ENOMEM, "%s: out of memory", name);
+    }
+    arena_init(&xs->arena);
+    pthread_mutex_init(&xs->decode_lock, NULL);
+    if (n > 0)
+        memcpy(copy, data, n);
+    xs->data = copy;
+    xs->size = n;
+    rc = n == 0 ? xp_err_set(err, -EIO, "%s: empty (0 bytes): not a profile", name)
+                : index_space(xs, err);
+    if (rc != 0) {
+        xspace_close(xs);
+        return rc;
+    }
+    *xsp = xs;
+    return 0;
+}
+
 void xspace_close(struct xspace *xs)
 {
     uint32_t i, j;

@@ -3,6 +3,9 @@
  *
  *   xprofs cat LOGDIR PATH        print the file the mount shows at PATH
  *   xprofs ls [-l] LOGDIR [PATH]  list a directory of the mount's tree
+ *   xprofs check [-j N] FILE      read one .xplane.pb[.gz] completely (N decode
+ *                                 threads) and print what it holds and how long
+ *                                 reading took: a validator and the reader's benchmark
  *
  * Output is byte for byte what the mount serves; errors go to stderr as one
  * line with a non-zero exit code (1 not found, 2 usage or bad option, 3 bad
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vfs.h"
@@ -23,6 +27,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: xprofs cat LOGDIR PATH\n"
                "       xprofs ls [-l] LOGDIR [PATH]\n"
+               "       xprofs check [-j THREADS] FILE.xplane.pb\n"
                "PATH is what the mount shows under its mount point, options after '?':\n"
                "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n");
 }
@@ -150,6 +155,43 @@ static int cmd_ls(struct vfs *v, const char *path, int longfmt)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmd_check(const char *path, int threads)
+{
+    struct xp_err err = {0};
+    struct xspace *xs;
+    double t0 = now_s(), t1, t2;
+    uint64_t lines = 0;
+    uint32_t i;
+    int rc;
+
+    rc = xspace_open(path, &xs, &err);
+    t1 = now_s();
+    if (rc == 0) {
+        rc = xspace_decode(xs, threads, &err);
+        if (rc != 0)
+            xspace_close(xs);
+    }
+    t2 = now_s();
+    if (rc != 0) {
+        fprintf(stderr, "xprofs: %s\n", err.msg);
+        return exit_code(rc);
+    }
+    for (i = 0; i < xs->nplanes; i++)
+        lines += xs->planes[i].nlines;
+    printf("%s: %u planes, %llu lines, %llu events; index %.6f s, decode %.6f s, total %.6f s\n",
+           path, xs->nplanes, (unsigned long long)lines, (unsigned long long)xs->nevents, t1 - t0,
+           t2 - t1, t2 - t0);
+    xspace_close(xs);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct vfs *v;
@@ -165,6 +207,18 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
         usage(stdout);
         return 0;
+    }
+    if (strcmp(cmd, "check") == 0) {
+        int threads = 0;
+        if (argc == 5 && strcmp(argv[2], "-j") == 0) {
+            threads = atoi(argv[3]);
+            argi = 4;
+        }
+        if (argc - argi != 1 || threads < 0) {
+            usage(stderr);
+            return 2;
+        }
+        return cmd_check(argv[argi], threads);
     }
     if (strcmp(cmd, "ls") == 0 && argi < argc && strcmp(argv[argi], "-l") == 0) {
         longfmt = 1;
