@@ -1,0 +1,118 @@
+#!/bin/sh
+# make bench: the benchmark table of README.md.
+#
+#   contrib/bench/bench.sh BUILD_DIR
+#
+# Generates profiles with xprofs-synth (BENCH_SIZES, default "80 1000" MB) under
+# BENCH_DIR (default /tmp/xprofs-bench), then measures, for each:
+#   - the bare walk (contrib/bench/barewalk.c): the baseline every ratio uses,
+#   - the reader: full decode of every event with 2 threads (`xprofs check -j 2`),
+#   - `ls -l` of a run and of the root in a mounted LOGDIR of 1,000 runs,
+#   - every contrib/bench/bench_*.sh of the tools, called as
+#     bench_x.sh BUILD_DIR SIZE_MB LOGDIR, printing rows
+#     tool<TAB>profile_MB<TAB>cold_s<TAB>warm_s<TAB>peak_rss_MB.
+# Cold = first read after mounting/starting; warm = the same read again.
+# The table goes to bench-out/bench.md and between the bench markers of README.md.
+set -eu
+BUILD=$(cd "${1:-build}" && pwd)
+SIZES=${BENCH_SIZES:-"80 1000"}
+DIR=${BENCH_DIR:-/tmp/xprofs-bench}
+OUT=$PWD/bench-out
+mkdir -p "$DIR" "$OUT"
+ROWS=$OUT/rows.tsv
+: > "$ROWS"
+
+# best-of-3 wall seconds of a command
+best3() {
+    best=""
+    for i in 1 2 3; do
+        s=$(date +%s.%N)
+        "$@" > /dev/null
+        e=$(date +%s.%N)
+        t=$(echo "$e - $s" | bc -l)
+        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
+    done
+    printf '%.4f' "$best"
+}
+
+# peak RSS in MB of a command
+peak_mb() {
+    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
+}
+
+for size in $SIZES; do
+    logdir=$DIR/p$size
+    if [ ! -d "$logdir" ]; then
+        echo "generating a ${size} MB profile in $logdir" >&2
+        "$BUILD/xprofs-synth" --out "$logdir" --run bench --size-mb "$size" --gpus 4 --seed 42 >&2
+    fi
+    file=$(find "$logdir" -name '*.xplane.pb' | head -1)
+    mb=$(du -m "$file" | cut -f1)
+    bare=$(best3 "$BUILD/xprofs-barewalk" "$file")
+    echo "$bare" > "$OUT/bare_$size"
+    printf 'bare walk (baseline)\t%s\t%s\t%s\t%s\n' "$mb" "$bare" "-" \
+        "$(peak_mb "$BUILD/xprofs-barewalk" "$file")" >> "$ROWS"
+    dec=$(best3 "$BUILD/xprofs" check -j 2 "$file")
+    printf 'reader: full decode (2 threads)\t%s\t%s\t%s\t%s\n' "$mb" "$dec" "-" \
+        "$(peak_mb "$BUILD/xprofs" check -j 2 "$file")" >> "$ROWS"
+    dec1=$(best3 "$BUILD/xprofs" check -j 1 "$file")
+    printf 'reader: full decode (1 thread)\t%s\t%s\t%s\t%s\n' "$mb" "$dec1" "-" "-" >> "$ROWS"
+    for b in "$(dirname "$0")"/bench_*.sh; do
+        [ -e "$b" ] || continue
+        sh "$b" "$BUILD" "$mb" "$logdir" >> "$ROWS" || echo "$b failed" >&2
+    done
+done
+
+# ls -l on a LOGDIR of 1,000 runs (hard links to one small profile).
+many=$DIR/many
+if [ ! -d "$many/plugins/profile/run0999" ]; then
+    rm -rf "$many"
+    "$BUILD/xprofs-synth" --out "$DIR/one" --run one --size-mb 1 --seed 3 >&2
+    src=$(find "$DIR/one" -name '*.xplane.pb' | head -1)
+    i=0
+    while [ $i -lt 1000 ]; do
+        d=$(printf '%s/plugins/profile/run%04d' "$many" $i)
+        mkdir -p "$d"
+        ln "$src" "$d/host.xplane.pb"
+        i=$((i + 1))
+    done
+fi
+mnt=$DIR/mnt
+mkdir -p "$mnt"
+"$BUILD/xprofs-mount" "$many" "$mnt"
+sleep 0.5
+t_run=$(best3 ls -l "$mnt/run0500")
+t_root=$(best3 ls -l "$mnt")
+fusermount3 -u "$mnt"
+printf 'ls -l of one run (1,000 runs mounted)\t-\t%s\t-\t-\n' "$t_run" >> "$ROWS"
+printf 'ls -l of the root (1,000 runs)\t-\t%s\t-\t-\n' "$t_root" >> "$ROWS"
+
+# The table: ratio = cold time / bare walk of the same profile size.
+{
+    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores; profiles from xprofs-synth (4 GPUs, seed 42)."
+    echo
+    echo "| what | profile MB | cold s | warm s | peak RSS MB | cold / bare walk |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    while IFS="$(printf '\t')" read -r tool mb cold warm rss; do
+        ratio="-"
+        if [ "$mb" != "-" ]; then
+            for size in $SIZES; do
+                f=$(find "$DIR/p$size" -name '*.xplane.pb' | head -1)
+                if [ "$(du -m "$f" | cut -f1)" = "$mb" ]; then
+                    bare=$(cat "$OUT/bare_$size")
+                    ratio=$(echo "$cold / $bare" | bc -l | awk '{printf "%.2f", $1}')
+                fi
+            done
+        fi
+        echo "| $tool | $mb | $cold | $warm | $rss | $ratio |"
+    done < "$ROWS"
+} > "$OUT/bench.md"
+cat "$OUT/bench.md"
+
+if [ -f README.md ]; then
+    awk -v table="$OUT/bench.md" '
+        /<!-- bench:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+        /<!-- bench:end -->/ { skip = 0 }
+        !skip { print }
+    ' README.md > README.md.new && mv README.md.new README.md
+fi
