@@ -13,11 +13,11 @@ struct cache_entry {
     struct cache_entry *hnext; /* hash chain */
     struct cache_entry *prev;  /* LRU neighbours (entries holding a blob) */
     struct cache_entry *next;
-    char *key;                 /* run + '\0'-free path?query */
-    uint64_t gen;              /* generation of blob / size */
-    int busy;                  /* a computation is under way */
-    struct blob *blob;         /* held blob, or NULL */
-    long long size;            /* size of the last blob made at gen, or -1 */
+    char *key;         /* run + '\0'-free path?query */
+    uint64_t gen;      /* generation of blob / size */
+    int busy;          /* a computation is under way */
+    struct blob *blob; /* held blob, or NULL */
+    long long size;    /* size of the last blob made at gen, or -1 */
 };
 
 static uint64_t hash_str(const char *s)

@@ -20,12 +20,12 @@
 #include "session.h"
 
 struct catalog {
-    char *logdir;             /* LOGDIR, resolved with realpath */
-    pthread_mutex_t lock;     /* guards runs, nruns, last_scan_ms */
-    struct session **runs;    /* sorted by name */
-    size_t nruns;             /* entries in runs */
-    int64_t last_scan_ms;     /* monotonic time of the last walk */
-    int rescan_ms;            /* minimum time between walks */
+    char *logdir;          /* LOGDIR, resolved with realpath */
+    pthread_mutex_t lock;  /* guards runs, nruns, last_scan_ms */
+    struct session **runs; /* sorted by name */
+    size_t nruns;          /* entries in runs */
+    int64_t last_scan_ms;  /* monotonic time of the last walk */
+    int rescan_ms;         /* minimum time between walks */
 };
 
 /* Open LOGDIR and walk it once. Returns 0 and *catp, or a negative errno. */

@@ -30,16 +30,47 @@ struct xp_group {
     uint32_t root_event; /* event index of the root event */
 };
 
+/* One event of a device plane's derived "Steps" line: a maximal run of
+ * consecutive (in time order) events of one group on that device. */
+struct xp_step_marker {
+    int64_t group_id; /* the group */
+    int64_t begin_ps; /* absolute start */
+    int64_t end_ps;   /* absolute end */
+};
+
 struct xp_groups {
-    const struct xspace *xs;   /* the profile the ids refer to */
-    int32_t ***event_group;    /* [plane][line][event] -> group id, or -1 */
-    struct xp_group *groups;   /* by id */
-    uint32_t ngroups;          /* entries in groups */
+    const struct xspace *xs; /* the profile the ids refer to */
+    int32_t ***event_group;  /* [plane][line][event] -> group id, or -1 */
+    struct xp_group *groups; /* by id */
+    uint32_t ngroups;        /* entries in groups */
+    /* Extensions (op_stats): */
+    int pre_grouped;               /* 1: the file already carried group_id stats */
+    uint8_t ***event_eager;        /* [plane][line][event] -> 1 if run eagerly; NULL if none */
+    struct xp_step_marker **steps; /* [plane] -> Steps line markers (device planes) */
+    uint32_t *nsteps;              /* [plane] -> entries in steps[plane] */
+    void *mem;                     /* private storage */
 };
 
 /* The grouping of host's profile in snap (decodes the profile if needed). */
 int snapshot_groups(struct snapshot *snap, const char *host, const struct xp_groups **gp,
                     struct xp_err *err);
+
+/* Group a decoded profile without a snapshot (tests, tools that hold an
+ * xspace). Returns 0 and *gp (free with xp_groups_free), or a negative errno. */
+int xp_groups_build(const struct xspace *xs, struct xp_groups **gp, struct xp_err *err);
+
+/* Release a grouping made by xp_groups_build. NULL is a no-op. */
+void xp_groups_free(struct xp_groups *g);
+
+/* 1 if the event was marked as eagerly executed (is_eager), else 0. */
+static inline int xp_group_is_eager(const struct xp_groups *g, uint32_t plane, uint32_t line,
+                                    uint32_t event)
+{
+    if (g == 0 || g->event_eager == 0 || g->event_eager[plane] == 0 ||
+        g->event_eager[plane][line] == 0)
+        return 0;
+    return g->event_eager[plane][line][event];
+}
 
 /* Group id of one event, or -1. */
 static inline int32_t xp_group_of(const struct xp_groups *g, uint32_t plane, uint32_t line,

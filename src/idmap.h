@@ -13,9 +13,9 @@
 #define IDMAP_NONE UINT32_MAX
 
 struct idmap {
-    int64_t *keys;   /* key of each slot */
-    uint32_t *vals;  /* value of each slot, IDMAP_NONE when the slot is empty */
-    uint32_t mask;   /* slots - 1; slots is a power of two */
+    int64_t *keys;  /* key of each slot */
+    uint32_t *vals; /* value of each slot, IDMAP_NONE when the slot is empty */
+    uint32_t mask;  /* slots - 1; slots is a power of two */
 };
 
 /* Size the map for up to n keys. Returns 0 or -ENOMEM. */

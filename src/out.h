@@ -28,12 +28,12 @@ struct out {
 };
 
 struct blob {
-    char **chunks;   /* as in struct out; owned */
-    size_t nchunks;  /* number of chunks */
-    size_t size;     /* bytes of content */
-    int refs;        /* references; atomic */
-    int final;       /* 0: made while a source was still being written */
-    uint64_t gen;    /* session generation it was made from */
+    char **chunks;  /* as in struct out; owned */
+    size_t nchunks; /* number of chunks */
+    size_t size;    /* bytes of content */
+    int refs;       /* references; atomic */
+    int final;      /* 0: made while a source was still being written */
+    uint64_t gen;   /* session generation it was made from */
 };
 
 /* Start an empty writer. Cannot fail. */

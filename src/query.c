@@ -87,14 +87,12 @@ static int check_value(const struct query_key *k, struct query_param *p, struct 
         errno = 0;
         v = strtod(p->value, &end);
         if (*end != '\0' || strncasecmp(p->value, "0x", 2) == 0 || p->value[0] == ' ')
-            return xp_err_set(err, -EINVAL, "option %s: '%s' is not a number", k->name,
-                              p->value);
+            return xp_err_set(err, -EINVAL, "option %s: '%s' is not a number", k->name, p->value);
         if (!isfinite(v) || errno == ERANGE)
             return xp_err_set(err, -EINVAL, "option %s: '%s' is not a finite number", k->name,
                               p->value);
         if (k->type == Q_INT && v != floor(v))
-            return xp_err_set(err, -EINVAL, "option %s: '%s' is not an integer", k->name,
-                              p->value);
+            return xp_err_set(err, -EINVAL, "option %s: '%s' is not an integer", k->name, p->value);
         if (v < k->min || v > k->max)
             return xp_err_set(err, -EINVAL, "option %s: %s is out of range [%g, %g]", k->name,
                               p->value, k->min, k->max);

@@ -45,9 +45,9 @@ static int classify(const char *name, enum source_kind *kind, char **host)
         const char *suffix;
         enum source_kind kind;
     } rules[] = {
-        {".xplane.pb.gz", SRC_XPLANE},      {".xplane.pb", SRC_XPLANE},
+        {".xplane.pb.gz", SRC_XPLANE},       {".xplane.pb", SRC_XPLANE},
         {".pt.trace.json.gz", SRC_PT_TRACE}, {".pt.trace.json", SRC_PT_TRACE},
-        {".trace.json.gz", SRC_TRACE_JSON}, {".trace.json", SRC_TRACE_JSON},
+        {".trace.json.gz", SRC_TRACE_JSON},  {".trace.json", SRC_TRACE_JSON},
         {".hlo_proto.pb", SRC_HLO_PROTO},
     };
     size_t i;
@@ -202,8 +202,7 @@ static int snapshot_build(struct session *s, struct snapshot **snapp, struct xp_
         return xp_err_set(err, -ENOMEM, "out of memory");
     }
     for (i = 0; i < snap->nfiles; i++) {
-        if (snap->files[i].kind == SRC_XPLANE &&
-            snapshot_host_index(snap, snap->files[i].host) < 0)
+        if (snap->files[i].kind == SRC_XPLANE && snapshot_host_index(snap, snap->files[i].host) < 0)
             snap->hosts[snap->nhosts++] = snap->files[i].host;
     }
     if (snap->nhosts == 0) {
@@ -389,8 +388,7 @@ uint32_t snapshot_count(const struct snapshot *snap, enum source_kind kind)
 }
 
 int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
-                          inter_free_fn free_fn, const void *arg, void **value,
-                          struct xp_err *err)
+                          inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err)
 {
     struct intermediate *it;
     int rc;

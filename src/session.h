@@ -60,14 +60,14 @@ struct snapshot {
 };
 
 struct session {
-    char *name;             /* run name as XProf's runs list names it */
-    char *dir;              /* absolute path of the run directory */
-    char *logdir;           /* LOGDIR (realpath), for the symlink check */
-    int refs;               /* references; atomic */
-    pthread_mutex_t lock;   /* guards snap and next_gen */
-    struct snapshot *snap;  /* current snapshot, NULL until first asked */
-    uint64_t next_gen;      /* generation for the next snapshot */
-    int64_t dir_mtime_ns;   /* run directory mtime when snap was listed */
+    char *name;            /* run name as XProf's runs list names it */
+    char *dir;             /* absolute path of the run directory */
+    char *logdir;          /* LOGDIR (realpath), for the symlink check */
+    int refs;              /* references; atomic */
+    pthread_mutex_t lock;  /* guards snap and next_gen */
+    struct snapshot *snap; /* current snapshot, NULL until first asked */
+    uint64_t next_gen;     /* generation for the next snapshot */
+    int64_t dir_mtime_ns;  /* run directory mtime when snap was listed */
 };
 
 /* Create a session for run directory dir named name. NULL on no memory. */
@@ -110,8 +110,7 @@ typedef void (*inter_free_fn)(void *value);
  * failed build is remembered as well (same error on later calls). The value
  * belongs to the snapshot and is freed with free_fn when it goes. */
 int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
-                          inter_free_fn free_fn, const void *arg, void **value,
-                          struct xp_err *err);
+                          inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err);
 
 /* The opened and indexed profile of host (xspace_open once per snapshot). */
 int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
@@ -122,6 +121,7 @@ int snapshot_xspace_decoded(struct snapshot *snap, const char *host, struct xspa
                             struct xp_err *err);
 
 /* Add a line to errors.txt (duplicates are dropped). */
-void snapshot_log(struct snapshot *snap, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void snapshot_log(struct snapshot *snap, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -83,9 +83,8 @@ int xp_stat_type_find(const char *s, size_t n)
 
 int xp_stat_is_internal(const char *name)
 {
-    static const char *const internal[] = {"_pt",        "_p",         "_ct",       "_c",
-                                           "_r",         "flops",      "program_id", "symbol_id",
-                                           NULL};
+    static const char *const internal[] = {"_pt",   "_p",         "_ct",       "_c", "_r",
+                                           "flops", "program_id", "symbol_id", NULL};
     int i;
 
     for (i = 0; internal[i] != NULL; i++) {

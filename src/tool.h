@@ -38,11 +38,11 @@ struct tool_ctx {
 };
 
 struct tool {
-    const char *file;              /* file name, e.g. "summary.json" */
-    const char *tag;               /* XProf tool tag it answers, or NULL */
-    unsigned scope;                /* enum tool_scope mask */
-    unsigned flags;                /* enum tool_flags mask */
-    const struct query_key *keys;  /* accepted options ({NULL}-terminated), or NULL */
+    const char *file;             /* file name, e.g. "summary.json" */
+    const char *tag;              /* XProf tool tag it answers, or NULL */
+    unsigned scope;               /* enum tool_scope mask */
+    unsigned flags;               /* enum tool_flags mask */
+    const struct query_key *keys; /* accepted options ({NULL}-terminated), or NULL */
     /* 1 if the file is listed for this snapshot; decides from file names and
      * kinds only (listing never converts). NULL: always listed. */
     int (*listed)(const struct snapshot *snap);

@@ -281,8 +281,8 @@ static int list_tools(struct snapshot *snap, unsigned scope,
     return rc;
 }
 
-int vfs_list(struct vfs *v, const char *path,
-             int (*fn)(void *arg, const char *name, int is_dir), void *arg, struct xp_err *err)
+int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *name, int is_dir),
+             void *arg, struct xp_err *err)
 {
     struct vfs_node node;
     struct list_ctx lc = {fn, arg};
@@ -386,7 +386,8 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
         out_discard(&o);
         if (rc == -EIO || rc == -ENOMEM)
             snapshot_log(a->snap, "%s%s%s%s: %s", a->node->host ? "hosts/" : "",
-                         a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file, err->msg);
+                         a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
+                         err->msg);
         return rc;
     }
     rc = out_finish(&o, blob);

@@ -25,22 +25,22 @@
 #include "tool.h"
 
 enum vfs_kind {
-    VFS_DIR,       /* a directory */
-    VFS_TOOL,      /* a produced file */
-    VFS_RAW,       /* a source file passed through */
-    VFS_README,    /* the root README.txt */
+    VFS_DIR,    /* a directory */
+    VFS_TOOL,   /* a produced file */
+    VFS_RAW,    /* a source file passed through */
+    VFS_README, /* the root README.txt */
 };
 
 struct vfs_node {
-    enum vfs_kind kind;       /* what it is */
-    struct session *session;  /* run it belongs to, referenced; NULL above runs */
-    const struct tool *tool;  /* VFS_TOOL */
-    char *host;               /* VFS_TOOL in hosts/<host>/; else NULL */
-    char *query;              /* VFS_TOOL: the text after '?', or NULL */
-    char *key;                /* VFS_TOOL: cache key */
-    char *raw_path;           /* VFS_RAW: absolute path of the source */
-    off_t raw_size;           /* VFS_RAW: its size */
-    int64_t mtime_ns;         /* newest source mtime (0 above runs) */
+    enum vfs_kind kind;      /* what it is */
+    struct session *session; /* run it belongs to, referenced; NULL above runs */
+    const struct tool *tool; /* VFS_TOOL */
+    char *host;              /* VFS_TOOL in hosts/<host>/; else NULL */
+    char *query;             /* VFS_TOOL: the text after '?', or NULL */
+    char *key;               /* VFS_TOOL: cache key */
+    char *raw_path;          /* VFS_RAW: absolute path of the source */
+    off_t raw_size;          /* VFS_RAW: its size */
+    int64_t mtime_ns;        /* newest source mtime (0 above runs) */
 };
 
 struct vfs {
@@ -61,8 +61,8 @@ void vfs_node_free(struct vfs_node *node);
 
 /* List a directory: fn(arg, name, is_dir) per entry, sorted by name within
  * its kind. Returns 0, -ENOENT or -ENOTDIR. */
-int vfs_list(struct vfs *v, const char *path,
-             int (*fn)(void *arg, const char *name, int is_dir), void *arg, struct xp_err *err);
+int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *name, int is_dir),
+             void *arg, struct xp_err *err);
 
 /* The content of a file node (VFS_TOOL or VFS_README; VFS_RAW is read from
  * raw_path by the caller). *finalp is 0 when a source is still being written

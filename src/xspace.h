@@ -98,41 +98,41 @@ struct xp_line {
 #define XP_SPLIT 65536 /* events per decode task on long lines */
 
 struct xp_plane {
-    int64_t id;                    /* XPlane.id */
-    const char *name;              /* NUL-terminated */
-    struct xp_line *lines;         /* in file order */
-    uint32_t nlines;               /* entries in lines */
-    struct xp_event_meta *emeta;   /* [0] is the empty entry for missing ids */
-    uint32_t nemeta;               /* entries in emeta, including [0] */
-    struct idmap emeta_index;      /* metadata id -> index in emeta */
-    struct xp_stat_meta *smeta;    /* stat metadata */
-    uint32_t nsmeta;               /* entries in smeta */
-    struct idmap smeta_index;      /* metadata id -> index in smeta */
-    struct xp_stat *stats;         /* plane-level stats */
-    uint32_t nstats;               /* entries in stats */
-    int64_t stat_id[XS__COUNT];    /* well-known stat -> metadata id, or XP_NO_STAT */
-    uint64_t nevents;              /* events on all lines */
+    int64_t id;                  /* XPlane.id */
+    const char *name;            /* NUL-terminated */
+    struct xp_line *lines;       /* in file order */
+    uint32_t nlines;             /* entries in lines */
+    struct xp_event_meta *emeta; /* [0] is the empty entry for missing ids */
+    uint32_t nemeta;             /* entries in emeta, including [0] */
+    struct idmap emeta_index;    /* metadata id -> index in emeta */
+    struct xp_stat_meta *smeta;  /* stat metadata */
+    uint32_t nsmeta;             /* entries in smeta */
+    struct idmap smeta_index;    /* metadata id -> index in smeta */
+    struct xp_stat *stats;       /* plane-level stats */
+    uint32_t nstats;             /* entries in stats */
+    int64_t stat_id[XS__COUNT];  /* well-known stat -> metadata id, or XP_NO_STAT */
+    uint64_t nevents;            /* events on all lines */
 };
 
 #define XP_NO_STAT INT64_MIN
 
 struct xspace {
-    char *path;              /* file it was read from */
-    const uint8_t *data;     /* the serialized XSpace */
-    size_t size;             /* its length */
-    int mapped;              /* 1: data is an mmap of the file; 0: malloc'd (gz) */
-    struct xp_plane *planes; /* in file order */
-    uint32_t nplanes;        /* entries in planes */
-    const char **hostnames;  /* XSpace.hostnames */
-    uint32_t nhostnames;     /* entries in hostnames */
-    const char **errors;     /* XSpace.errors */
-    uint32_t nerrors;        /* entries in errors */
-    uint64_t nevents;        /* events in all planes */
-    struct arena arena;      /* names, metadata tables */
+    char *path;                  /* file it was read from */
+    const uint8_t *data;         /* the serialized XSpace */
+    size_t size;                 /* its length */
+    int mapped;                  /* 1: data is an mmap of the file; 0: malloc'd (gz) */
+    struct xp_plane *planes;     /* in file order */
+    uint32_t nplanes;            /* entries in planes */
+    const char **hostnames;      /* XSpace.hostnames */
+    uint32_t nhostnames;         /* entries in hostnames */
+    const char **errors;         /* XSpace.errors */
+    uint32_t nerrors;            /* entries in errors */
+    uint64_t nevents;            /* events in all planes */
+    struct arena arena;          /* names, metadata tables */
     pthread_mutex_t decode_lock; /* serialises xspace_decode */
-    int decoded;             /* 1 once every line's events are decoded; under decode_lock */
-    int decode_rc;           /* result of the one decode */
-    struct xp_err decode_err; /* its message */
+    int decoded;                 /* 1 once every line's events are decoded; under decode_lock */
+    int decode_rc;               /* result of the one decode */
+    struct xp_err decode_err;    /* its message */
 };
 
 /* Open and index path (.xplane.pb, or .xplane.pb.gz inflated once). Returns 0

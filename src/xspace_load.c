@@ -76,8 +76,8 @@ static size_t file_off(const struct xspace *xs, const uint8_t *p)
 
 static int corrupt(const struct xspace *xs, const uint8_t *p, struct xp_err *err, const char *what)
 {
-    return xp_err_set(err, -EIO, "%s: corrupt profile at byte %zu: %s", xs->path,
-                      file_off(xs, p), what);
+    return xp_err_set(err, -EIO, "%s: corrupt profile at byte %zu: %s", xs->path, file_off(xs, p),
+                      what);
 }
 
 /* Read the whole gzip stream of fd into malloc'd memory. */
@@ -237,8 +237,8 @@ static int load_stat_metadata(struct xspace *xs, struct xp_plane *pl, const stru
         return xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
     for (i = 0; i < r->n; i++) {
         const struct wire *w = &r->v[i];
-        Xprofs__StatMetadataEntry *e = xprofs__stat_metadata_entry__unpack(
-            &xs->arena.pbc, (size_t)(w->end - w->p), w->p);
+        Xprofs__StatMetadataEntry *e =
+            xprofs__stat_metadata_entry__unpack(&xs->arena.pbc, (size_t)(w->end - w->p), w->p);
         struct xp_stat_meta *m = &pl->smeta[pl->nsmeta];
 
         if (e == NULL)
@@ -274,8 +274,8 @@ static int load_event_metadata(struct xspace *xs, struct xp_plane *pl, const str
     pl->nemeta = 1;
     for (i = 0; i < r->n; i++) {
         const struct wire *w = &r->v[i];
-        Xprofs__EventMetadataEntry *e = xprofs__event_metadata_entry__unpack(
-            &xs->arena.pbc, (size_t)(w->end - w->p), w->p);
+        Xprofs__EventMetadataEntry *e =
+            xprofs__event_metadata_entry__unpack(&xs->arena.pbc, (size_t)(w->end - w->p), w->p);
         struct xp_event_meta *m = &pl->emeta[pl->nemeta];
         const Xprofs__XEventMetadata *v;
 
@@ -368,9 +368,8 @@ static int index_line(struct xspace *xs, struct xp_line *ln, struct wire body, s
             nev++;
             continue;
         }
-        if (type == WIRE_VARINT &&
-            (field == F_LINE_ID || field == F_LINE_TIMESTAMP || field == F_LINE_DURATION ||
-             field == F_LINE_DISPLAY_ID)) {
+        if (type == WIRE_VARINT && (field == F_LINE_ID || field == F_LINE_TIMESTAMP ||
+                                    field == F_LINE_DURATION || field == F_LINE_DISPLAY_ID)) {
             if (wire_varint(&w, &v) != 0)
                 return corrupt(xs, at, err, "bad varint in line");
             if (field == F_LINE_ID)

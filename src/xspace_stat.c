@@ -58,9 +58,8 @@ int xp_stat_parse(const struct xp_plane *p, struct wire *body, struct xp_stat *s
 
         if (wire_key(body, &field, &type) != 0)
             return -1;
-        if (type == WIRE_VARINT &&
-            (field == F_STAT_META || field == F_STAT_UINT || field == F_STAT_INT ||
-             field == F_STAT_REF)) {
+        if (type == WIRE_VARINT && (field == F_STAT_META || field == F_STAT_UINT ||
+                                    field == F_STAT_INT || field == F_STAT_REF)) {
             if (wire_varint(body, &v) != 0)
                 return -1;
             if (field == F_STAT_META) {

@@ -17,21 +17,21 @@
 #include <sys/types.h>
 
 struct inode {
-    uint64_t ino;          /* inode number (1 = root) */
-    char *path;            /* path in the tree, "" for the root */
-    uint64_t nlookup;      /* kernel lookups not yet forgotten */
-    uint64_t served_gen;   /* generation of the content last opened, 0 if none */
-    off_t served_size;     /* its size */
-    struct inode *hnext;   /* chain in the path hash */
+    uint64_t ino;        /* inode number (1 = root) */
+    char *path;          /* path in the tree, "" for the root */
+    uint64_t nlookup;    /* kernel lookups not yet forgotten */
+    uint64_t served_gen; /* generation of the content last opened, 0 if none */
+    off_t served_size;   /* its size */
+    struct inode *hnext; /* chain in the path hash */
 };
 
 struct inode_table {
-    pthread_mutex_t lock;   /* guards everything below and inode fields */
-    struct inode **byino;  /* ino -> entry (NULL when forgotten), grows */
-    uint64_t nino;         /* next number; slots in byino */
-    uint64_t cap;          /* allocated slots */
-    struct inode **hash;   /* path hash chains */
-    size_t nhash;          /* buckets, power of two */
+    pthread_mutex_t lock; /* guards everything below and inode fields */
+    struct inode **byino; /* ino -> entry (NULL when forgotten), grows */
+    uint64_t nino;        /* next number; slots in byino */
+    uint64_t cap;         /* allocated slots */
+    struct inode **hash;  /* path hash chains */
+    size_t nhash;         /* buckets, power of two */
 };
 
 int inodes_init(struct inode_table *t);

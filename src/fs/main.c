@@ -46,15 +46,15 @@ struct xfs_handle {
 
 /* A directory listing made at opendir. */
 struct xfs_dir {
-    char **names;  /* entry names */
-    char *is_dir;  /* 1 for directories */
-    size_t n;      /* entries */
-    size_t cap;    /* allocated */
+    char **names; /* entry names */
+    char *is_dir; /* 1 for directories */
+    size_t n;     /* entries */
+    size_t cap;   /* allocated */
 };
 
 struct xfs_opts {
-    char *logdir;  /* first non-option argument */
-    int cache_mb;  /* -o cache_mb=N */
+    char *logdir; /* first non-option argument */
+    int cache_mb; /* -o cache_mb=N */
 };
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -103,8 +103,7 @@ static void fill_attr(struct xfs *fs, uint64_t ino, const struct vfs_node *node,
     } else {
         off_t size = vfs_known_size(fs->v, node);
         if (size == 0 && node->kind == VFS_TOOL) {
-            off_t served =
-                inodes_served_size(&fs->inodes, ino, vfs_generation(fs->v, node) + 1);
+            off_t served = inodes_served_size(&fs->inodes, ino, vfs_generation(fs->v, node) + 1);
             if (served > 0)
                 size = served;
         }
@@ -428,8 +427,7 @@ static void xfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
     fuse_reply_err(req, EROFS);
 }
 
-static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-                      dev_t rdev)
+static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
     (void)parent, (void)name, (void)mode, (void)rdev;
     fuse_reply_err(req, EROFS);

@@ -13,12 +13,8 @@ extern const struct tool tool_errors_txt;
 extern const struct tool tool_module_list_json;
 
 const struct tool *const tool_table[] = {
-    &tool_summary_json,
-    &tool_hosts_json,
-    &tool_tools_json,
-    &tool_errors_txt,
-    &tool_module_list_json,
-    NULL,
+    &tool_summary_json, &tool_hosts_json,       &tool_tools_json,
+    &tool_errors_txt,   &tool_module_list_json, NULL,
 };
 
 const struct tool *tool_find(const char *file, unsigned scope)

@@ -9,12 +9,27 @@
 
 /* XProf's display order; tags not listed here follow alphabetically. */
 static const char *const tag_order[] = {
-    "overview_page",   "trace_viewer",     "trace_viewer@",    "graph_viewer",
-    "op_profile",      "hlo_op_profile",   "input_pipeline_analyzer",
-    "input_pipeline",  "kernel_stats",     "memory_profile",   "memory_viewer",
-    "roofline_model",  "perf_counters",    "pod_viewer",       "framework_op_stats",
-    "tensorflow_stats", "hlo_op_stats",    "hlo_stats",        "inference_profile",
-    "megascale_stats", NULL,
+    "overview_page",
+    "trace_viewer",
+    "trace_viewer@",
+    "graph_viewer",
+    "op_profile",
+    "hlo_op_profile",
+    "input_pipeline_analyzer",
+    "input_pipeline",
+    "kernel_stats",
+    "memory_profile",
+    "memory_viewer",
+    "roofline_model",
+    "perf_counters",
+    "pod_viewer",
+    "framework_op_stats",
+    "tensorflow_stats",
+    "hlo_op_stats",
+    "hlo_stats",
+    "inference_profile",
+    "megascale_stats",
+    NULL,
 };
 
 static int tag_rank(const char *tag)

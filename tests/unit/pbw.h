@@ -19,7 +19,7 @@ struct pbw {
     size_t n, cap;
 };
 
-static void pbw_raw(struct pbw *w, const void *src, size_t n)
+static inline void pbw_raw(struct pbw *w, const void *src, size_t n)
 {
     if (w->n + n > w->cap) {
         w->cap = (w->n + n) * 2 + 64;
@@ -32,7 +32,7 @@ static void pbw_raw(struct pbw *w, const void *src, size_t n)
     w->n += n;
 }
 
-static void pbw_varint(struct pbw *w, uint64_t v)
+static inline void pbw_varint(struct pbw *w, uint64_t v)
 {
     unsigned char b[10];
     int n = 0;
@@ -46,36 +46,36 @@ static void pbw_varint(struct pbw *w, uint64_t v)
     pbw_raw(w, b, (size_t)n);
 }
 
-static void pbw_key(struct pbw *w, uint32_t field, int type)
+static inline void pbw_key(struct pbw *w, uint32_t field, int type)
 {
     pbw_varint(w, ((uint64_t)field << 3) | (uint64_t)type);
 }
 
-static void pbw_uint(struct pbw *w, uint32_t field, uint64_t v)
+static inline void pbw_uint(struct pbw *w, uint32_t field, uint64_t v)
 {
     pbw_key(w, field, 0);
     pbw_varint(w, v);
 }
 
-static void pbw_bytes(struct pbw *w, uint32_t field, const void *p, size_t n)
+static inline void pbw_bytes(struct pbw *w, uint32_t field, const void *p, size_t n)
 {
     pbw_key(w, field, 2);
     pbw_varint(w, n);
     pbw_raw(w, p, n);
 }
 
-static void pbw_str(struct pbw *w, uint32_t field, const char *s)
+static inline void pbw_str(struct pbw *w, uint32_t field, const char *s)
 {
     pbw_bytes(w, field, s, strlen(s));
 }
 
-static void pbw_double(struct pbw *w, uint32_t field, double d)
+static inline void pbw_double(struct pbw *w, uint32_t field, double d)
 {
     pbw_key(w, field, 1);
     pbw_raw(w, &d, 8);
 }
 
-static void pbw_msg(struct pbw *w, uint32_t field, struct pbw *inner)
+static inline void pbw_msg(struct pbw *w, uint32_t field, struct pbw *inner)
 {
     pbw_bytes(w, field, inner->p, inner->n);
     free(inner->p);
@@ -83,7 +83,7 @@ static void pbw_msg(struct pbw *w, uint32_t field, struct pbw *inner)
 }
 
 /* Write bytes to a new temp file; returns its malloc'd path. */
-static char *pbw_tmpfile(const void *p, size_t n, const char *suffix)
+static inline char *pbw_tmpfile(const void *p, size_t n, const char *suffix)
 {
     char tmpl[] = "/tmp/xprofs-test-XXXXXX";
     int fd = mkstemp(tmpl);

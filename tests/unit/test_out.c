@@ -136,10 +136,8 @@ static void test_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_escape),
-        cmocka_unit_test(test_csv_escape),
-        cmocka_unit_test(test_numbers),
-        cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_json_escape), cmocka_unit_test(test_csv_escape),
+        cmocka_unit_test(test_numbers),     cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

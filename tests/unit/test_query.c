@@ -34,8 +34,7 @@ static void test_good(void **state)
     char canon[256];
 
     (void)state;
-    assert_int_equal(parse("resolution=8000&start_time_ms=1.5&search_prefix=a%2Fb+c", &q, &err),
-                     0);
+    assert_int_equal(parse("resolution=8000&start_time_ms=1.5&search_prefix=a%2Fb+c", &q, &err), 0);
     assert_int_equal(q.n, 3);
     assert_int_equal(query_num(&q, "resolution", &v), 1);
     assert_true(v == 8000);
