@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parallel.h"
+
 enum { F_EV_META = 1, F_EV_OFFSET = 2, F_EV_DURATION = 3, F_EV_OCCURRENCES = 5 };
 
 struct decode_task {
@@ -28,8 +30,6 @@ struct decode_job {
     struct xspace *xs;         /* the profile */
     struct decode_task *tasks; /* all tasks */
     size_t ntasks;             /* entries in tasks */
-    size_t next;               /* next task to take; atomic */
-    int failed;                /* set by the first failing worker; atomic */
     pthread_mutex_t err_lock;  /* guards err */
     struct xp_err err;         /* the first failure */
 };
@@ -115,18 +115,10 @@ static int run_task(struct decode_job *job, const struct decode_task *t)
     return 0;
 }
 
-static void *decode_worker(void *arg)
+static int decode_task(void *arg, size_t i)
 {
     struct decode_job *job = arg;
-
-    for (;;) {
-        size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-        if (i >= job->ntasks || __atomic_load_n(&job->failed, __ATOMIC_RELAXED))
-            break;
-        if (run_task(job, &job->tasks[i]) != 0)
-            __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
-    }
-    return NULL;
+    return run_task(job, &job->tasks[i]) == 0 ? 0 : -EIO;
 }
 
 static int task_cmp(const void *a, const void *b)
@@ -175,35 +167,15 @@ static int plan_tasks(struct xspace *xs, struct decode_job *job, struct xp_err *
 static int decode_all(struct xspace *xs, int nthreads, struct xp_err *err)
 {
     struct decode_job job;
-    pthread_t tids[64];
-    int started = 0, i, rc;
+    int rc;
 
     memset(&job, 0, sizeof(job));
     job.xs = xs;
     pthread_mutex_init(&job.err_lock, NULL);
     rc = plan_tasks(xs, &job, err);
-    if (rc == 0) {
-        if (nthreads <= 0) {
-            long n = sysconf(_SC_NPROCESSORS_ONLN);
-            nthreads = n > 0 ? (int)n : 1;
-        }
-        if (nthreads > 64)
-            nthreads = 64;
-        if ((size_t)nthreads > job.ntasks)
-            nthreads = job.ntasks > 0 ? (int)job.ntasks : 1;
-        /* The calling thread is worker 0. */
-        for (i = 1; i < nthreads; i++) {
-            if (pthread_create(&tids[started], NULL, decode_worker, &job) != 0)
-                break;
-            started++;
-        }
-        decode_worker(&job);
-        for (i = 0; i < started; i++)
-            pthread_join(tids[i], NULL);
-        if (job.failed) {
-            *err = job.err;
-            rc = job.err.code ? job.err.code : -EIO;
-        }
+    if (rc == 0 && parallel_for(job.ntasks, nthreads, decode_task, &job) != 0) {
+        *err = job.err;
+        rc = job.err.code ? job.err.code : -EIO;
     }
     free(job.tasks);
     pthread_mutex_destroy(&job.err_lock);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "parallel.h"
 #include "xplane.pb-c.h"
 
 /* Inflated .gz profiles larger than this are refused (a decompression bomb
@@ -329,17 +330,29 @@ static int load_plane_stats(struct xspace *xs, struct xp_plane *pl, const struct
     return 0;
 }
 
-/* Index one XLine: header fields, event count, split points. */
-static int index_line(struct xspace *xs, struct xp_line *ln, struct wire body, struct xp_err *err)
+/* One line to index; lines are indexed in parallel. */
+struct line_task {
+    struct xspace *xs;    /* the profile */
+    struct xp_line *line; /* the line to fill */
+    struct wire body;     /* its XLine bytes */
+    struct wire name;     /* XLine.name bytes, copied into the arena later */
+    struct wire display;  /* XLine.display_name bytes */
+    struct xp_err err;    /* failure of this line */
+};
+
+/* Index one XLine: header fields, event count, split points. Touches no
+ * shared state but its own line, so lines run in parallel. */
+static int index_line(struct line_task *t)
 {
-    struct wire w = body;
+    struct xspace *xs = t->xs;
+    struct xp_line *ln = t->line;
+    struct wire w = t->body, body = t->body;
+    struct xp_err *err = &t->err;
     uint64_t nev = 0;
     uint32_t splits_cap = 0;
 
     ln->body = body.p;
     ln->body_len = (size_t)(body.end - body.p);
-    ln->name = "";
-    ln->display_name = "";
     if (ln->body_len > UINT32_MAX)
         return corrupt(xs, body.p, err, "line larger than 4 GiB");
     while (!wire_eof(&w)) {
@@ -355,10 +368,10 @@ static int index_line(struct xspace *xs, struct xp_line *ln, struct wire body, s
             if (nev % XP_SPLIT == 0) {
                 if (ln->nsplits == splits_cap) {
                     uint32_t cap = splits_cap ? splits_cap * 2 : 4;
-                    uint32_t *s = realloc(ln->splits, cap * sizeof(*s));
-                    if (s == NULL)
+                    uint32_t *sp = realloc(ln->splits, cap * sizeof(*sp));
+                    if (sp == NULL)
                         return xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
-                    ln->splits = s;
+                    ln->splits = sp;
                     splits_cap = cap;
                 }
                 ln->splits[ln->nsplits++] = (uint32_t)(at - body.p);
@@ -383,16 +396,12 @@ static int index_line(struct xspace *xs, struct xp_line *ln, struct wire body, s
             continue;
         }
         if (type == WIRE_LEN && (field == F_LINE_NAME || field == F_LINE_DISPLAY_NAME)) {
-            char *s;
             if (wire_bytes(&w, &sub) != 0)
                 return corrupt(xs, at, err, "line name runs past the end");
-            s = arena_strndup(&xs->arena, (const char *)sub.p, (size_t)(sub.end - sub.p));
-            if (s == NULL)
-                return xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
             if (field == F_LINE_NAME)
-                ln->name = s;
+                t->name = sub;
             else
-                ln->display_name = s;
+                t->display = sub;
             continue;
         }
         if (wire_skip(&w, type) != 0)
@@ -401,6 +410,75 @@ static int index_line(struct xspace *xs, struct xp_line *ln, struct wire body, s
     if (nev > UINT32_MAX)
         return corrupt(xs, body.p, err, "more than 2^32 events in one line");
     ln->nevents = (uint32_t)nev;
+    return 0;
+}
+
+static int index_line_task(void *arg, size_t i)
+{
+    struct line_task *tasks = arg;
+    return index_line(&tasks[i]);
+}
+
+static int line_task_cmp(const void *a, const void *b)
+{
+    const struct line_task *x = a, *y = b;
+    size_t nx = (size_t)(x->body.end - x->body.p), ny = (size_t)(y->body.end - y->body.p);
+    return (nx < ny) - (nx > ny);
+}
+
+/* Index every line of every plane, in parallel, biggest first. */
+static int index_lines(struct xspace *xs, struct xp_err *err)
+{
+    struct line_task *tasks;
+    size_t n = 0, k = 0, i;
+    uint32_t p, l;
+    int rc;
+
+    for (p = 0; p < xs->nplanes; p++)
+        n += xs->planes[p].nlines;
+    if (n == 0)
+        return 0;
+    tasks = calloc(n, sizeof(*tasks));
+    if (tasks == NULL)
+        return xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
+    for (p = 0; p < xs->nplanes; p++) {
+        for (l = 0; l < xs->planes[p].nlines; l++) {
+            struct xp_line *ln = &xs->planes[p].lines[l];
+            tasks[k].xs = xs;
+            tasks[k].line = ln;
+            tasks[k].body.p = ln->body;
+            tasks[k].body.end = ln->body + ln->body_len;
+            k++;
+        }
+    }
+    qsort(tasks, n, sizeof(*tasks), line_task_cmp);
+    rc = parallel_for(n, 0, index_line_task, tasks);
+    if (rc != 0) {
+        for (i = 0; i < n; i++) {
+            if (tasks[i].err.code != 0) {
+                *err = tasks[i].err;
+                break;
+            }
+        }
+    }
+    for (i = 0; rc == 0 && i < n; i++) {
+        struct line_task *t = &tasks[i];
+        t->line->name =
+            arena_strndup(&xs->arena, (const char *)t->name.p, (size_t)(t->name.end - t->name.p));
+        t->line->display_name = arena_strndup(&xs->arena, (const char *)t->display.p,
+                                              (size_t)(t->display.end - t->display.p));
+        if (t->line->name == NULL || t->line->display_name == NULL)
+            rc = xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
+    }
+    free(tasks);
+    if (rc != 0)
+        return rc;
+    for (p = 0; p < xs->nplanes; p++) {
+        struct xp_plane *pl = &xs->planes[p];
+        for (l = 0; l < pl->nlines; l++)
+            pl->nevents += pl->lines[l].nevents;
+        xs->nevents += pl->nevents;
+    }
     return 0;
 }
 
@@ -467,11 +545,13 @@ static int index_plane(struct xspace *xs, struct xp_plane *pl, struct wire body,
         else
             memset(pl->lines, 0, lines.n * sizeof(*pl->lines));
         for (i = 0; rc == 0 && i < lines.n; i++) {
-            rc = index_line(xs, &pl->lines[i], lines.v[i], err);
-            pl->nlines = i + 1;
-            if (rc == 0)
-                pl->nevents += pl->lines[i].nevents;
+            pl->lines[i].body = lines.v[i].p;
+            pl->lines[i].body_len = (size_t)(lines.v[i].end - lines.v[i].p);
+            pl->lines[i].name = "";
+            pl->lines[i].display_name = "";
         }
+        if (rc == 0)
+            pl->nlines = lines.n;
     }
     free(lines.v);
     free(emeta.v);
@@ -540,11 +620,11 @@ static int index_space(struct xspace *xs, struct xp_err *err)
         for (i = 0; rc == 0 && i < planes.n; i++) {
             rc = index_plane(xs, &xs->planes[i], planes.v[i], err);
             xs->nplanes = i + 1;
-            if (rc == 0)
-                xs->nevents += xs->planes[i].nevents;
         }
     }
     free(planes.v);
+    if (rc == 0)
+        rc = index_lines(xs, err);
     return rc;
 }
 
