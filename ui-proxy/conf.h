@@ -9,11 +9,11 @@
 #define UI_VERSION "0.1.0"
 
 struct ui_conf {
-    char *mount;        /* canonical path of the mount point */
-    char *static_dir;   /* canonical --static DIR, or NULL for the bundled page */
-    const char *host;   /* address to listen on */
-    unsigned int port;  /* port to listen on; 0 picks a free one */
-    int quiet;          /* 1: no access log lines */
+    char *mount;       /* canonical path of the mount point */
+    char *static_dir;  /* canonical --static DIR, or NULL for the bundled page */
+    const char *host;  /* address to listen on */
+    unsigned int port; /* port to listen on; 0 picks a free one */
+    int quiet;         /* 1: no access log lines */
 };
 
 #endif

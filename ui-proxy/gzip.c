@@ -50,8 +50,7 @@ int ui_gzip_accepted(const char *accept_encoding)
         if (name > len)
             name = len;
         if ((name == 4 && strncasecmp(p, "gzip", 4) == 0) ||
-            (name == 6 && strncasecmp(p, "x-gzip", 6) == 0) ||
-            (name == 1 && p[0] == '*'))
+            (name == 6 && strncasecmp(p, "x-gzip", 6) == 0) || (name == 1 && p[0] == '*'))
             return q_positive(p + name, len - name);
         p += len;
     }
@@ -61,8 +60,8 @@ int ui_gzip_accepted(const char *accept_encoding)
 int ui_gzip_begin(z_stream *zs)
 {
     memset(zs, 0, sizeof(*zs));
-    if (deflateInit2(zs, GZIP_LEVEL, Z_DEFLATED, GZIP_WINDOW, GZIP_MEMLEVEL,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(zs, GZIP_LEVEL, Z_DEFLATED, GZIP_WINDOW, GZIP_MEMLEVEL, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
         return -ENOMEM;
     return 0;
 }

@@ -102,11 +102,11 @@ void ui_json_add_str(struct ui_buf *b, const char *s)
 
 /* Reader state; `err` is sticky. */
 struct reader {
-    const char *p;         /* next byte */
-    const char *end;       /* end of the text */
-    const char *key;       /* member collected from list objects, or NULL */
-    struct ui_strv *out;   /* collected strings */
-    int err;               /* 0 or negative errno */
+    const char *p;       /* next byte */
+    const char *end;     /* end of the text */
+    const char *key;     /* member collected from list objects, or NULL */
+    struct ui_strv *out; /* collected strings */
+    int err;             /* 0 or negative errno */
 };
 
 enum { SKIP, ELEMENT, MEMBER }; /* what a value is to the collector */
@@ -181,8 +181,8 @@ static int unicode_escape(struct reader *r, struct ui_buf *dst)
     if (r->end - r->p < 4 || hex4(r->p, &hi))
         return fail(r, -EINVAL);
     r->p += 4;
-    if (hi >= 0xd800 && hi <= 0xdbff && r->end - r->p >= 6 && r->p[0] == '\\' &&
-        r->p[1] == 'u' && hex4(r->p + 2, &lo) == 0 && lo >= 0xdc00 && lo <= 0xdfff) {
+    if (hi >= 0xd800 && hi <= 0xdbff && r->end - r->p >= 6 && r->p[0] == '\\' && r->p[1] == 'u' &&
+        hex4(r->p + 2, &lo) == 0 && lo >= 0xdc00 && lo <= 0xdfff) {
         r->p += 6;
         hi = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
     }

@@ -11,24 +11,10 @@
 
 /* Parameters that never reach the mount (sorted). */
 static const char *const dropped[] = {
-    "base_session_id",
-    "graph_type",
-    "host",
-    "hosts",
-    "is_oss",
-    "mpmd_pipeline_view",
-    "new_backend",
-    "replace_model",
-    "run",
-    "run_path",
-    "selected_group_ids",
-    "session_path",
-    "tag",
-    "tqx",
-    "trace_filter_config",
-    "use_saved_result",
-    "view_end",
-    "view_start",
+    "base_session_id",    "graph_type",   "host",          "hosts", "is_oss",
+    "mpmd_pipeline_view", "new_backend",  "replace_model", "run",   "run_path",
+    "selected_group_ids", "session_path", "tag",           "tqx",   "trace_filter_config",
+    "use_saved_result",   "view_end",     "view_start",
 };
 
 /* graph_viewer types answered as application/octet-stream. */
@@ -36,8 +22,7 @@ static const char *const graph_binary_types[] = {"pb", "pbtxt", "json", "short_t
 
 static int is_word_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 int ui_key_ok(const char *key)

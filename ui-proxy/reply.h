@@ -30,16 +30,16 @@ enum ui_body {
 };
 
 struct ui_reply {
-    unsigned int status;   /* HTTP status */
-    const char *type;      /* Content-Type, a static string */
-    enum ui_body body;     /* which field holds the body */
-    char *data;            /* UI_BODY_OWNED bytes */
-    const void *sdata;     /* UI_BODY_STATIC bytes */
-    size_t len;            /* bytes in data or sdata */
-    int fd;                /* UI_BODY_FILE descriptor, -1 otherwise */
-    char *disposition;     /* Content-Disposition value (owned) or NULL */
-    const char *csp;       /* Content-Security-Policy value */
-    const char *allow;     /* Allow header (405 replies) or NULL */
+    unsigned int status; /* HTTP status */
+    const char *type;    /* Content-Type, a static string */
+    enum ui_body body;   /* which field holds the body */
+    char *data;          /* UI_BODY_OWNED bytes */
+    const void *sdata;   /* UI_BODY_STATIC bytes */
+    size_t len;          /* bytes in data or sdata */
+    int fd;              /* UI_BODY_FILE descriptor, -1 otherwise */
+    char *disposition;   /* Content-Disposition value (owned) or NULL */
+    const char *csp;     /* Content-Security-Policy value */
+    const char *allow;   /* Allow header (405 replies) or NULL */
 };
 
 /* Starts an empty 500 reply with XProf's CSP. */

@@ -25,11 +25,10 @@ static int add_headers(struct MHD_Response *resp, const struct ui_reply *r, int 
     ok &= MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") == MHD_YES;
     ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding") == MHD_YES;
     if (gzip)
-        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") ==
-              MHD_YES;
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") == MHD_YES;
     if (r->disposition)
-        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-                                      r->disposition) == MHD_YES;
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, r->disposition) ==
+              MHD_YES;
     if (r->allow)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow) == MHD_YES;
     return ok ? 0 : -ENOMEM;
@@ -113,8 +112,8 @@ enum MHD_Result ui_respond(struct MHD_Connection *conn, struct ui_reply *r, int 
     if (r->body == UI_BODY_FILE)
         s = read_ahead(r, gzip);
     if (s) {
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_CHUNK,
-                                                 ui_stream_read, s, ui_stream_free);
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_CHUNK, ui_stream_read, s,
+                                                 ui_stream_free);
         if (!resp)
             ui_stream_free(s);
     } else {

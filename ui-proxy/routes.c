@@ -21,9 +21,9 @@
 
 /* Tools XProf answers for all hosts only, and those that add ALL_HOSTS. */
 static const char *const all_hosts_only[] = {"overview_page", "pod_viewer", "smart_suggestion"};
-static const char *const all_hosts_too[] = {"input_pipeline_analyzer", "framework_op_stats",
-                                            "kernel_stats", "megascale_stats", "overview_page",
-                                            "pod_viewer"};
+static const char *const all_hosts_too[] = {
+    "input_pipeline_analyzer", "framework_op_stats", "kernel_stats",
+    "megascale_stats",         "overview_page",      "pod_viewer"};
 
 const char *ui_req_arg(const struct ui_req *q, const char *key)
 {
@@ -45,7 +45,7 @@ int ui_req_open_run(const struct ui_req *q, struct ui_reply *r)
     }
     rootfd = ui_open_root(q->conf->mount);
     if (rootfd < 0) {
-        ui_reply_errno(r, rootfd < -1 ? rootfd : -EIO, q->conf->mount);
+        ui_reply_errno(r, rootfd, q->conf->mount);
         r->status = 500;
         return -1;
     }

@@ -14,8 +14,8 @@
 
 /* One request, as the routes see it. */
 struct ui_req {
-    struct MHD_Connection *conn;  /* for the query parameters */
-    const struct ui_conf *conf;   /* the server's configuration */
+    struct MHD_Connection *conn; /* for the query parameters */
+    const struct ui_conf *conf;  /* the server's configuration */
 };
 
 /* A route fills r (status, type, body) and never sends anything itself. */

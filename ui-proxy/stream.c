@@ -15,14 +15,14 @@
 #include "stream.h"
 
 struct ui_stream {
-    int fd;         /* the file, owned */
-    int gzip;       /* compress the body */
-    int eof;        /* the file is read to its end */
-    int ended;      /* the gzip trailer is written */
-    z_stream zs;    /* compressor, when gzip */
-    char *in;       /* UI_STREAM_BLOCK bytes of input */
-    size_t n_in;    /* bytes of input in `in` */
-    size_t pos_in;  /* identity: bytes of `in` already sent */
+    int fd;        /* the file, owned */
+    int gzip;      /* compress the body */
+    int eof;       /* the file is read to its end */
+    int ended;     /* the gzip trailer is written */
+    z_stream zs;   /* compressor, when gzip */
+    char *in;      /* UI_STREAM_BLOCK bytes of input */
+    size_t n_in;   /* bytes of input in `in` */
+    size_t pos_in; /* identity: bytes of `in` already sent */
 };
 
 struct ui_stream *ui_stream_new(int fd, char *head, size_t n, int gzip)

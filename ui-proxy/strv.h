@@ -14,7 +14,10 @@ struct ui_strv {
     size_t cap; /* slots allocated */
 };
 
-#define UI_STRV_INIT {NULL, 0, 0}
+#define UI_STRV_INIT                                                                               \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Appends a copy of the first len bytes of s; 0 or -ENOMEM, -E2BIG. */
 int ui_strv_addn(struct ui_strv *sv, const char *s, size_t len);

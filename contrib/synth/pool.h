@@ -14,7 +14,10 @@ struct pool {
     struct pool_block *head; /* newest block, NULL when empty */
 };
 
-#define POOL_INIT {NULL}
+#define POOL_INIT                                                                                  \
+    {                                                                                              \
+        NULL                                                                                       \
+    }
 
 /*
  * Returns a NUL-terminated formatted string owned by the pool, or NULL when

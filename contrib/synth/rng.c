@@ -32,10 +32,13 @@ uint64_t rng_key(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 
 int64_t rng_range(uint64_t h, int64_t lo, int64_t hi)
 {
+    unsigned __int128 wide;
     uint64_t span;
 
     if (hi <= lo)
         return lo;
     span = (uint64_t)(hi - lo) + 1;
-    return lo + (int64_t)(h % span);
+    /* multiply-high instead of a modulo (Lemire): same spread, no division */
+    wide = (unsigned __int128)h * span;
+    return lo + (int64_t)(uint64_t)(wide >> 64);
 }

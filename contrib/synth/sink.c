@@ -42,8 +42,7 @@ int sink_open(struct sink *s, const char *path, int gzip)
         s->fp = fopen(s->tmp_path, "wb");
     if (s->gz == NULL && s->fp == NULL) {
         saverr = errno ? errno : ENOMEM;
-        fprintf(stderr, "xprofs-synth: cannot create '%s': %s\n", s->tmp_path,
-                strerror(saverr));
+        fprintf(stderr, "xprofs-synth: cannot create '%s': %s\n", s->tmp_path, strerror(saverr));
         free(s->path);
         free(s->tmp_path);
         memset(s, 0, sizeof(*s));
@@ -101,8 +100,7 @@ int sink_close(struct sink *s, int ok)
 
     if (s->fp != NULL && fclose(s->fp) != 0 && ok == 0) {
         rc = errno ? -errno : -EIO;
-        fprintf(stderr, "xprofs-synth: close failed on '%s': %s\n", s->tmp_path,
-                strerror(-rc));
+        fprintf(stderr, "xprofs-synth: close failed on '%s': %s\n", s->tmp_path, strerror(-rc));
     }
     if (s->gz != NULL && gzclose(s->gz) != Z_OK && ok == 0) {
         rc = -EIO;
@@ -110,8 +108,7 @@ int sink_close(struct sink *s, int ok)
     }
     if (ok == 0 && rc == 0 && rename(s->tmp_path, s->path) != 0) {
         rc = errno ? -errno : -EIO;
-        fprintf(stderr, "xprofs-synth: cannot rename '%s': %s\n", s->tmp_path,
-                strerror(-rc));
+        fprintf(stderr, "xprofs-synth: cannot rename '%s': %s\n", s->tmp_path, strerror(-rc));
     }
     if (ok != 0 || rc != 0)
         unlink(s->tmp_path);

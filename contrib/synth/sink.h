@@ -29,7 +29,8 @@ int sink_write(struct sink *s, const void *p, size_t n);
 
 /*
  * Flushes and closes; with ok == 0 renames the temporary file to the final
- * path, otherwise removes it. Returns 0 or a negative errno. Frees the
+ * path, otherwise (an earlier failure) removes it. Returns 0 or a negative
+ * errno of the close itself: callers keep their own earlier error. Frees the
  * struct's contents in every case.
  */
 int sink_close(struct sink *s, int ok);

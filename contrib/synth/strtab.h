@@ -27,7 +27,10 @@ struct strtab {
     int failed;          /* an allocation failed (sticky) */
 };
 
-#define STRTAB_INIT {POOL_INIT, NULL, 0, 0, NULL, 0, 0}
+#define STRTAB_INIT                                                                                \
+    {                                                                                              \
+        POOL_INIT, NULL, 0, 0, NULL, 0, 0                                                          \
+    }
 
 /* Returns the id of name, adding it if new; 0 if out of memory (sticky). */
 int64_t strtab_id(struct strtab *t, const char *name);

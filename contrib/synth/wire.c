@@ -70,7 +70,7 @@ void wb_varint(struct wbuf *b, uint64_t v)
 {
     uint8_t *p;
 
-    if (grow(b, 10) != 0)
+    if (b->cap - b->len < 10 && grow(b, 10) != 0)
         return;
     p = b->data + b->len;
     while (v >= 0x80) {

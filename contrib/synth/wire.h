@@ -22,7 +22,10 @@ struct wbuf {
     int failed;    /* set when an allocation failed */
 };
 
-#define WBUF_INIT {NULL, 0, 0, 0}
+#define WBUF_INIT                                                                                  \
+    {                                                                                              \
+        NULL, 0, 0, 0                                                                              \
+    }
 
 enum pb_wire { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2 };
 

@@ -103,19 +103,40 @@ static int run_line(const struct xline_desc *ld, struct emit *em, uint64_t *byte
     return 0;
 }
 
-/* Counts every line (events + header) into lens[] and returns the plane body size. */
+int xline_count(struct emit *em, const struct xline_desc *ld, uint64_t *bytes)
+{
+    uint64_t n;
+    int rc;
+
+    em->sink = NULL;
+    rc = run_line(ld, em, &n);
+    if (rc == 0)
+        *bytes += n;
+    return rc;
+}
+
+void emit_release(struct emit *em)
+{
+    wb_release(&em->chunk);
+    wb_release(&em->ev);
+}
+
+/* Sizes every line (events + header) into lens[] and adds them to the plane body size. */
 static int count_lines(const struct xplane_desc *pd, struct emit *em, struct wbuf *hdr,
                        uint64_t *lens, uint64_t *body)
 {
     size_t i;
-    int rc;
+    int rc = 0;
 
     for (i = 0; i < pd->n_lines; i++) {
-        uint64_t ev_bytes;
+        uint64_t ev_bytes = 0;
 
         wb_reset(hdr);
         line_header(hdr, &pd->lines[i]);
-        rc = run_line(&pd->lines[i], em, &ev_bytes);
+        if (pd->event_bytes != NULL)
+            ev_bytes = pd->event_bytes[i];
+        else
+            rc = run_line(&pd->lines[i], em, &ev_bytes);
         if (rc == 0)
             rc = wb_ok(hdr);
         if (rc != 0)
@@ -195,8 +216,7 @@ out:
     if (rc == -ENOMEM)
         fprintf(stderr, "xprofs-synth: out of memory\n");
     free(lens);
-    wb_release(&em.chunk);
-    wb_release(&em.ev);
+    emit_release(&em);
     wb_release(&hdr);
     wb_release(&head);
     return rc;

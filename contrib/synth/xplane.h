@@ -39,22 +39,33 @@ void xev_end(struct emit *em);
 
 /* A line of a plane; gen emits its events through xev_*() and returns 0 or -errno. */
 struct xline_desc {
-    int64_t id;        /* XLine.id (thread id or stream id) */
-    const char *name;  /* XLine.name */
-    int64_t ts_ns;     /* XLine.timestamp_ns */
+    int64_t id;       /* XLine.id (thread id or stream id) */
+    const char *name; /* XLine.name */
+    int64_t ts_ns;    /* XLine.timestamp_ns */
     int (*gen)(void *ctx, int arg, struct emit *em);
-    void *ctx;         /* first argument of gen */
-    int arg;           /* second argument of gen */
+    void *ctx; /* first argument of gen */
+    int arg;   /* second argument of gen */
 };
 
 /* A plane: header fields, lines, and the encoded tail (metadata maps, stats). */
 struct xplane_desc {
-    int64_t id;                      /* XPlane.id */
-    const char *name;                /* XPlane.name */
-    const struct xline_desc *lines;  /* lines in file order */
-    size_t n_lines;                  /* number of lines */
-    const struct wbuf *tail;         /* fields 4, 5 and 6, already encoded */
+    int64_t id;                     /* XPlane.id */
+    const char *name;               /* XPlane.name */
+    const struct xline_desc *lines; /* lines in file order */
+    size_t n_lines;                 /* number of lines */
+    const struct wbuf *tail;        /* fields 4, 5 and 6, already encoded */
+    const uint64_t *event_bytes;    /* per line, from xline_count(); NULL: count here */
 };
+
+/*
+ * Runs ld's generator in counting mode and adds its event bytes to *bytes.
+ * em starts zeroed, is reused across calls and freed by emit_release().
+ * Returns 0 or a negative errno.
+ */
+int xline_count(struct emit *em, const struct xline_desc *ld, uint64_t *bytes);
+
+/* Frees an emitter's buffers. */
+void emit_release(struct emit *em);
 
 /*
  * Writes the plane as XSpace.planes (field 1) to sink, or only counts it when

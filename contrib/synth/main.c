@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xprofs-synth: writes synthetic XProf profiles
+ * (LOGDIR/plugins/profile/<run>/<host>.xplane.pb[.gz]) shaped like a
+ * jax.profiler.trace of a GPU training loop. Command line parsing and the
+ * loop over hosts.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "sink.h"
+#include "steps4.h"
+#include "synth.h"
+
+#define MB 1000000.0
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
+            "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
+            "                    [--vendor amd|nvidia] [--scenario train|steps4]\n"
+            "\n"
+            "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
+            "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
+            "\n"
+            "  --out LOGDIR     log directory (default synth-logdir)\n"
+            "  --run NAME       run directory (default 2025_01_01_00_00_00)\n"
+            "  --size-mb N      about N MB (10^6 bytes, uncompressed) per host file\n"
+            "  --steps N        number of training steps (default 10)\n"
+            "  --seed S         PRNG seed, same seed = same bytes (default 1)\n"
+            "  --hosts H        number of host files (default 1, at most %d)\n"
+            "  --gpus G         GPU planes per host (default 2, at most %d)\n"
+            "  --gz             write .xplane.pb.gz (gzip level 1)\n"
+            "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
+            "  --scenario S     train (default) or steps4 (small fixed profile)\n",
+            SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
+}
+
+/* Parses a whole decimal integer in [lo, hi]; 0 or -1 after printing a message. */
+static int parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "xprofs-synth: bad value '%s' for %s (want an integer in %lld..%lld)\n", s,
+                opt, (long long)lo, (long long)hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses a seed: any unsigned 64-bit decimal or 0x-prefixed number. */
+static int parse_seed(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-') {
+        fprintf(stderr, "xprofs-synth: bad value '%s' for --seed\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses the MB target: a positive number up to 10^6. */
+static int parse_size(const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v > 0) || v > 1e6) {
+        fprintf(stderr, "xprofs-synth: bad value '%s' for --size-mb (want 0 < N <= 1000000)\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Rejects run names that would leave the profile directory. */
+static int check_run(const char *run)
+{
+    if (run[0] == '\0' || strchr(run, '/') != NULL || strcmp(run, ".") == 0 ||
+        strcmp(run, "..") == 0) {
+        fprintf(stderr, "xprofs-synth: bad run name '%s'\n", run);
+        return -1;
+    }
+    return 0;
+}
+
+enum {
+    O_OUT = 1,
+    O_RUN,
+    O_SIZE,
+    O_STEPS,
+    O_SEED,
+    O_HOSTS,
+    O_GPUS,
+    O_GZ,
+    O_VENDOR,
+    O_SCENARIO,
+    O_HELP
+};
+
+static const struct option long_opts[] = {
+    {"gpus", required_argument, NULL, O_GPUS},
+    {"gz", no_argument, NULL, O_GZ},
+    {"help", no_argument, NULL, O_HELP},
+    {"hosts", required_argument, NULL, O_HOSTS},
+    {"out", required_argument, NULL, O_OUT},
+    {"run", required_argument, NULL, O_RUN},
+    {"scenario", required_argument, NULL, O_SCENARIO},
+    {"seed", required_argument, NULL, O_SEED},
+    {"size-mb", required_argument, NULL, O_SIZE},
+    {"steps", required_argument, NULL, O_STEPS},
+    {"vendor", required_argument, NULL, O_VENDOR},
+    {NULL, 0, NULL, 0},
+};
+
+/* Applies one option; returns 0, 1 (help printed) or -1 (error printed). */
+static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
+{
+    int64_t v;
+
+    switch (c) {
+    case O_OUT:
+        o->out_dir = arg;
+        return 0;
+    case O_RUN:
+        o->run = arg;
+        return check_run(arg);
+    case O_SIZE:
+        return parse_size(arg, &o->size_mb);
+    case O_STEPS:
+        *given |= 1;
+        /* 10^7 steps of ~50 ms keep offsets far below 2^63 ps */
+        return parse_int("--steps", arg, 1, 10000000, &o->n_steps);
+    case O_SEED:
+        return parse_seed(arg, &o->seed);
+    case O_HOSTS:
+        if (parse_int("--hosts", arg, 1, SYNTH_MAX_HOSTS, &v) != 0)
+            return -1;
+        o->n_hosts = (int)v;
+        return 0;
+    case O_GPUS:
+        *given |= 2;
+        if (parse_int("--gpus", arg, 1, SYNTH_MAX_GPUS, &v) != 0)
+            return -1;
+        o->n_gpus = (int)v;
+        return 0;
+    case O_GZ:
+        o->gzip = 1;
+        return 0;
+    case O_VENDOR:
+        o->vendor = vendor_find(arg);
+        if (o->vendor != NULL)
+            return 0;
+        fprintf(stderr, "xprofs-synth: unknown vendor '%s' (amd, nvidia)\n", arg);
+        return -1;
+    case O_SCENARIO:
+        if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0) {
+            o->steps4 = strcmp(arg, "steps4") == 0;
+            return 0;
+        }
+        fprintf(stderr, "xprofs-synth: unknown scenario '%s' (train, steps4)\n", arg);
+        return -1;
+    case O_HELP:
+        usage(stdout);
+        return 1;
+    default:
+        usage(stderr);
+        return -1;
+    }
+}
+
+/* Fills o from argv; returns 0, 1 (help printed) or -1 (error printed). */
+static int parse_args(int argc, char **argv, struct synth_opts *o)
+{
+    int c, rc, given = 0;
+
+    memset(o, 0, sizeof(*o));
+    o->out_dir = "synth-logdir";
+    o->run = "2025_01_01_00_00_00";
+    o->seed = 1;
+    o->n_hosts = 1;
+    o->n_gpus = 2;
+    o->n_steps = 10;
+    o->vendor = vendor_find("amd");
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        rc = apply_opt(o, c, optarg, &given);
+        if (rc != 0)
+            return rc;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "xprofs-synth: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (o->size_mb > 0 && (given & 1)) {
+        fprintf(stderr, "xprofs-synth: --size-mb and --steps exclude each other\n");
+        return -1;
+    }
+    if (o->steps4 && (o->size_mb > 0 || given != 0)) {
+        fprintf(stderr, "xprofs-synth: --scenario steps4 has fixed steps and one GPU\n");
+        return -1;
+    }
+    if (o->steps4)
+        o->n_gpus = 1;
+    return 0;
+}
+
+/* Writes host h's file into dir; 0 or a negative errno. */
+static int write_host(struct synth *sy, const char *dir, int h, int64_t n_steps)
+{
+    const struct synth_opts *o = sy->opt;
+    struct sink sink;
+    uint64_t bytes = 0;
+    char *path;
+    int rc, crc;
+
+    synth_set_host(sy, h);
+    if (asprintf(&path, "%s/%s.xplane.pb%s", dir, sy->hostname, o->gzip ? ".gz" : "") < 0) {
+        fprintf(stderr, "xprofs-synth: out of memory\n");
+        return -ENOMEM;
+    }
+    rc = sink_open(&sink, path, o->gzip);
+    if (rc != 0)
+        goto out;
+    if (o->steps4) {
+        rc = steps4_write(sy, h, &sink);
+    } else {
+        sy->s_begin = 0;
+        sy->s_end = n_steps;
+        rc = profile_write(sy, &sink, &bytes);
+    }
+    bytes = sink.bytes;
+    crc = sink_close(&sink, rc);
+    if (rc == 0)
+        rc = crc;
+    if (rc == 0)
+        printf("%s\t%llu bytes%s\n", path, (unsigned long long)bytes,
+               o->gzip ? " before compression" : "");
+out:
+    free(path);
+    return rc;
+}
+
+/* Creates the run directory and writes every host; 0 or a negative errno. */
+static int run(struct synth *sy)
+{
+    const struct synth_opts *o = sy->opt;
+    int64_t n_steps = o->n_steps;
+    char *dir;
+    int h, rc;
+
+    if (asprintf(&dir, "%s/plugins/profile/%s", o->out_dir, o->run) < 0) {
+        fprintf(stderr, "xprofs-synth: out of memory\n");
+        return -ENOMEM;
+    }
+    rc = sink_mkdirs(dir);
+    if (rc == 0 && !o->steps4 && o->size_mb > 0) {
+        synth_set_host(sy, 0);
+        rc = profile_choose_steps(sy, (uint64_t)(o->size_mb * MB), &n_steps);
+    }
+    for (h = 0; h < o->n_hosts && rc == 0; h++)
+        rc = write_host(sy, dir, h, n_steps);
+    free(dir);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct synth_opts opts;
+    struct synth sy;
+    int rc;
+
+    rc = parse_args(argc, argv, &opts);
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    if (synth_init(&sy, &opts) != 0)
+        return 1;
+    rc = run(&sy);
+    synth_release(&sy);
+    if (fflush(stdout) != 0) {
+        perror("xprofs-synth: stdout");
+        return 1;
+    }
+    return rc == 0 ? 0 : 1;
+}

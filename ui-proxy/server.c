@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Requests in (server.h): each gets a context from the URI callback (the
+ * raw request target, for the path checks and the log), then one reply
+ * from a route or the site, then a log line when MHD is done with it.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "access_log.h"
+#include "gzip.h"
+#include "respond.h"
+#include "routes.h"
+#include "server.h"
+#include "site.h"
+
+#define MAX_CONNECTIONS 64            /* served at once; more are refused */
+#define MAX_REQUEST_BYTES (64 * 1024) /* request line and headers */
+#define IDLE_TIMEOUT_S 120            /* idle keep-alive connections */
+#define THREAD_STACK (512 * 1024)     /* bytes per connection thread */
+#define PREFIX "/data/plugin/profile"
+
+struct ui_server {
+    struct MHD_Daemon *daemon;  /* the HTTP server */
+    const struct ui_conf *conf; /* its configuration */
+    int loopback;               /* listening on a loopback address only */
+};
+
+/* Per request; created by uri_seen(), freed by request_done(). */
+struct request {
+    struct timespec start; /* when the request line was read */
+    char *uri;             /* raw request target */
+    char method[16];       /* request method, for the log */
+    int seen;              /* the access handler was called once */
+    unsigned int status;   /* status sent; 0 until then */
+};
+
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct request *rq = calloc(1, sizeof(*rq));
+
+    (void)cls;
+    (void)conn;
+    if (!rq)
+        return NULL;
+    rq->uri = strdup(uri);
+    if (!rq->uri || clock_gettime(CLOCK_MONOTONIC, &rq->start) != 0) {
+        free(rq->uri);
+        free(rq);
+        return NULL;
+    }
+    return rq;
+}
+
+static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct ui_server *s = cls;
+    struct request *rq = *req_cls;
+    struct timespec now;
+    double secs = 0;
+
+    (void)conn;
+    (void)toe;
+    if (!rq)
+        return;
+    if (!s->conf->quiet && rq->status) {
+        if (clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+            secs = (double)(now.tv_sec - rq->start.tv_sec) +
+                   (double)(now.tv_nsec - rq->start.tv_nsec) / 1e9;
+        ui_access_log(rq->method, rq->uri, rq->status, secs);
+    }
+    free(rq->uri);
+    free(rq);
+    *req_cls = NULL;
+}
+
+/* Returns 1 when the raw request target encodes a '/', '\\' or NUL. */
+static int encoded_separator(const char *uri)
+{
+    size_t n = strcspn(uri, "?#");
+    size_t i;
+
+    if (strstr(uri, "%00"))
+        return 1;
+    for (i = 0; i + 2 < n; i++) {
+        if (uri[i] != '%')
+            continue;
+        if (strncasecmp(uri + i, "%2f", 3) == 0 || strncasecmp(uri + i, "%5c", 3) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Returns 1 when a decoded path is safe: absolute, no "." or ".." or "//". */
+static int path_ok(const char *url)
+{
+    const char *p, *next;
+    size_t n;
+
+    if (url[0] != '/' || strchr(url, '\\'))
+        return 0;
+    for (p = url + 1; *p; p = next) {
+        next = strchr(p, '/');
+        n = next ? (size_t)(next - p) : strlen(p);
+        next = next ? next + 1 : p + n;
+        if (n == 0 && *next)
+            return 0;
+        if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Strips XProf's prefix and one trailing '/' from url into path. */
+static int route_path(const char *url, char *path, size_t size)
+{
+    size_t n, plen = strlen(PREFIX);
+
+    if (strncmp(url, PREFIX, plen) == 0 && (url[plen] == '/' || url[plen] == '\0'))
+        url += plen;
+    n = strlen(url);
+    if (n >= size)
+        return -1;
+    if (n == 0) {
+        memcpy(path, "/", 2);
+        return 0;
+    }
+    memcpy(path, url, n + 1);
+    if (n > 1 && path[n - 1] == '/')
+        path[n - 1] = '\0';
+    return 0;
+}
+
+/*
+ * Returns 1 when the Host header names this machine's loopback. A server
+ * bound to loopback answers only such requests, so a web page elsewhere
+ * cannot read the mount through DNS rebinding.
+ */
+static int host_header_ok(struct MHD_Connection *conn)
+{
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    size_t n;
+
+    if (!h)
+        return 1; /* HTTP/1.0 without Host; MHD refuses that for 1.1 */
+    if (h[0] == '[')
+        return strncmp(h, "[::1]", 5) == 0 && (h[5] == '\0' || h[5] == ':');
+    n = strcspn(h, ":");
+    if (n == 9 && strncasecmp(h, "localhost", 9) == 0)
+        return 1;
+    if (n < 4 || strncmp(h, "127.", 4) != 0)
+        return 0;
+    return strspn(h, "0123456789.") == n;
+}
+
+/* Fills r for a GET or HEAD of url. */
+static void dispatch(struct ui_server *s, struct MHD_Connection *conn, struct request *rq,
+                     const char *url, struct ui_reply *r)
+{
+    struct ui_req q = {conn, s->conf};
+    char path[4096];
+    ui_route_fn fn;
+
+    if (s->loopback && !host_header_ok(conn)) {
+        ui_reply_text(r, 403, "forbidden: this server answers only for localhost");
+        return;
+    }
+    if (encoded_separator(rq->uri) || !path_ok(url)) {
+        ui_reply_text(r, 400, "bad request: path '%s' is not allowed", url);
+        return;
+    }
+    if (route_path(url, path, sizeof(path)) != 0) {
+        ui_reply_text(r, 400, "bad request: path too long");
+        return;
+    }
+    fn = ui_route_find(path);
+    if (fn)
+        fn(&q, r);
+    else
+        ui_site_reply(s->conf, path, r);
+}
+
+/*
+ * MHD calls this first when the headers are in, then once per piece of
+ * body, then once more with nothing: GET and HEAD are answered on that
+ * last call, so the connection can be kept alive; other methods, and a GET
+ * that sends a body, are answered at once (and the connection closed).
+ */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
+{
+    struct ui_server *s = cls;
+    struct request *rq = *req_cls;
+    struct ui_reply r;
+    const char *accept;
+    int get;
+
+    (void)version;
+    (void)upload_data;
+    if (!rq)
+        return MHD_NO;
+    if (rq->status) {
+        *upload_data_size = 0; /* answered already: discard a body */
+        return MHD_YES;
+    }
+    get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    if (!rq->seen) {
+        rq->seen = 1;
+        snprintf(rq->method, sizeof(rq->method), "%s", method);
+        if (get)
+            return MHD_YES;
+    }
+    ui_reply_init(&r);
+    if (!get) {
+        ui_reply_text(&r, 405, "method not allowed: '%s'", method);
+        r.allow = "GET, HEAD";
+    } else if (*upload_data_size != 0) {
+        ui_reply_text(&r, 400, "bad request: a %s has no body", method);
+    } else {
+        dispatch(s, conn, rq, url, &r);
+    }
+    accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    return ui_respond(conn, &r, ui_gzip_accepted(accept), &rq->status);
+}
+
+/* Returns 1 for 127.0.0.0/8 and ::1. */
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+    const struct sockaddr_in *v4 = (const struct sockaddr_in *)ss;
+    const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)ss;
+
+    if (ss->ss_family == AF_INET)
+        return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+    return ss->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+}
+
+/* Resolves host:port into ss; 0 or -1 with a message. */
+static int listen_addr(const char *host, unsigned int port, struct sockaddr_storage *ss, int *v6)
+{
+    struct addrinfo hints, *res;
+    int rc;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "xprofs-ui: cannot resolve '%s': %s\n", host, gai_strerror(rc));
+        return -1;
+    }
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *v6 = res->ai_family == AF_INET6;
+    if (*v6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+    freeaddrinfo(res);
+    return 0;
+}
+
+struct ui_server *ui_server_start(const struct ui_conf *conf, unsigned int *port)
+{
+    const union MHD_DaemonInfo *info;
+    struct sockaddr_storage ss;
+    struct ui_server *s;
+    unsigned int flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    int v6;
+
+    if (listen_addr(conf->host, conf->port, &ss, &v6) != 0)
+        return NULL;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->conf = conf;
+    s->loopback = is_loopback(&ss);
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    s->daemon = MHD_start_daemon(
+        flags, (uint16_t)conf->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MAX_REQUEST_BYTES,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)THREAD_STACK, MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_NOTIFY_COMPLETED,
+        request_done, s, MHD_OPTION_END);
+    if (!s->daemon) {
+        fprintf(stderr, "xprofs-ui: cannot listen on %s port %u\n", conf->host, conf->port);
+        free(s);
+        return NULL;
+    }
+    info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    *port = info ? info->port : conf->port;
+    return s;
+}
+
+void ui_server_stop(struct ui_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->daemon);
+    free(s);
+}

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xprofs page, the timeline: trace viewer JSON (traceEvents of "X"
+ * complete events plus "M" process/thread names) drawn on a canvas, one
+ * row per thread, nested events stacked. Wheel zooms, drag pans, keys
+ * W/S/A/D; after each change the visible window is asked for again as
+ * trace_viewer.json?start_time_ms=&end_time_ms=&resolution=, so zooming
+ * in shows the events that the coarse first answer left out.
+ */
+'use strict';
+
+var XP = window.XP = window.XP || {};
+
+var LABEL_W = 220;    /* px of the name column */
+var ROW_H = 16;       /* px per nesting level */
+var PROC_H = 18;      /* px of a process header */
+var MAX_DEPTH = 24;   /* deeper events share the last row */
+var MAX_HEIGHT = 30000;
+var WINDOW_DELAY = 250; /* ms of quiet before a window is asked for */
+
+/* Reads a trace viewer document into events, names and the time span (µs). */
+XP.parseTrace = function (doc) {
+  var out = { events: [], procNames: {}, threadNames: {}, procSort: {}, threadSort: {}, start: Infinity, end: -Infinity };
+  var list = doc && Array.isArray(doc.traceEvents) ? doc.traceEvents : [];
+  for (var i = 0; i < list.length; i++) {
+    var e = list[i];
+    if (!e || typeof e !== 'object') continue;
+    var key = e.pid + ':' + e.tid;
+    if (e.ph === 'M') {
+      var v = e.args || {};
+      if (e.name === 'process_name') out.procNames[e.pid] = String(v.name);
+      else if (e.name === 'thread_name') out.threadNames[key] = String(v.name);
+      else if (e.name === 'process_sort_index') out.procSort[e.pid] = +v.sort_index;
+      else if (e.name === 'thread_sort_index') out.threadSort[key] = +v.sort_index;
+      continue;
+    }
+    if (e.ph !== 'X' && e.ph !== 'i' && e.ph !== 'I') continue;
+    var ts = +e.ts;
+    var dur = +(e.dur || 0);
+    if (!isFinite(ts) || !isFinite(dur)) continue;
+    out.events.push({ pid: e.pid, tid: e.tid, ts: ts, dur: dur, name: String(e.name || '') });
+    if (ts < out.start) out.start = ts;
+    if (ts + dur > out.end) out.end = ts + dur;
+  }
+  if (doc && Array.isArray(doc.fullTimespan) && doc.fullTimespan.length === 2 &&
+      isFinite(+doc.fullTimespan[0]) && isFinite(+doc.fullTimespan[1]) && +doc.fullTimespan[1] > +doc.fullTimespan[0]) {
+    out.start = +doc.fullTimespan[0] * 1000;
+    out.end = +doc.fullTimespan[1] * 1000;
+  }
+  return out;
+};
+
+/*
+ * A timeline in box for run. url(params) gives the URL of a trace window
+ * (params: start_time_ms, end_time_ms, resolution, or only resolution for
+ * the first, whole-range load).
+ */
+XP.Timeline = function (box, url) {
+  this.box = box;
+  this.url = url;
+  this.base = null;       /* the first, whole-range answer */
+  this.detail = null;     /* the latest window: {start, end, trace} */
+  this.full = { start: 0, end: 1 };
+  this.view = { start: 0, end: 1 };
+  this.tracks = [];
+  this.seq = 0;           /* window requests sent */
+  this.applied = 0;       /* window answers shown */
+  this.timer = null;
+  this.drag = null;
+  this.build();
+};
+
+XP.Timeline.prototype.build = function () {
+  var self = this;
+  var btn = function (text, title, fn) {
+    return XP.el('button', { text: text, title: title, onclick: function () { fn(); } });
+  };
+  this.status = XP.el('span', { cls: 'tl-status muted' });
+  this.tools = XP.el('div', { cls: 'tl-tools' }, [
+    btn('−', 'zoom out (S)', function () { self.zoom(2, 0.5); }),
+    btn('+', 'zoom in (W)', function () { self.zoom(0.5, 0.5); }),
+    btn('←', 'pan left (A)', function () { self.pan(-0.25); }),
+    btn('→', 'pan right (D)', function () { self.pan(0.25); }),
+    btn('reset', 'whole trace (0)', function () { self.setView(self.full.start, self.full.end); }),
+    this.status
+  ]);
+  this.axis = XP.el('canvas', { cls: 'tl-axis' });
+  this.canvas = XP.el('canvas', { cls: 'tl-canvas', tabindex: '0', role: 'img', 'aria-label': 'timeline' });
+  this.scroller = XP.el('div', { cls: 'tl-scroll' }, [this.canvas]);
+  this.tip = XP.el('div', { cls: 'tl-tip' });
+  this.progressBox = XP.el('div', { cls: 'tl-progress' });
+  this.box.appendChild(this.tools);
+  this.box.appendChild(this.progressBox);
+  this.box.appendChild(this.axis);
+  this.box.appendChild(this.scroller);
+  this.box.appendChild(this.tip);
+  this.box.xpTimeline = this; /* for tests and the console */
+  this.box.dataset.state = 'loading';
+  this.box.dataset.windows = '0';
+  this.box.dataset.requests = '0';
+
+  this.canvas.addEventListener('wheel', function (ev) { self.onWheel(ev); }, { passive: false });
+  this.canvas.addEventListener('mousedown', function (ev) { self.onDown(ev); });
+  window.addEventListener('mousemove', function (ev) { self.onMove(ev); });
+  window.addEventListener('mouseup', function () { self.drag = null; });
+  this.canvas.addEventListener('mousemove', function (ev) { self.onHover(ev); });
+  this.canvas.addEventListener('mouseleave', function () { self.tip.textContent = ''; });
+  this.canvas.addEventListener('dblclick', function () { self.setView(self.full.start, self.full.end); });
+  this.canvas.addEventListener('keydown', function (ev) { self.onKey(ev); });
+  window.addEventListener('resize', function () { self.draw(); });
+};
+
+/* Pixels available for time. */
+XP.Timeline.prototype.plotWidth = function () {
+  return Math.max(100, (this.box.clientWidth || 900) - LABEL_W - 4);
+};
+
+/* The first load: the whole trace, down-sampled as XProf's UI asks. */
+XP.Timeline.prototype.load = async function () {
+  var p = new XP.Progress(this.progressBox, 'loading trace');
+  var r = await XP.getJSON(this.url({ resolution: 8000 }), function (n) { p.update(n); });
+  p.remove();
+  if (!r.ok) {
+    this.box.dataset.state = 'unavailable';
+    this.box.textContent = '';
+    XP.unavailable(this.box, r.status ? r.status + ': ' + r.error : r.error);
+    return;
+  }
+  this.base = XP.parseTrace(r.data);
+  if (!this.base.events.length && this.base.start === Infinity) {
+    this.box.dataset.state = 'empty';
+    this.status.textContent = 'no events';
+    return;
+  }
+  if (!(this.base.end > this.base.start)) this.base.end = this.base.start + 1;
+  this.full = { start: this.base.start, end: this.base.end };
+  this.view = { start: this.full.start, end: this.full.end };
+  this.rebuild();
+  this.box.dataset.state = 'ready';
+  this.draw();
+  this.status.textContent = this.base.events.length + ' events, ' + XP.fmtBytes(r.bytes) + ' · wheel to zoom, drag to pan';
+};
+
+/* Groups the events shown (base outside the window, the window inside) into tracks. */
+XP.Timeline.prototype.rebuild = function () {
+  var d = this.detail;
+  var byKey = {};
+  var tracks = [];
+  var names = { procNames: {}, threadNames: {}, procSort: {}, threadSort: {} };
+  var add = function (src) {
+    Object.keys(names).forEach(function (k) { Object.assign(names[k], src[k]); });
+  };
+  var push = function (e) {
+    var key = e.pid + ':' + e.tid;
+    var t = byKey[key];
+    if (!t) {
+      t = byKey[key] = { pid: e.pid, tid: e.tid, key: key, events: [] };
+      tracks.push(t);
+    }
+    t.events.push(e);
+  };
+  var seen = new Set();
+  var id = function (e) { return e.pid + ':' + e.tid + ':' + e.ts + ':' + e.dur + ':' + e.name; };
+  if (d) {
+    d.trace.events.forEach(function (e) { seen.add(id(e)); });
+  }
+  add(this.base);
+  this.base.events.forEach(function (e) {
+    if (d && e.ts >= d.start && e.ts + e.dur <= d.end) return; /* the window has it */
+    if (!seen.has(id(e))) push(e);
+  });
+  if (d) {
+    add(d.trace);
+    d.trace.events.forEach(push);
+  }
+  tracks.forEach(function (t) {
+    t.events.sort(function (a, b) { return a.ts - b.ts || b.dur - a.dur; });
+    var stack = [];
+    var depth = 0;
+    t.events.forEach(function (e) {
+      while (stack.length && stack[stack.length - 1] <= e.ts) stack.pop();
+      e.depth = Math.min(stack.length, MAX_DEPTH);
+      if (e.depth > depth) depth = e.depth;
+      stack.push(e.ts + e.dur);
+    });
+    t.rows = depth + 1;
+    t.name = names.threadNames[t.key] || ('thread ' + t.tid);
+    t.proc = names.procNames[t.pid] || ('process ' + t.pid);
+    t.psort = t.pid in names.procSort ? names.procSort[t.pid] : t.pid;
+    t.tsort = t.key in names.threadSort ? names.threadSort[t.key] : t.tid;
+  });
+  tracks.sort(function (a, b) { return a.psort - b.psort || a.pid - b.pid || a.tsort - b.tsort || a.tid - b.tid; });
+  var y = 0;
+  var lastPid = null;
+  tracks.forEach(function (t) {
+    if (t.pid !== lastPid) { t.header = y; y += PROC_H; lastPid = t.pid; } else { t.header = -1; }
+    t.y = y;
+    y += t.rows * ROW_H + 4;
+  });
+  this.tracks = tracks;
+  this.height = Math.min(MAX_HEIGHT, Math.max(40, y));
+  this.box.dataset.events = String(tracks.reduce(function (s, t) { return s + t.events.length; }, 0));
+  this.box.dataset.tracks = String(tracks.length);
+};
+
+function niceStep(span, n) {
+  var raw = span / Math.max(1, n);
+  var p = Math.pow(10, Math.floor(Math.log10(raw)));
+  var m = raw / p;
+  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+function setupCanvas(canvas, w, h) {
+  var dpr = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+    canvas.style.width = w + 'px';
+    canvas.style.height = h + 'px';
+  }
+  var g = canvas.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  return g;
+}
+
+XP.Timeline.prototype.drawAxis = function (w) {
+  var g = setupCanvas(this.axis, w + LABEL_W, 22);
+  var v = this.view;
+  var scale = w / (v.end - v.start);
+  var step = niceStep(v.end - v.start, w / 110);
+  g.font = '11px sans-serif';
+  g.fillStyle = '#333';
+  g.fillText(XP.fmtUs(v.end - v.start) + ' shown', 4, 14);
+  g.strokeStyle = '#bbb';
+  for (var t = Math.ceil(v.start / step) * step; t <= v.end; t += step) {
+    var x = LABEL_W + (t - v.start) * scale;
+    g.beginPath(); g.moveTo(x, 14); g.lineTo(x, 22); g.stroke();
+    g.fillText(XP.fmtUs(t - this.full.start), x + 2, 11);
+  }
+};
+
+/* Draws the visible window. */
+XP.Timeline.prototype.draw = function () {
+  if (!this.base || !this.tracks) return;
+  var w = this.plotWidth();
+  var v = this.view;
+  var scale = w / (v.end - v.start);
+  var g = setupCanvas(this.canvas, w + LABEL_W, this.height);
+  var drawn = 0;
+  this.drawAxis(w);
+  g.font = '11px sans-serif';
+  g.textBaseline = 'middle';
+  for (var i = 0; i < this.tracks.length; i++) {
+    var t = this.tracks[i];
+    if (t.y > this.height) break;
+    if (t.header >= 0) {
+      g.fillStyle = '#e8ecf2';
+      g.fillRect(0, t.header, w + LABEL_W, PROC_H);
+      g.fillStyle = '#123';
+      g.fillText(t.proc.slice(0, 120), 4, t.header + PROC_H / 2);
+    }
+    g.fillStyle = '#444';
+    g.fillText(t.name.slice(0, 32), 12, t.y + ROW_H / 2);
+    g.save();
+    g.beginPath();
+    g.rect(LABEL_W, t.y, w, t.rows * ROW_H);
+    g.clip();
+    for (var k = 0; k < t.events.length; k++) {
+      var e = t.events[k];
+      if (e.ts > v.end) break;
+      if (e.ts + e.dur < v.start) continue;
+      var x0 = LABEL_W + (e.ts - v.start) * scale;
+      var x1 = LABEL_W + (e.ts + e.dur - v.start) * scale;
+      var bw = Math.max(1, x1 - x0);
+      var y = t.y + e.depth * ROW_H;
+      g.fillStyle = e.color || (e.color = XP.color(e.name));
+      g.fillRect(x0, y, bw, ROW_H - 1);
+      drawn++;
+      if (bw > 36) {
+        g.fillStyle = '#111';
+        var chars = Math.floor((bw - 6) / 6.2);
+        var left = Math.max(x0, LABEL_W) + 3;
+        g.fillText(e.name.length > chars ? e.name.slice(0, Math.max(1, chars - 1)) + '…' : e.name, left, y + ROW_H / 2);
+      }
+    }
+    g.restore();
+  }
+  g.strokeStyle = '#ccc';
+  g.beginPath(); g.moveTo(LABEL_W - 0.5, 0); g.lineTo(LABEL_W - 0.5, this.height); g.stroke();
+  this.box.dataset.drawn = String(drawn);
+};
+
+/* Moves the view to [start, end] µs (kept inside the trace), redraws, asks for the window. */
+XP.Timeline.prototype.setView = function (start, end) {
+  var f = this.full;
+  var span = Math.min(Math.max(end - start, 0.001), f.end - f.start);
+  start = Math.max(f.start, Math.min(start, f.end - span));
+  this.view = { start: start, end: start + span };
+  this.draw();
+  this.schedule();
+};
+
+XP.Timeline.prototype.zoom = function (factor, at) {
+  var v = this.view;
+  var span = v.end - v.start;
+  var pivot = v.start + span * at;
+  this.setView(pivot - (pivot - v.start) * factor, pivot + (v.end - pivot) * factor);
+};
+
+XP.Timeline.prototype.pan = function (fraction) {
+  var span = this.view.end - this.view.start;
+  this.setView(this.view.start + span * fraction, this.view.end + span * fraction);
+};
+
+XP.Timeline.prototype.onWheel = function (ev) {
+  var rect = this.canvas.getBoundingClientRect();
+  var x = ev.clientX - rect.left - LABEL_W;
+  if (x < 0 || !this.base) return; /* over the names: let the page scroll */
+  ev.preventDefault();
+  if (ev.shiftKey) {
+    this.pan((ev.deltaY || ev.deltaX) > 0 ? 0.1 : -0.1);
+    return;
+  }
+  this.zoom(ev.deltaY > 0 ? 1.25 : 0.8, Math.min(1, x / this.plotWidth()));
+};
+
+XP.Timeline.prototype.onDown = function (ev) {
+  if (!this.base || ev.button !== 0) return;
+  this.drag = { x: ev.clientX, start: this.view.start, end: this.view.end };
+  this.canvas.focus();
+};
+
+XP.Timeline.prototype.onMove = function (ev) {
+  if (!this.drag) return;
+  var dt = (ev.clientX - this.drag.x) / this.plotWidth() * (this.drag.end - this.drag.start);
+  this.setView(this.drag.start - dt, this.drag.end - dt);
+};
+
+XP.Timeline.prototype.onKey = function (ev) {
+  var k = ev.key.toLowerCase();
+  if (k === 'w') this.zoom(0.7, 0.5);
+  else if (k === 's') this.zoom(1 / 0.7, 0.5);
+  else if (k === 'a') this.pan(-0.2);
+  else if (k === 'd') this.pan(0.2);
+  else if (k === '0') this.setView(this.full.start, this.full.end);
+  else return;
+  ev.preventDefault();
+};
+
+/* Shows the event under the mouse. */
+XP.Timeline.prototype.onHover = function (ev) {
+  if (!this.base || this.drag) return;
+  var rect = this.canvas.getBoundingClientRect();
+  var x = ev.clientX - rect.left - LABEL_W;
+  var y = ev.clientY - rect.top;
+  var v = this.view;
+  var time = v.start + x / this.plotWidth() * (v.end - v.start);
+  var slack = 2 / this.plotWidth() * (v.end - v.start);
+  var t = this.tracks.find(function (tr) { return y >= tr.y && y < tr.y + tr.rows * ROW_H; });
+  var hit = null;
+  if (t && x >= 0) {
+    var depth = Math.floor((y - t.y) / ROW_H);
+    hit = t.events.find(function (e) {
+      return e.depth === depth && e.ts - slack <= time && e.ts + e.dur + slack >= time;
+    });
+  }
+  this.tip.textContent = hit ? hit.name + ' · start ' + XP.fmtUs(hit.ts - this.full.start) +
+    ' · duration ' + XP.fmtUs(hit.dur) + ' · ' + t.proc + ' / ' + t.name : '';
+};
+
+/* Asks for the visible window once the view has been still for a moment. */
+XP.Timeline.prototype.schedule = function () {
+  var self = this;
+  clearTimeout(this.timer);
+  this.timer = setTimeout(function () { self.fetchWindow(); }, WINDOW_DELAY);
+};
+
+XP.Timeline.prototype.fetchWindow = async function () {
+  var v = this.view;
+  var f = this.full;
+  if (v.start <= f.start && v.end >= f.end) {
+    if (this.detail) { this.detail = null; this.rebuild(); this.draw(); }
+    return;
+  }
+  var id = ++this.seq;
+  this.box.dataset.requests = String(this.seq);
+  var params = {
+    start_time_ms: (v.start / 1000).toFixed(6),
+    end_time_ms: (v.end / 1000).toFixed(6),
+    resolution: Math.max(1, Math.round(this.plotWidth() / 2)) * 8
+  };
+  var p = new XP.Progress(this.progressBox, 'loading window');
+  var r = await XP.getJSON(this.url(params), function (n) { p.update(n); });
+  p.remove();
+  if (id !== this.seq) return; /* a newer window was asked for */
+  if (!r.ok) {
+    this.status.textContent = 'window not available (' + (r.status || '') + ' ' + r.error + ')';
+    return;
+  }
+  this.detail = { start: v.start, end: v.end, trace: XP.parseTrace(r.data) };
+  this.applied++;
+  this.box.dataset.windows = String(this.applied);
+  this.rebuild();
+  this.draw();
+  this.status.textContent = 'window ' + XP.fmtUs(v.start - f.start) + ' – ' + XP.fmtUs(v.end - f.start) +
+    ': ' + this.detail.trace.events.length + ' events, ' + XP.fmtBytes(r.bytes);
+};
