@@ -118,6 +118,9 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
     rc = query_parse(qm ? qm + 1 : "", t->keys, &q, err);
     if (rc != 0) {
         xp_err_prefix(err, "%s: ", name);
+        /* errors.txt says why, since read() can only say EINVAL */
+        snapshot_log(snap, "%s%s%s%s", host ? "hosts/" : "", host ? host : "", host ? "/" : "",
+                     err->msg);
         return rc;
     }
     query_canonical(&q, canon, sizeof(canon));
