@@ -205,8 +205,7 @@ static void test_intervals_union_brute_force(void **state)
             v[i] = (struct xp_span){a, a + rand() % 10};
             in[i] = 1;
         }
-        assert_int_equal(xp_spans_union_within(v, (size_t)n, 5, 30),
-                         cover_count(v, in, n, 5, 30));
+        assert_int_equal(xp_spans_union_within(v, (size_t)n, 5, 30), cover_count(v, in, n, 5, 30));
         assert_int_equal(xp_spans_union(v, (size_t)n), cover_count(v, in, n, 0, 2 * GRID));
     }
 }
