@@ -1,7 +1,7 @@
 /*
  * main.c - `xprofs`: the converter core without FUSE.
  *
- *   xprofs cat LOGDIR PATH        print the file the mount shows at PATH
+ *   xprofs cat LOGDIR PATH...     print the files the mount shows at PATH...
  *   xprofs ls [-l] LOGDIR [PATH]  list a directory of the mount's tree
  *   xprofs check [-j N] FILE      read one .xplane.pb[.gz] completely (N decode
  *                                 threads) and print what it holds and how long
@@ -25,7 +25,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xprofs cat LOGDIR PATH\n"
+    fprintf(f, "usage: xprofs cat LOGDIR PATH...\n"
                "       xprofs ls [-l] LOGDIR [PATH]\n"
                "       xprofs check [-j THREADS] FILE.xplane.pb\n"
                "PATH is what the mount shows under its mount point, options after '?':\n"
@@ -224,7 +224,7 @@ int main(int argc, char **argv)
         longfmt = 1;
         argi++;
     }
-    if ((strcmp(cmd, "cat") == 0 && argc - argi != 2) ||
+    if ((strcmp(cmd, "cat") == 0 && argc - argi < 2) ||
         (strcmp(cmd, "ls") == 0 && (argc - argi < 1 || argc - argi > 2)) ||
         (strcmp(cmd, "cat") != 0 && strcmp(cmd, "ls") != 0)) {
         usage(stderr);
@@ -234,9 +234,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "xprofs: %s\n", err.msg);
         return 1;
     }
-    if (strcmp(cmd, "cat") == 0)
-        rc = cmd_cat(v, argv[argi + 1]);
-    else
+    if (strcmp(cmd, "cat") == 0) {
+        /* Several paths are read in one process, in order: a later path
+         * (errors.txt) sees what reading an earlier one did. */
+        int i;
+        rc = 0;
+        for (i = argi + 1; i < argc; i++) {
+            int one = cmd_cat(v, argv[i]);
+            if (one > rc)
+                rc = one;
+        }
+    } else
         rc = cmd_ls(v, argi + 1 < argc ? argv[argi + 1] : "", longfmt);
     if (fflush(stdout) != 0 && rc == 0)
         rc = 3;
