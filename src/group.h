@@ -28,6 +28,7 @@ struct xp_group {
     uint32_t root_plane; /* plane index of the root event */
     uint32_t root_line;  /* line index of the root event */
     uint32_t root_event; /* event index of the root event */
+    int named_root;      /* 1: XProf adds step_name = name to the root event */
 };
 
 /* One event of a device plane's derived "Steps" line: a maximal run of
@@ -58,6 +59,10 @@ int snapshot_groups(struct snapshot *snap, const char *host, const struct xp_gro
 /* Group a decoded profile without a snapshot (tests, tools that hold an
  * xspace). Returns 0 and *gp (free with xp_groups_free), or a negative errno. */
 int xp_groups_build(const struct xspace *xs, struct xp_groups **gp, struct xp_err *err);
+
+/* 1 if a line id is one of XProf's derived lines ((int32)id in
+ * [0xdeadbeef, 0xdeadbeef + 389]; 0xdeadbeef itself is the Steps line). */
+int xp_line_id_is_derived(int64_t id);
 
 /* Release a grouping made by xp_groups_build. NULL is a no-op. */
 void xp_groups_free(struct xp_groups *g);

@@ -1,0 +1,1561 @@
+/*
+ * group.c - XProf's step grouping of one host's events (see group.h).
+ *
+ * A port, in our own words, of GroupTfEvents (openxla/xla
+ * xla/tsl/profiler/utils/group_events.cc) and of the GPU part of
+ * GenerateDerivedTimeLines (openxla/xprof xprof/utils/derived_timeline.cc):
+ *
+ *   1. every event of every plane is a node; edges are nesting on a line,
+ *      KernelLaunch -> KernelExecute by correlation_id, ExecutorState::Process
+ *      -> IteratorGetNext by (id, iter_num) and producer -> consumer contexts;
+ *   2. roots (stat _r > 0, or TraceContext; or the first executor event of
+ *      each TensorFlow loop iteration) are sorted and each one that is not
+ *      under a grouped root of its level claims, breadth first, every
+ *      descendant not yet grouped;
+ *   3. on GPU planes ungrouped events inherit the latest group in time order
+ *      and the Steps markers are the maximal same-group runs.
+ *
+ * A profile that already holds group_id stats (old TensorFlow profilers) is
+ * read as is, with its own Steps line. The fast path: a profile without any
+ * possible root (most JAX traces) is answered without decoding a stat.
+ */
+#include "group.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "op_stats_tfop.h"
+#include "wire.h"
+
+/* Event types the grouping tells apart (HostEventType subset). */
+enum ev_type {
+    ET_NONE,            /* no type: may become a kernel launch / execute */
+    ET_NAMED,           /* a host event type that plays no role here */
+    ET_TRACE_CONTEXT,   /* legacy root */
+    ET_FUNCTION_RUN,    /* implicit root */
+    ET_SESSION_RUN,     /* implicit root */
+    ET_RUN_GRAPH,       /* implicit root */
+    ET_EXECUTOR,        /* ExecutorState::Process, implicit root */
+    ET_EAGER_EXECUTE,   /* EagerExecute */
+    ET_ITER_GET_NEXT,   /* IteratorGetNextOp::DoCompute */
+    ET_ITER_GET_NEXT_O, /* IteratorGetNextAsOptionalOp::DoCompute */
+    ET_TFDATA_RUN,      /* InstantiatedCapturedFunction::Run* */
+    ET_LOOP_OP,         /* a TensorFlow loop op: no grouping at all */
+    ET_TFOP_RUN,        /* a "name:Type" TensorFlow op */
+    ET_KERNEL_LAUNCH,   /* host event with correlation_id */
+    ET_KERNEL_EXECUTE,  /* device event with correlation_id */
+};
+
+static const struct {
+    const char *name;
+    enum ev_type type;
+} known_types[] = {
+    {"UnknownHostEventType", ET_NAMED},
+    {"TraceContext", ET_TRACE_CONTEXT},
+    {"SessionRun", ET_SESSION_RUN},
+    {"FunctionRun", ET_FUNCTION_RUN},
+    {"RunGraph", ET_RUN_GRAPH},
+    {"RunGraphDone", ET_NAMED},
+    {"TfOpRun", ET_NAMED},
+    {"EagerExecute", ET_EAGER_EXECUTE},
+    {"ExecutorState::Process", ET_EXECUTOR},
+    {"ExecutorDoneCallback", ET_NAMED},
+    {"MemoryAllocation", ET_NAMED},
+    {"MemoryDeallocation", ET_NAMED},
+    {"RemotePerfCounter", ET_NAMED},
+    {"InstantiatedCapturedFunction::Run", ET_TFDATA_RUN},
+    {"InstantiatedCapturedFunction::RunWithBorrowedArgs", ET_TFDATA_RUN},
+    {"InstantiatedCapturedFunction::RunInstantiated", ET_TFDATA_RUN},
+    {"InstantiatedCapturedFunction::RunAsync", ET_TFDATA_RUN},
+    {"ParallelForOp", ET_LOOP_OP},
+    {"ForeverOp", ET_LOOP_OP},
+    {"WhileOp-EvalCond", ET_LOOP_OP},
+    {"WhileOp-StartBody", ET_LOOP_OP},
+    {"ForOp", ET_LOOP_OP},
+    {"IteratorGetNextOp::DoCompute", ET_ITER_GET_NEXT},
+    {"IteratorGetNextAsOptionalOp::DoCompute", ET_ITER_GET_NEXT_O},
+    {"Iterator", ET_NAMED},
+    {"Iterator::Prefetch::Generator", ET_NAMED},
+    {"PrefetchProduce", ET_NAMED},
+    {"PrefetchConsume", ET_NAMED},
+    {"ParallelInterleaveProduce", ET_NAMED},
+    {"ParallelInterleaveConsume", ET_NAMED},
+    {"ParallelInterleaveInitializeInput", ET_NAMED},
+    {"ParallelMapProduce", ET_NAMED},
+    {"ParallelMapConsume", ET_NAMED},
+    {"MapAndBatchProduce", ET_NAMED},
+    {"MapAndBatchConsume", ET_NAMED},
+    {"ParseExampleProduce", ET_NAMED},
+    {"ParseExampleConsume", ET_NAMED},
+    {"ParallelBatchProduce", ET_NAMED},
+    {"ParallelBatchConsume", ET_NAMED},
+    {"BatchingSessionRun", ET_NAMED},
+    {"ProcessBatch", ET_NAMED},
+    {"BrainSessionRun", ET_NAMED},
+    {"ConcatInputTensors", ET_NAMED},
+    {"MergeInputTensors", ET_NAMED},
+    {"ScheduleWithoutSplit", ET_NAMED},
+    {"ScheduleWithSplit", ET_NAMED},
+    {"ScheduleWithEagerSplit", ET_NAMED},
+    {"ASBSQueue::Schedule", ET_NAMED},
+    {"TfrtModelRun", ET_NAMED},
+    {"ServingModelRun", ET_NAMED},
+    {"KernelLaunch", ET_NAMED},
+    {"KernelExecute", ET_NAMED},
+    {"EnqueueRequestLocked", ET_NAMED},
+    {"RunProgramRequest", ET_NAMED},
+    {"HostCallbackRequest", ET_NAMED},
+    {"TransferH2DRequest", ET_NAMED},
+    {"TransferPreprocessedH2DRequest", ET_NAMED},
+    {"TransferD2HRequest", ET_NAMED},
+    {"OnDeviceSendRequest", ET_NAMED},
+    {"OnDeviceRecvRequest", ET_NAMED},
+    {"OnDeviceSendRecvLocalRequest", ET_NAMED},
+    {"CustomWait", ET_NAMED},
+    {"OnDeviceSendRequestMulti", ET_NAMED},
+    {"OnDeviceRecvRequestMulti", ET_NAMED},
+    {"PjrtAsyncWait", ET_NAMED},
+    {"DoEnqueueProgram", ET_NAMED},
+    {"DoEnqueueContinuationProgram", ET_NAMED},
+    {"WriteHbm", ET_NAMED},
+    {"ReadHbm", ET_NAMED},
+    {"TpuExecuteOp", ET_NAMED},
+    {"CompleteCallbacks", ET_NAMED},
+    {"TPUPartitionedCallOp-InitializeVarOnTPU", ET_NAMED},
+    {"TPUPartitionedCallOp-ExecuteRemote", ET_NAMED},
+    {"TPUPartitionedCallOp-ExecuteLocal", ET_NAMED},
+    {"Linearize", ET_NAMED},
+    {"Delinearize", ET_NAMED},
+    {"TransferBufferFromDevice-FastPath", ET_NAMED},
+    {"tpu::System::TransferToDevice=>IssueEvent", ET_NAMED},
+    {"tpu::System::TransferToDevice=>IssueEvent=>Done", ET_NAMED},
+    {"tpu::System::TransferFromDevice=>IssueEvent", ET_NAMED},
+    {"tpu::System::TransferFromDevice=>IssueEvent=>Done", ET_NAMED},
+    {"tpu::System::Execute", ET_NAMED},
+};
+
+/* The type of an event metadata name (TfXPlaneVisitor's type getters). */
+static enum ev_type name_type(const char *name)
+{
+    size_t i;
+    struct tfop op;
+
+    for (i = 0; i < sizeof(known_types) / sizeof(known_types[0]); i++) {
+        if (strcmp(known_types[i].name, name) == 0)
+            return known_types[i].type;
+    }
+    tfop_parse(name, strlen(name), &op);
+    if (op.category == TFOP_TENSORFLOW)
+        return ET_TFOP_RUN;
+    if (op.category == TFOP_TFDATA)
+        return ET_NAMED; /* Iterator */
+    return ET_NONE;
+}
+
+static int is_implicit_root(enum ev_type t)
+{
+    return t == ET_FUNCTION_RUN || t == ET_SESSION_RUN || t == ET_RUN_GRAPH || t == ET_EXECUTOR;
+}
+
+/* ---- growable arrays ---------------------------------------------------- */
+
+struct edge {
+    uint32_t parent; /* node */
+    uint32_t child;  /* node */
+};
+
+/* A keyed node: correlation ids, (step id, iter) pairs, contexts. */
+struct keyed {
+    uint64_t k1;   /* first key */
+    uint64_t k2;   /* second key */
+    uint64_t k3;   /* third key (pid, or 0) */
+    uint32_t tag;  /* role, pid presence ... */
+    uint32_t node; /* node */
+    uint32_t seq;  /* insertion order */
+};
+
+struct vec {
+    void *v;     /* elements */
+    size_t n;    /* used */
+    size_t cap;  /* allocated */
+    size_t size; /* element size */
+};
+
+static void *vec_push(struct vec *a)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        void *v = realloc(a->v, cap * a->size);
+        if (v == NULL)
+            return NULL;
+        a->v = v;
+        a->cap = cap;
+    }
+    return (char *)a->v + a->size * a->n++;
+}
+
+static void vec_free(struct vec *a)
+{
+    free(a->v);
+    a->v = NULL;
+    a->n = a->cap = 0;
+}
+
+/* ---- the forest ----------------------------------------------------------- */
+
+struct forest {
+    const struct xspace *xs; /* the profile */
+    uint32_t nlines;         /* lines of all planes */
+    uint32_t *line_base;     /* [flat line] -> first node; [nlines] = node count */
+    uint32_t *line_plane;    /* [flat line] -> plane index */
+    uint32_t *line_index;    /* [flat line] -> line index in its plane */
+    uint32_t *plane_first;   /* [plane] -> first flat line */
+    uint32_t n;              /* nodes */
+    uint8_t *type;           /* [node] -> enum ev_type */
+    int32_t *root;           /* [node] -> root level (0 = none) */
+    int32_t *gid;            /* [node] -> group id or -1 */
+    uint8_t *eager;          /* [node] -> is_eager, or NULL */
+    uint32_t *child_off;     /* CSR: children of node i are child_v[child_off[i]..] */
+    uint32_t *child_v;
+    uint32_t *parent_off; /* CSR: parents */
+    uint32_t *parent_v;
+    uint32_t *seen;        /* BFS stamps */
+    uint32_t stamp;        /* current stamp */
+    uint32_t *queue;       /* BFS queue */
+    struct vec edges;      /* struct edge */
+    struct vec launches;   /* struct keyed: correlation id -> launch node */
+    struct vec executes;   /* struct keyed: correlation id -> execute node */
+    struct vec executors;  /* struct keyed: (id, iter_num) of ExecutorState::Process */
+    struct vec iterators;  /* struct keyed: (id, iter_num), tag = 0 / 1 (optional op) */
+    struct vec contexts;   /* struct keyed: (type, id, pid), tag = role | pid flag */
+    struct vec roots;      /* uint32_t nodes with a root level */
+    struct vec tfdata_ids; /* int64_t step ids of tf.data captured functions */
+    struct vec loop_roots; /* uint32_t first events of TF loop iterations */
+    int has_eager_execute; /* an EagerExecute event metadata exists */
+};
+
+/* Where node sits: plane, line and event. */
+static void node_where(const struct forest *f, uint32_t node, uint32_t *p, uint32_t *l, uint32_t *e)
+{
+    uint32_t lo = 0, hi = f->nlines;
+
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->line_base[mid] <= node)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    /* skip empty lines that share the base */
+    while (lo + 1 < f->nlines && f->line_base[lo + 1] <= node)
+        lo++;
+    *p = f->line_plane[lo];
+    *l = f->line_index[lo];
+    *e = node - f->line_base[lo];
+}
+
+static void node_span(const struct forest *f, uint32_t node, int64_t *begin, int64_t *dur)
+{
+    uint32_t p, l, e;
+    const struct xp_line *ln;
+
+    node_where(f, node, &p, &l, &e);
+    ln = &f->xs->planes[p].lines[l];
+    *begin = xp_event_start_ps(ln, &ln->events[e]);
+    *dur = ln->events[e].duration_ps;
+}
+
+/* Timespan order: begin ascending, longer first. */
+static int span_less(int64_t b1, int64_t d1, int64_t b2, int64_t d2)
+{
+    return b1 < b2 || (b1 == b2 && d1 > d2);
+}
+
+/* The stat with metadata id `id` among the event's own stats (GetStat). */
+static int event_stat_by_id(const struct xp_plane *p, const struct xp_line *l,
+                            const struct xp_event *e, int64_t id, struct xp_stat *st)
+{
+    struct xp_stat_iter it;
+
+    if (id == XP_NO_STAT)
+        return 0;
+    xp_stat_iter_init(&it, p, l, e);
+    while (xp_stat_next(&it, st) == 1) {
+        if (st->meta_id == id)
+            return 1;
+    }
+    return 0;
+}
+
+static int node_stat(const struct forest *f, uint32_t node, enum xp_stat_type t, struct xp_stat *st)
+{
+    uint32_t p, l, e;
+    const struct xp_plane *pl;
+
+    node_where(f, node, &p, &l, &e);
+    pl = &f->xs->planes[p];
+    return event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], pl->stat_id[t], st);
+}
+
+static int add_edge(struct forest *f, uint32_t parent, uint32_t child)
+{
+    struct edge *ed = vec_push(&f->edges);
+
+    if (ed == NULL)
+        return -ENOMEM;
+    ed->parent = parent;
+    ed->child = child;
+    return 0;
+}
+
+static int push_keyed(struct vec *v, uint64_t k1, uint64_t k2, uint64_t k3, uint32_t tag,
+                      uint32_t node)
+{
+    struct keyed *k = vec_push(v);
+
+    if (k == NULL)
+        return -ENOMEM;
+    k->k1 = k1;
+    k->k2 = k2;
+    k->k3 = k3;
+    k->tag = tag;
+    k->node = node;
+    k->seq = (uint32_t)(v->n - 1);
+    return 0;
+}
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+
+    if (x->k1 != y->k1)
+        return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2)
+        return x->k2 < y->k2 ? -1 : 1;
+    if (x->k3 != y->k3)
+        return x->k3 < y->k3 ? -1 : 1;
+    if ((x->tag & 1) != (y->tag & 1)) /* pid flag groups apart */
+        return (x->tag & 1) < (y->tag & 1) ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Stats of one event that matter for grouping. */
+struct ev_stats {
+    int has_pt, has_p, has_ct, has_c, has_r, has_id, has_iter, has_corr;
+    int64_t pt, ct, r, id, iter;
+    uint64_t p, c, corr;
+    int is_async;
+};
+
+/* Numeric value of an XStat body (double truncated, ref as its id); 1 if
+ * the stat carries a number, 0 for strings. A lean reader: grouping reads
+ * millions of stats and needs only integers. */
+static int lean_stat(struct wire *w, int64_t *meta, int64_t *val)
+{
+    int have = 0;
+
+    *meta = 0;
+    *val = 0;
+    while (!wire_eof(w)) {
+        uint32_t f;
+        int t;
+        uint64_t v;
+        if (wire_key(w, &f, &t) != 0)
+            return 0;
+        if (t == WIRE_VARINT && (f == 1 || f == 3 || f == 4 || f == 7)) {
+            if (wire_varint(w, &v) != 0)
+                return 0;
+            if (f == 1) {
+                *meta = (int64_t)v;
+            } else {
+                *val = (int64_t)v;
+                have = 1;
+            }
+        } else if (t == WIRE_I64 && f == 2) {
+            double d;
+            if (wire_fixed64(w, &v) != 0)
+                return 0;
+            memcpy(&d, &v, sizeof(d));
+            *val = (int64_t)d;
+            have = 1;
+        } else if (wire_skip(w, t) != 0) {
+            return 0;
+        }
+    }
+    return have;
+}
+
+static void read_ev_stats(const struct xp_plane *pl, const struct xp_line *ln,
+                          const struct xp_event *ev, struct ev_stats *s)
+{
+    struct wire w, body, st;
+    uint32_t f;
+    int t;
+
+    memset(s, 0, sizeof(*s));
+    wire_init(&w, ln->body + ev->rec_off, ln->body_len - ev->rec_off);
+    if (wire_key(&w, &f, &t) != 0 || t != WIRE_LEN || wire_bytes(&w, &body) != 0)
+        return;
+    while (!wire_eof(&body)) {
+        int64_t id, v;
+        if (wire_key(&body, &f, &t) != 0)
+            return;
+        if (f != 4 || t != WIRE_LEN) {
+            if (wire_skip(&body, t) != 0)
+                return;
+            continue;
+        }
+        if (wire_bytes(&body, &st) != 0)
+            return;
+        if (!lean_stat(&st, &id, &v))
+            continue;
+        if (id == pl->stat_id[XS_PRODUCER_TYPE]) {
+            s->has_pt = 1;
+            s->pt = v;
+        } else if (id == pl->stat_id[XS_PRODUCER_ID]) {
+            s->has_p = 1;
+            s->p = (uint64_t)v;
+        } else if (id == pl->stat_id[XS_CONSUMER_TYPE]) {
+            s->has_ct = 1;
+            s->ct = v;
+        } else if (id == pl->stat_id[XS_CONSUMER_ID]) {
+            s->has_c = 1;
+            s->c = (uint64_t)v;
+        } else if (id == pl->stat_id[XS_IS_ROOT]) {
+            s->has_r = 1;
+            s->r = v;
+        } else if (id == pl->stat_id[XS_IS_ASYNC]) {
+            s->is_async = v != 0;
+        } else if (id == pl->stat_id[XS_STEP_ID]) {
+            s->has_id = 1;
+            s->id = v;
+        } else if (id == pl->stat_id[XS_ITER_NUM]) {
+            s->has_iter = 1;
+            s->iter = v;
+        } else if (id == pl->stat_id[XS_CORRELATION_ID]) {
+            s->has_corr = 1;
+            s->corr = (uint64_t)v;
+        }
+    }
+}
+
+/* Pass 1: types, root levels, nesting edges and the keyed lists. */
+static int gather(struct forest *f)
+{
+    const struct xspace *xs = f->xs;
+    uint32_t p, l, e, flat = 0;
+    uint32_t *stack = NULL;
+    size_t stack_cap = 0;
+    int rc = 0;
+
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        int is_host = strcmp(pl->name, "/host:CPU") == 0;
+        int has_pid = 0, any_stat = 0;
+        int64_t pid = 0;
+        struct xp_stat st;
+        uint8_t *mtype = malloc(pl->nemeta ? pl->nemeta : 1);
+        enum xp_stat_type want[] = {XS_PRODUCER_TYPE, XS_PRODUCER_ID, XS_CONSUMER_TYPE,
+                                    XS_CONSUMER_ID,   XS_IS_ROOT,     XS_IS_ASYNC,
+                                    XS_STEP_ID,       XS_ITER_NUM,    XS_CORRELATION_ID};
+        size_t w;
+
+        if (mtype == NULL)
+            return -ENOMEM;
+        for (e = 0; e < pl->nemeta; e++) {
+            mtype[e] = (uint8_t)name_type(pl->emeta[e].name);
+            if (mtype[e] == ET_EAGER_EXECUTE)
+                f->has_eager_execute = 1;
+        }
+        for (w = 0; w < sizeof(want) / sizeof(want[0]); w++)
+            any_stat |= pl->stat_id[want[w]] != XP_NO_STAT;
+        if (xp_plane_stat(pl, XS_PROCESS_ID, &st)) {
+            has_pid = 1;
+            pid = (int32_t)xp_stat_int(&st);
+        }
+        for (l = 0; l < pl->nlines; l++, flat++) {
+            const struct xp_line *ln = &pl->lines[l];
+            size_t depth = 0;
+            uint32_t base = f->line_base[flat];
+
+            if (stack_cap < ln->nevents) {
+                uint32_t *ns = realloc(stack, ln->nevents * sizeof(*stack));
+                if (ns == NULL) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                stack = ns;
+                stack_cap = ln->nevents;
+            }
+            for (e = 0; e < ln->nevents; e++) {
+                const struct xp_event *ev = &ln->events[e];
+                uint32_t node = base + e;
+                enum ev_type t = (enum ev_type)mtype[ev->meta];
+                struct ev_stats s;
+                int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
+
+                if (any_stat)
+                    read_ev_stats(pl, ln, ev, &s);
+                else
+                    memset(&s, 0, sizeof(s));
+                if (t == ET_NONE && s.has_corr)
+                    t = is_host ? ET_KERNEL_LAUNCH : ET_KERNEL_EXECUTE;
+                f->type[node] = (uint8_t)t;
+                if (s.has_r)
+                    f->root[node] = (int32_t)s.r;
+                else if (t == ET_TRACE_CONTEXT)
+                    f->root[node] = 1;
+                if (f->root[node] > 0) {
+                    uint32_t *r = vec_push(&f->roots);
+                    if (r == NULL) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                    *r = node;
+                }
+                if (s.has_pt && s.has_p &&
+                    push_keyed(&f->contexts, (uint64_t)s.pt, s.p, has_pid ? (uint64_t)pid : 0,
+                               (uint32_t)(has_pid ? 1 : 0), node) != 0) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if (s.has_ct && s.has_c &&
+                    push_keyed(&f->contexts, (uint64_t)s.ct, s.c, has_pid ? (uint64_t)pid : 0,
+                               (uint32_t)(has_pid ? 1 : 0) | 2, node) != 0) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if (t == ET_EXECUTOR && s.has_id && s.has_iter &&
+                    push_keyed(&f->executors, (uint64_t)s.id, (uint64_t)s.iter, 0, 0, node) != 0) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if ((t == ET_ITER_GET_NEXT || t == ET_ITER_GET_NEXT_O) && s.has_id && s.has_iter &&
+                    push_keyed(&f->iterators, (uint64_t)s.id, (uint64_t)s.iter, 0,
+                               t == ET_ITER_GET_NEXT_O, node) != 0) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if (t == ET_KERNEL_LAUNCH && push_keyed(&f->launches, s.corr, 0, 0, 0, node) != 0) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if (t == ET_KERNEL_EXECUTE &&
+                    push_keyed(&f->executes, s.corr, 0, 0, 0, node) != 0) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if (t == ET_TFDATA_RUN && s.has_id) {
+                    int64_t *id = vec_push(&f->tfdata_ids);
+                    if (id == NULL) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                    *id = s.id;
+                }
+                if (s.is_async)
+                    continue;
+                while (depth > 0) {
+                    uint32_t top = stack[depth - 1];
+                    const struct xp_event *te = &ln->events[top - base];
+                    int64_t tb = xp_event_start_ps(ln, te), tend = tb + te->duration_ps;
+                    if (tb <= b && end <= tend) {
+                        if (add_edge(f, top, node) != 0) {
+                            rc = -ENOMEM;
+                            goto out;
+                        }
+                        break;
+                    }
+                    depth--;
+                }
+                stack[depth++] = node;
+            }
+        }
+    out:
+        free(mtype);
+        if (rc != 0)
+            break;
+    }
+    free(stack);
+    return rc;
+}
+
+/* Connect parents to children that share a key (ConnectInterThread); for a
+ * key held by several parents the last inserted one wins. A hash table over
+ * the parents' keys: correlation ids are many. */
+static int connect_keyed(struct forest *f, struct vec *parents, struct vec *children, int match_tag,
+                         uint32_t tag)
+{
+    struct keyed *pv = parents->v, *cv = children->v;
+    uint32_t *slot;
+    size_t cap = 16, i, mask;
+
+    if (parents->n == 0 || children->n == 0)
+        return 0;
+    while (cap < parents->n * 2)
+        cap *= 2;
+    mask = cap - 1;
+    slot = calloc(cap, sizeof(uint32_t));
+    if (slot == NULL)
+        return -ENOMEM;
+    for (i = 0; i < parents->n; i++) {
+        uint64_t h = (pv[i].k1 * 0x9e3779b97f4a7c15ULL) ^ (pv[i].k2 * 0xc2b2ae3d27d4eb4fULL);
+        size_t s = (size_t)(h >> 17) & mask;
+        while (slot[s] != 0) {
+            struct keyed *o = &pv[slot[s] - 1];
+            if (o->k1 == pv[i].k1 && o->k2 == pv[i].k2)
+                break;
+            s = (s + 1) & mask;
+        }
+        if (slot[s] == 0 || pv[slot[s] - 1].seq < pv[i].seq)
+            slot[s] = (uint32_t)i + 1;
+    }
+    for (i = 0; i < children->n; i++) {
+        uint64_t h = (cv[i].k1 * 0x9e3779b97f4a7c15ULL) ^ (cv[i].k2 * 0xc2b2ae3d27d4eb4fULL);
+        size_t s = (size_t)(h >> 17) & mask;
+        if (match_tag && cv[i].tag != tag)
+            continue;
+        while (slot[s] != 0) {
+            struct keyed *o = &pv[slot[s] - 1];
+            if (o->k1 == cv[i].k1 && o->k2 == cv[i].k2) {
+                if (add_edge(f, o->node, cv[i].node) != 0) {
+                    free(slot);
+                    return -ENOMEM;
+                }
+                break;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+    free(slot);
+    return 0;
+}
+
+/* Producers of a context become parents of all its consumers, unless both
+ * sides hold 64 or more events (ConnectContextGroups). */
+static int connect_contexts(struct forest *f)
+{
+    struct keyed *v = f->contexts.v;
+    size_t n = f->contexts.n, i = 0, j, a, b;
+
+    if (n > 1)
+        qsort(v, n, sizeof(*v), keyed_cmp);
+    while (i < n) {
+        size_t nprod = 0, ncons = 0;
+        for (j = i; j < n && v[j].k1 == v[i].k1 && v[j].k2 == v[i].k2 && v[j].k3 == v[i].k3 &&
+                    (v[j].tag & 1) == (v[i].tag & 1);
+             j++) {
+            if (v[j].tag & 2)
+                ncons++;
+            else
+                nprod++;
+        }
+        if (!(nprod >= 64 && ncons >= 64)) {
+            for (a = i; a < j; a++) {
+                if (v[a].tag & 2)
+                    continue;
+                for (b = i; b < j; b++) {
+                    if ((v[b].tag & 2) && add_edge(f, v[a].node, v[b].node) != 0)
+                        return -ENOMEM;
+                }
+            }
+        }
+        i = j;
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static int is_tfdata_id(const struct forest *f, int64_t id)
+{
+    return f->tfdata_ids.n > 0 &&
+           bsearch(&id, f->tfdata_ids.v, f->tfdata_ids.n, sizeof(int64_t), cmp_i64) != NULL;
+}
+
+/* ProcessTensorFlowLoop: the first executor event of each iteration of a
+ * real loop becomes a root and parents the iteration's other events. */
+static int tf_loops(struct forest *f)
+{
+    struct keyed *v = f->executors.v;
+    size_t n = f->executors.n, i = 0, j, k;
+    struct vec firsts = {.size = sizeof(uint32_t)};
+    int rc = 0;
+
+    if (n > 1)
+        qsort(v, n, sizeof(*v), keyed_cmp);
+    while (i < n) {
+        size_t loop_end = i, iters = 0;
+        int only_zero;
+        while (loop_end < n && v[loop_end].k1 == v[i].k1)
+            loop_end++;
+        for (j = i; j < loop_end; j = k) {
+            for (k = j; k < loop_end && v[k].k2 == v[j].k2; k++)
+                ;
+            iters++;
+        }
+        only_zero = iters == 1 && v[i].k2 == 0;
+        if (!is_tfdata_id(f, (int64_t)v[i].k1) && !only_zero) {
+            for (j = i; j < loop_end; j = k) {
+                uint32_t first = v[j].node;
+                int64_t fb, fd;
+                node_span(f, first, &fb, &fd);
+                for (k = j; k < loop_end && v[k].k2 == v[j].k2; k++) {
+                    int64_t b, d;
+                    node_span(f, v[k].node, &b, &d);
+                    if (span_less(b, d, fb, fd)) {
+                        first = v[k].node;
+                        fb = b;
+                        fd = d;
+                    }
+                }
+                for (k = j; k < loop_end && v[k].k2 == v[j].k2; k++) {
+                    if (v[k].node != first && add_edge(f, first, v[k].node) != 0) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                }
+                {
+                    uint32_t *r = vec_push(&firsts);
+                    if (r == NULL) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                    *r = first;
+                }
+            }
+        }
+        i = loop_end;
+    }
+    /* iterations in time order of their first events (insertion sort: few) */
+    {
+        uint32_t *r = firsts.v;
+        for (i = 1; i < firsts.n; i++) {
+            uint32_t x = r[i];
+            int64_t xb, xd;
+            node_span(f, x, &xb, &xd);
+            for (j = i; j > 0; j--) {
+                int64_t yb, yd;
+                node_span(f, r[j - 1], &yb, &yd);
+                if (!span_less(xb, xd, yb, yd))
+                    break;
+                r[j] = r[j - 1];
+            }
+            r[j] = x;
+        }
+    }
+    f->loop_roots = firsts;
+    return 0;
+out:
+    vec_free(&firsts);
+    return rc;
+}
+
+/* Build children and parents adjacency (CSR), keeping edge order. */
+static int build_csr(struct forest *f)
+{
+    struct edge *ed = f->edges.v;
+    size_t m = f->edges.n, i;
+    uint32_t n = f->n;
+
+    f->child_off = calloc((size_t)n + 1, sizeof(uint32_t));
+    f->parent_off = calloc((size_t)n + 1, sizeof(uint32_t));
+    f->child_v = malloc((m ? m : 1) * sizeof(uint32_t));
+    f->parent_v = malloc((m ? m : 1) * sizeof(uint32_t));
+    if (f->child_off == NULL || f->parent_off == NULL || f->child_v == NULL || f->parent_v == NULL)
+        return -ENOMEM;
+    for (i = 0; i < m; i++) {
+        f->child_off[ed[i].parent + 1]++;
+        f->parent_off[ed[i].child + 1]++;
+    }
+    for (i = 0; i < n; i++) {
+        f->child_off[i + 1] += f->child_off[i];
+        f->parent_off[i + 1] += f->parent_off[i];
+    }
+    {
+        uint32_t *cfill = malloc((size_t)n * sizeof(uint32_t) + 1);
+        uint32_t *pfill = malloc((size_t)n * sizeof(uint32_t) + 1);
+        if (cfill == NULL || pfill == NULL) {
+            free(cfill);
+            free(pfill);
+            return -ENOMEM;
+        }
+        memcpy(cfill, f->child_off, (size_t)n * sizeof(uint32_t));
+        memcpy(pfill, f->parent_off, (size_t)n * sizeof(uint32_t));
+        for (i = 0; i < m; i++) {
+            f->child_v[cfill[ed[i].parent]++] = ed[i].child;
+            f->parent_v[pfill[ed[i].child]++] = ed[i].parent;
+        }
+        free(cfill);
+        free(pfill);
+    }
+    vec_free(&f->edges);
+    return 0;
+}
+
+/* A fresh BFS: bump the stamp (clearing on wrap). */
+static void bfs_start(struct forest *f)
+{
+    if (++f->stamp == 0) {
+        memset(f->seen, 0, (size_t)f->n * sizeof(uint32_t));
+        f->stamp = 1;
+    }
+}
+
+/* Breadth-first search over parents from node (itself included when
+ * include_self) for the first node that has `want_type`, or whose root level
+ * equals `level` (when want_type < 0). Returns the node or UINT32_MAX. */
+static uint32_t find_ancestor(struct forest *f, uint32_t node, int include_self, int want_type,
+                              int32_t level)
+{
+    size_t head = 0, tail = 0;
+    uint32_t i;
+
+    bfs_start(f);
+    f->seen[node] = f->stamp;
+    if (include_self) {
+        f->queue[tail++] = node;
+    } else {
+        for (i = f->parent_off[node]; i < f->parent_off[node + 1]; i++) {
+            uint32_t p = f->parent_v[i];
+            if (f->seen[p] == f->stamp)
+                continue;
+            f->seen[p] = f->stamp;
+            f->queue[tail++] = p;
+        }
+    }
+    while (head < tail) {
+        uint32_t x = f->queue[head++];
+        if (want_type >= 0 ? f->type[x] == want_type : (f->root[x] > 0 && f->root[x] == level))
+            return x;
+        for (i = f->parent_off[x]; i < f->parent_off[x + 1]; i++) {
+            uint32_t p = f->parent_v[i];
+            if (f->seen[p] == f->stamp)
+                continue;
+            f->seen[p] = f->stamp;
+            f->queue[tail++] = p;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* GetContextStat: the stat on node or its nearest ancestor (BFS). */
+static int context_stat(struct forest *f, uint32_t node, enum xp_stat_type t, struct xp_stat *st)
+{
+    size_t head = 0, tail = 0;
+    uint32_t i;
+
+    bfs_start(f);
+    f->seen[node] = f->stamp;
+    f->queue[tail++] = node;
+    while (head < tail) {
+        uint32_t x = f->queue[head++];
+        if (node_stat(f, x, t, st))
+            return 1;
+        for (i = f->parent_off[x]; i < f->parent_off[x + 1]; i++) {
+            uint32_t p = f->parent_v[i];
+            if (f->seen[p] == f->stamp)
+                continue;
+            f->seen[p] = f->stamp;
+            f->queue[tail++] = p;
+        }
+    }
+    return 0;
+}
+
+/* PropagateGroupId: breadth first through children not yet grouped. */
+static void propagate(struct forest *f, uint32_t root, int32_t g)
+{
+    size_t head = 0, tail = 0;
+    uint32_t i;
+
+    bfs_start(f);
+    f->seen[root] = f->stamp;
+    f->queue[tail++] = root;
+    while (head < tail) {
+        uint32_t x = f->queue[head++];
+        if (f->gid[x] >= 0)
+            continue;
+        f->gid[x] = g;
+        for (i = f->child_off[x]; i < f->child_off[x + 1]; i++) {
+            uint32_t c = f->child_v[i];
+            if (f->seen[c] == f->stamp)
+                continue;
+            f->seen[c] = f->stamp;
+            f->queue[tail++] = c;
+        }
+    }
+}
+
+/* ---- result --------------------------------------------------------------- */
+
+struct groups_mem {
+    struct arena arena;   /* names, per-line tables */
+    int32_t *gid_block;   /* all group ids, one block */
+    uint8_t *eager_block; /* all eager flags, or NULL */
+    size_t ngroups_cap;   /* slots in groups */
+};
+
+static int add_group(struct xp_groups *g, int64_t id, const char *name, int64_t step_num,
+                     uint32_t p, uint32_t l, uint32_t e, int named_root)
+{
+    struct groups_mem *m = g->mem;
+    struct xp_group *gr;
+
+    if (g->ngroups == m->ngroups_cap) {
+        size_t cap = m->ngroups_cap ? m->ngroups_cap * 2 : 16;
+        struct xp_group *ng = realloc(g->groups, cap * sizeof(*ng));
+        if (ng == NULL)
+            return -ENOMEM;
+        g->groups = ng;
+        m->ngroups_cap = cap;
+    }
+    gr = &g->groups[g->ngroups++];
+    gr->id = id;
+    gr->name = arena_strndup(&m->arena, name, strlen(name));
+    gr->step_num = step_num;
+    gr->root_plane = p;
+    gr->root_line = l;
+    gr->root_event = e;
+    gr->named_root = named_root;
+    return gr->name == NULL ? -ENOMEM : 0;
+}
+
+/* The group's name (GetGroupName) and record it. */
+static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, int32_t id)
+{
+    struct xp_stat st;
+    char name[512];
+    size_t len = 0;
+    int64_t num;
+    int64_t step_num = -1;
+    uint32_t p, l, e;
+    const struct xp_plane *pl;
+
+    propagate(f, root, id);
+    node_where(f, root, &p, &l, &e);
+    pl = &f->xs->planes[p];
+    name[0] = '\0';
+    if (context_stat(f, root, XS_GRAPH_TYPE, &st)) {
+        if (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF || st.kind == XP_STAT_BYTES)
+            len = (size_t)snprintf(name, sizeof(name), "%.*s ", (int)(st.len > 400 ? 400 : st.len),
+                                   st.str);
+        else
+            len = (size_t)snprintf(name, sizeof(name), " ");
+    } else if (!is_implicit_root((enum ev_type)f->type[root])) {
+        len = (size_t)snprintf(name, sizeof(name), "%.400s ",
+                               xp_event_meta(pl, &pl->lines[l].events[e])->name);
+    }
+    num = f->gid[root] >= 0 ? f->gid[root] : 0;
+    if (context_stat(f, root, XS_ITER_NUM, &st)) {
+        num = xp_stat_int(&st);
+        step_num = num;
+    } else if (context_stat(f, root, XS_STEP_NUM, &st)) {
+        num = xp_stat_int(&st);
+        step_num = num;
+    }
+    if (len >= sizeof(name))
+        len = sizeof(name) - 1;
+    snprintf(name + len, sizeof(name) - len, "%" PRId64, num);
+    return add_group(g, id, name, step_num, p, l, e,
+                     !is_implicit_root((enum ev_type)f->type[root]));
+}
+
+static int root_cmp_forest(const struct forest *f, uint32_t a, uint32_t b)
+{
+    int64_t ab, ad, bb, bd;
+
+    if (f->root[a] != f->root[b])
+        return f->root[a] > f->root[b] ? -1 : 1;
+    node_span(f, a, &ab, &ad);
+    node_span(f, b, &bb, &bd);
+    if (span_less(ab, ad, bb, bd))
+        return -1;
+    if (span_less(bb, bd, ab, ad))
+        return 1;
+    return a < b ? -1 : a > b;
+}
+
+static const struct forest *sort_forest; /* qsort context; guarded by sort_lock */
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int root_cmp(const void *x, const void *y)
+{
+    return root_cmp_forest(sort_forest, *(const uint32_t *)x, *(const uint32_t *)y);
+}
+
+/* CreateEventGroups and MarkEagerlyExecuted*. */
+static int create_groups(struct forest *f, struct xp_groups *g)
+{
+    int32_t next = 0;
+    size_t i;
+    int rc;
+
+    if (f->loop_roots.n > 0) {
+        uint32_t *r = f->loop_roots.v;
+        for (i = 0; i < f->loop_roots.n; i++) {
+            if ((rc = process_root(f, g, r[i], next++)) != 0)
+                return rc;
+        }
+    } else {
+        uint32_t *r = f->roots.v;
+        size_t n = 0;
+        for (i = 0; i < f->roots.n; i++) {
+            struct xp_stat st;
+            if (f->tfdata_ids.n > 0 && node_stat(f, r[i], XS_STEP_ID, &st) &&
+                is_tfdata_id(f, xp_stat_int(&st)))
+                continue;
+            r[n++] = r[i];
+        }
+        pthread_mutex_lock(&sort_lock);
+        sort_forest = f;
+        if (n > 1)
+            qsort(r, n, sizeof(*r), root_cmp);
+        pthread_mutex_unlock(&sort_lock);
+        for (i = 0; i < n; i++) {
+            if (f->gid[r[i]] >= 0)
+                continue;
+            if (find_ancestor(f, r[i], 0, -1, f->root[r[i]]) != UINT32_MAX)
+                continue;
+            if ((rc = process_root(f, g, r[i], next++)) != 0)
+                return rc;
+        }
+    }
+    if (f->has_eager_execute) {
+        f->eager = calloc(f->n ? f->n : 1, 1);
+        if (f->eager == NULL)
+            return -ENOMEM;
+        for (i = 0; i < f->n; i++) {
+            uint32_t x;
+            struct xp_stat st;
+            uint32_t p, l, e;
+            const struct xp_plane *pl;
+            if (f->type[i] != ET_KERNEL_EXECUTE && f->type[i] != ET_TFOP_RUN)
+                continue;
+            x = find_ancestor(f, (uint32_t)i, 1, ET_EAGER_EXECUTE, 0);
+            if (x == UINT32_MAX)
+                continue;
+            node_where(f, x, &p, &l, &e);
+            pl = &f->xs->planes[p];
+            {
+                int64_t id = xp_plane_stat_id_by_name(pl, "is_func");
+                if (event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], id, &st) &&
+                    xp_stat_int(&st) == 0)
+                    f->eager[i] = 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- GPU derived timeline -------------------------------------------------- */
+
+struct sorted_ev {
+    int64_t begin; /* absolute start */
+    int64_t dur;   /* duration */
+    uint32_t node; /* node (also a tie break) */
+};
+
+static int sorted_ev_cmp(const void *a, const void *b)
+{
+    const struct sorted_ev *x = a, *y = b;
+
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur > y->dur ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+int xp_line_id_is_derived(int64_t id)
+{
+    int32_t v = (int32_t)id;
+
+    return v >= (int32_t)0xdeadbeef && v <= (int32_t)0xdeadbeef + 389;
+}
+
+static int push_marker(struct xp_groups *g, uint32_t p, size_t *cap, int64_t gid, int64_t b,
+                       int64_t end)
+{
+    if (g->nsteps[p] > 0) {
+        struct xp_step_marker *last = &g->steps[p][g->nsteps[p] - 1];
+        if (last->group_id == gid) {
+            if (end > last->end_ps)
+                last->end_ps = end;
+            return 0;
+        }
+    }
+    if (g->nsteps[p] == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        struct xp_step_marker *ns = realloc(g->steps[p], nc * sizeof(*ns));
+        if (ns == NULL)
+            return -ENOMEM;
+        g->steps[p] = ns;
+        *cap = nc;
+    }
+    g->steps[p][g->nsteps[p]++] = (struct xp_step_marker){gid, b, end};
+    return 0;
+}
+
+/* ProcessUngroupedEvents + DeriveStepEventsFromGroups for one GPU plane. */
+static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
+{
+    const struct xp_plane *pl = &f->xs->planes[p];
+    uint32_t l, e, flat = f->plane_first[p];
+    size_t n = 0, i, cap = 0;
+    struct sorted_ev *v;
+    int32_t cur = -1;
+    int rc = 0;
+
+    for (l = 0; l < pl->nlines; l++) {
+        if (!xp_line_id_is_derived(pl->lines[l].id))
+            n += pl->lines[l].nevents;
+    }
+    if (n == 0)
+        return 0;
+    v = malloc(n * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    n = 0;
+    for (l = 0; l < pl->nlines; l++) {
+        const struct xp_line *ln = &pl->lines[l];
+        if (xp_line_id_is_derived(ln->id))
+            continue;
+        for (e = 0; e < ln->nevents; e++) {
+            v[n].begin = xp_event_start_ps(ln, &ln->events[e]);
+            v[n].dur = ln->events[e].duration_ps;
+            v[n].node = f->line_base[flat + l] + e;
+            n++;
+        }
+    }
+    qsort(v, n, sizeof(*v), sorted_ev_cmp);
+    for (i = 0; i < n && rc == 0; i++) {
+        int32_t *gp = &f->gid[v[i].node];
+        if (*gp >= 0)
+            cur = *gp;
+        else if (cur >= 0)
+            *gp = cur;
+        if (*gp >= 0)
+            rc = push_marker(g, p, &cap, *gp, v[i].begin, v[i].begin + v[i].dur);
+    }
+    free(v);
+    return rc;
+}
+
+/* ---- assembling xp_groups --------------------------------------------------- */
+
+static struct xp_groups *groups_new(const struct xspace *xs)
+{
+    struct xp_groups *g = calloc(1, sizeof(*g));
+    struct groups_mem *m = calloc(1, sizeof(*m));
+
+    if (g == NULL || m == NULL) {
+        free(g);
+        free(m);
+        return NULL;
+    }
+    arena_init(&m->arena);
+    g->mem = m;
+    g->xs = xs;
+    g->steps = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*g->steps));
+    g->nsteps = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*g->nsteps));
+    if (g->steps == NULL || g->nsteps == NULL) {
+        xp_groups_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void xp_groups_free(struct xp_groups *g)
+{
+    struct groups_mem *m;
+    uint32_t p;
+
+    if (g == NULL)
+        return;
+    m = g->mem;
+    if (g->steps != NULL) {
+        for (p = 0; p < g->xs->nplanes; p++)
+            free(g->steps[p]);
+    }
+    free(g->steps);
+    free(g->nsteps);
+    free(g->groups);
+    if (m != NULL) {
+        free(m->gid_block);
+        free(m->eager_block);
+        arena_free(&m->arena);
+        free(m);
+    }
+    free(g);
+}
+
+/* Point event_group (and event_eager) of every line into one block. */
+static int attach_tables(struct xp_groups *g, int32_t *gid, uint8_t *eager,
+                         const uint32_t *line_base)
+{
+    struct groups_mem *m = g->mem;
+    const struct xspace *xs = g->xs;
+    uint32_t p, l, flat = 0;
+
+    m->gid_block = gid;
+    m->eager_block = eager;
+    g->event_group = arena_alloc(&m->arena, (xs->nplanes ? xs->nplanes : 1) * sizeof(int32_t **));
+    if (g->event_group == NULL)
+        return -ENOMEM;
+    if (eager != NULL) {
+        g->event_eager =
+            arena_alloc(&m->arena, (xs->nplanes ? xs->nplanes : 1) * sizeof(uint8_t **));
+        if (g->event_eager == NULL)
+            return -ENOMEM;
+    }
+    for (p = 0; p < xs->nplanes; p++) {
+        uint32_t nl = xs->planes[p].nlines;
+        g->event_group[p] = arena_alloc(&m->arena, (nl ? nl : 1) * sizeof(int32_t *));
+        if (g->event_group[p] == NULL)
+            return -ENOMEM;
+        if (eager != NULL) {
+            g->event_eager[p] = arena_alloc(&m->arena, (nl ? nl : 1) * sizeof(uint8_t *));
+            if (g->event_eager[p] == NULL)
+                return -ENOMEM;
+        }
+        for (l = 0; l < nl; l++, flat++) {
+            g->event_group[p][l] = gid + line_base[flat];
+            if (eager != NULL)
+                g->event_eager[p][l] = eager + line_base[flat];
+        }
+    }
+    return 0;
+}
+
+static int is_gpu_plane(const struct xp_plane *pl)
+{
+    return strncmp(pl->name, "/device:GPU:", 12) == 0;
+}
+
+/* IsXSpaceGrouped: some plane has a "group_id" stat metadata. */
+static int space_is_grouped(const struct xspace *xs)
+{
+    uint32_t p;
+
+    for (p = 0; p < xs->nplanes; p++) {
+        if (xs->planes[p].stat_id[XS_GROUP_ID] != XP_NO_STAT)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does anything in the profile make a root or a loop op possible? */
+static int scan_metadata(const struct xspace *xs, int *loop_op)
+{
+    uint32_t p, i;
+    int possible = 0;
+
+    *loop_op = 0;
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        if (pl->stat_id[XS_IS_ROOT] != XP_NO_STAT)
+            possible = 1;
+        for (i = 0; i < pl->nemeta; i++) {
+            enum ev_type t = name_type(pl->emeta[i].name);
+            if (t == ET_LOOP_OP)
+                *loop_op = 1;
+            if (t == ET_TRACE_CONTEXT || t == ET_EXECUTOR)
+                possible = 1;
+        }
+    }
+    return possible;
+}
+
+/* Files saved already grouped: read group_id stats and the Steps lines. */
+static int read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n)
+{
+    const struct xspace *xs = g->xs;
+    int32_t *gid = malloc(((size_t)n ? n : 1) * sizeof(int32_t));
+    int64_t max_id = -1;
+    char **names = NULL;
+    uint32_t p, l, e, flat = 0;
+    int rc;
+
+    if (gid == NULL)
+        return -ENOMEM;
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        int64_t gsid = pl->stat_id[XS_GROUP_ID];
+        for (l = 0; l < pl->nlines; l++, flat++) {
+            const struct xp_line *ln = &pl->lines[l];
+            int32_t *row = gid + line_base[flat];
+            for (e = 0; e < ln->nevents; e++) {
+                struct xp_stat st;
+                row[e] = -1;
+                if (gsid != XP_NO_STAT && event_stat_by_id(pl, ln, &ln->events[e], gsid, &st)) {
+                    int64_t v = xp_stat_int(&st);
+                    if (v >= 0 && v < (1 << 24)) {
+                        row[e] = (int32_t)v;
+                        if (v > max_id)
+                            max_id = v;
+                    }
+                }
+            }
+        }
+    }
+    if ((rc = attach_tables(g, gid, NULL, line_base)) != 0)
+        return rc;
+    /* group names from step_name stats; Steps lines give the markers */
+    if (max_id >= 0) {
+        names = calloc((size_t)max_id + 1, sizeof(*names));
+        if (names == NULL)
+            return -ENOMEM;
+    }
+    flat = 0;
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        int64_t snid = pl->stat_id[XS_STEP_NAME];
+        size_t cap = 0;
+        for (l = 0; l < pl->nlines; l++, flat++) {
+            const struct xp_line *ln = &pl->lines[l];
+            int32_t *row = gid + line_base[flat];
+            int is_steps = (int32_t)ln->id == (int32_t)0xdeadbeef;
+            for (e = 0; e < ln->nevents; e++) {
+                struct xp_stat st;
+                if (row[e] < 0)
+                    continue;
+                if (is_steps && strncmp(pl->name, "/device:", 8) == 0) {
+                    int64_t b = xp_event_start_ps(ln, &ln->events[e]);
+                    if (g->nsteps[p] == cap) {
+                        size_t nc = cap ? cap * 2 : 16;
+                        struct xp_step_marker *ns = realloc(g->steps[p], nc * sizeof(*ns));
+                        if (ns == NULL) {
+                            rc = -ENOMEM;
+                            goto out;
+                        }
+                        g->steps[p] = ns;
+                        cap = nc;
+                    }
+                    g->steps[p][g->nsteps[p]++] =
+                        (struct xp_step_marker){row[e], b, b + ln->events[e].duration_ps};
+                }
+                if (names[row[e]] == NULL && snid != XP_NO_STAT &&
+                    event_stat_by_id(pl, ln, &ln->events[e], snid, &st) &&
+                    (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF)) {
+                    names[row[e]] =
+                        arena_strndup(&((struct groups_mem *)g->mem)->arena, st.str, st.len);
+                    if (names[row[e]] == NULL) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                }
+            }
+        }
+    }
+    rc = 0;
+    for (e = 0; (int64_t)e <= max_id && rc == 0; e++) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%u", e);
+        rc = add_group(g, e, names[e] ? names[e] : buf, -1, 0, 0, 0, 0);
+    }
+out:
+    free(names);
+    return rc;
+}
+
+/* Per-line base offsets into one node numbering. */
+static int number_lines(const struct xspace *xs, uint32_t **basep, uint32_t *nlinesp, uint32_t *np,
+                        struct xp_err *err)
+{
+    uint32_t p, l, flat = 0, nlines = 0;
+    uint64_t n = 0;
+    uint32_t *base;
+
+    for (p = 0; p < xs->nplanes; p++)
+        nlines += xs->planes[p].nlines;
+    base = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
+    if (base == NULL)
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    for (p = 0; p < xs->nplanes; p++) {
+        for (l = 0; l < xs->planes[p].nlines; l++) {
+            base[flat++] = (uint32_t)n;
+            n += xs->planes[p].lines[l].nevents;
+        }
+    }
+    if (n >= UINT32_MAX) {
+        free(base);
+        return xp_err_set(err, -EIO, "%s: too many events to group (%" PRIu64 ")", xs->path, n);
+    }
+    base[nlines] = (uint32_t)n;
+    *basep = base;
+    *nlinesp = nlines;
+    *np = (uint32_t)n;
+    return 0;
+}
+
+static void forest_free(struct forest *f)
+{
+    free(f->line_plane);
+    free(f->line_index);
+    free(f->plane_first);
+    free(f->type);
+    free(f->root);
+    free(f->child_off);
+    free(f->child_v);
+    free(f->parent_off);
+    free(f->parent_v);
+    free(f->seen);
+    free(f->queue);
+    vec_free(&f->edges);
+    vec_free(&f->launches);
+    vec_free(&f->executes);
+    vec_free(&f->executors);
+    vec_free(&f->iterators);
+    vec_free(&f->contexts);
+    vec_free(&f->roots);
+    vec_free(&f->tfdata_ids);
+    vec_free(&f->loop_roots);
+}
+
+/* The full event forest: GroupTfEvents, then the GPU derived timeline. */
+static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines, uint32_t n)
+{
+    const struct xspace *xs = g->xs;
+    struct forest f;
+    uint32_t p, l, flat = 0;
+    int rc = -ENOMEM;
+
+    memset(&f, 0, sizeof(f));
+    f.xs = xs;
+    f.nlines = nlines;
+    f.line_base = line_base;
+    f.n = n;
+    f.edges.size = sizeof(struct edge);
+    f.launches.size = f.executes.size = f.executors.size = f.iterators.size = f.contexts.size =
+        sizeof(struct keyed);
+    f.roots.size = f.loop_roots.size = sizeof(uint32_t);
+    f.tfdata_ids.size = sizeof(int64_t);
+    f.line_plane = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
+    f.line_index = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
+    f.plane_first = malloc(((size_t)xs->nplanes + 1) * sizeof(uint32_t));
+    f.type = calloc((size_t)n + 1, 1);
+    f.root = calloc((size_t)n + 1, sizeof(int32_t));
+    f.gid = malloc(((size_t)n + 1) * sizeof(int32_t));
+    f.seen = calloc((size_t)n + 1, sizeof(uint32_t));
+    f.queue = malloc(((size_t)n + 1) * sizeof(uint32_t));
+    if (f.line_plane == NULL || f.line_index == NULL || f.plane_first == NULL || f.type == NULL ||
+        f.root == NULL || f.gid == NULL || f.seen == NULL || f.queue == NULL)
+        goto out;
+    for (p = 0; p < xs->nplanes; p++) {
+        f.plane_first[p] = flat;
+        for (l = 0; l < xs->planes[p].nlines; l++, flat++) {
+            f.line_plane[flat] = p;
+            f.line_index[flat] = l;
+        }
+    }
+    memset(f.gid, 0xff, ((size_t)n + 1) * sizeof(int32_t));
+    /* nesting gives at most one edge per node: reserve them at once */
+    f.edges.v = malloc(((size_t)n + 1) * sizeof(struct edge));
+    if (f.edges.v == NULL)
+        goto out;
+    f.edges.cap = (size_t)n + 1;
+    if ((rc = gather(&f)) != 0)
+        goto out;
+    if (f.tfdata_ids.n > 1)
+        qsort(f.tfdata_ids.v, f.tfdata_ids.n, sizeof(int64_t), cmp_i64);
+    if ((rc = tf_loops(&f)) != 0)
+        goto out;
+    /* ConnectInterThread, in XProf's order, then the contexts */
+    if ((rc = connect_keyed(&f, &f.executors, &f.iterators, 1, 0)) != 0 ||
+        (rc = connect_keyed(&f, &f.executors, &f.iterators, 1, 1)) != 0 ||
+        (rc = connect_keyed(&f, &f.launches, &f.executes, 0, 0)) != 0 ||
+        (rc = connect_contexts(&f)) != 0 || (rc = build_csr(&f)) != 0 ||
+        (rc = create_groups(&f, g)) != 0)
+        goto out;
+    if (g->ngroups > 0) {
+        for (p = 0; p < xs->nplanes && rc == 0; p++) {
+            if (is_gpu_plane(&xs->planes[p]))
+                rc = derive_gpu_plane(&f, g, p);
+        }
+        if (rc != 0)
+            goto out;
+    }
+    rc = attach_tables(g, f.gid, f.eager, line_base);
+    f.gid = NULL;
+    f.eager = NULL;
+out:
+    free(f.gid);
+    free(f.eager);
+    forest_free(&f);
+    return rc;
+}
+
+int xp_groups_build(const struct xspace *xs, struct xp_groups **gp, struct xp_err *err)
+{
+    struct xp_groups *g;
+    uint32_t *line_base = NULL, nlines = 0, n = 0;
+    int loop_op = 0, rc;
+
+    *gp = NULL;
+    g = groups_new(xs);
+    if (g == NULL)
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    if (space_is_grouped(xs)) {
+        g->pre_grouped = 1;
+        if ((rc = number_lines(xs, &line_base, &nlines, &n, err)) != 0)
+            goto fail;
+        rc = read_pre_grouped(g, line_base, n);
+    } else if (!scan_metadata(xs, &loop_op) || loop_op) {
+        rc = 0; /* nothing can be grouped: every event reads -1 */
+    } else {
+        if ((rc = number_lines(xs, &line_base, &nlines, &n, err)) != 0)
+            goto fail;
+        rc = group_full(g, line_base, nlines, n);
+    }
+    free(line_base);
+    if (rc != 0) {
+        xp_err_set(err, rc, "%s: grouping events: %s", xs->path, strerror(-rc));
+        goto fail;
+    }
+    *gp = g;
+    return 0;
+fail:
+    xp_groups_free(g);
+    return rc;
+}
+
+static int build_groups(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
+{
+    struct xspace *xs;
+    struct xp_groups *g;
+    int rc = snapshot_xspace_decoded(snap, arg, &xs, err);
+
+    if (rc != 0)
+        return rc;
+    rc = xp_groups_build(xs, &g, err);
+    *value = g;
+    return rc;
+}
+
+static void free_groups(void *value)
+{
+    xp_groups_free(value);
+}
+
+int snapshot_groups(struct snapshot *snap, const char *host, const struct xp_groups **gp,
+                    struct xp_err *err)
+{
+    char key[512];
+    void *v;
+    int rc;
+
+    snprintf(key, sizeof(key), "groups:%s", host);
+    rc = snapshot_intermediate(snap, key, build_groups, free_groups, host, &v, err);
+    *gp = rc == 0 ? v : NULL;
+    return rc;
+}

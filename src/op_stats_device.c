@@ -1,0 +1,782 @@
+/*
+ * op_stats_device.c - one GPU plane: device op metrics, step events and
+ * kernel reports, in a single pass that decodes each event's stats once.
+ *
+ * Ports of ConvertDeviceTraceXPlaneToOpMetricsDb
+ * (xprof/convert/xplane_to_op_metrics_db.cc, with
+ * DeviceOpMetricsDbBuilder::EnterOp of xprof/utils/op_utils.cc),
+ * ConvertDeviceTraceXPlaneToStepEvents (xplane_to_step_events.cc) and
+ * ConvertDeviceTraceXPlaneToKernelReports (xplane_to_kernel_stats_db.cc).
+ */
+#include "op_stats_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "op_stats_tfop.h"
+
+/* The stats of a GPU event that the conversions read (GpuEventStats). */
+struct gpu_stats {
+    const char *tf_op; /* tf_op */
+    size_t tf_op_len;
+    const char *equation; /* equation */
+    size_t equation_len;
+    const char *shapes; /* shape (tensor shapes) */
+    size_t shapes_len;
+    const char *hlo_op; /* hlo_op (whole value) */
+    size_t hlo_op_len;
+    int has_hlo_op;
+    const char *kernel_details; /* kernel_details */
+    size_t kernel_details_len;
+    const char *memcpy_details; /* memcpy_details */
+    size_t memcpy_details_len;
+    int has_program_id;
+    uint64_t program_id;
+    int has_corr;
+    int64_t corr;
+    int has_eager;
+    int is_eager;
+    int has_flops;
+    uint64_t flops; /* stat named "flops" */
+    int has_bytes;
+    uint64_t bytes; /* stat named "bytes_accessed" */
+};
+
+/* Stat metadata ids of one plane. */
+struct gpu_ids {
+    int64_t tf_op, equation, shape, hlo_op, kernel_details, memcpy_details, program_id, corr,
+        is_eager, flops, bytes;
+};
+
+static void str_of(const struct xp_stat *st, const char **s, size_t *n)
+{
+    if (st->kind == XP_STAT_STR || st->kind == XP_STAT_REF) {
+        *s = st->str;
+        *n = st->len;
+    } else {
+        *s = "";
+        *n = 0;
+    }
+}
+
+static void read_gpu_stats(const struct xp_plane *pl, const struct xp_line *ln,
+                           const struct xp_event *ev, const struct gpu_ids *ids,
+                           struct gpu_stats *s)
+{
+    struct xp_stat_iter it;
+    struct xp_stat st;
+
+    memset(s, 0, sizeof(*s));
+    s->tf_op = s->equation = s->shapes = s->hlo_op = s->kernel_details = s->memcpy_details = "";
+    xp_stat_iter_init(&it, pl, ln, ev);
+    while (xp_stat_next(&it, &st) == 1) {
+        int64_t id = st.meta_id;
+        if (id == ids->tf_op) {
+            str_of(&st, &s->tf_op, &s->tf_op_len);
+        } else if (id == ids->equation) {
+            str_of(&st, &s->equation, &s->equation_len);
+        } else if (id == ids->shape) {
+            str_of(&st, &s->shapes, &s->shapes_len);
+        } else if (id == ids->hlo_op) {
+            str_of(&st, &s->hlo_op, &s->hlo_op_len);
+            s->has_hlo_op = 1;
+        } else if (id == ids->kernel_details) {
+            str_of(&st, &s->kernel_details, &s->kernel_details_len);
+        } else if (id == ids->memcpy_details) {
+            str_of(&st, &s->memcpy_details, &s->memcpy_details_len);
+        } else if (id == ids->program_id) {
+            s->has_program_id = 1;
+            s->program_id = (uint64_t)xp_stat_int(&st);
+        } else if (id == ids->corr) {
+            s->has_corr = 1;
+            s->corr = xp_stat_int(&st);
+        } else if (id == ids->is_eager) {
+            s->has_eager = 1;
+            s->is_eager = xp_stat_int(&st) != 0;
+        } else if (id == ids->flops) {
+            s->has_flops = 1;
+            s->flops = (uint64_t)xp_stat_int(&st);
+        } else if (id == ids->bytes) {
+            s->has_bytes = 1;
+            s->bytes = (uint64_t)xp_stat_int(&st);
+        }
+    }
+}
+
+/* The last "::"-separated component of the hlo_op value. */
+static void hlo_op_name(const struct gpu_stats *s, const char **name, size_t *n)
+{
+    size_t i;
+
+    *name = s->hlo_op;
+    *n = s->hlo_op_len;
+    for (i = s->hlo_op_len; i >= 2; i--) {
+        if (s->hlo_op[i - 1] == ':' && s->hlo_op[i - 2] == ':') {
+            *name = s->hlo_op + i;
+            *n = s->hlo_op_len - i;
+            return;
+        }
+    }
+}
+
+/* ---- device op metrics ---- */
+
+/* A run of consecutive events of one HLO op and group (HLOTracker). */
+struct run {
+    const struct hlo_instr *instr; /* NULL: empty */
+    uint64_t program_id;
+    const char *name;
+    size_t name_len;
+    uint64_t group;
+    int is_eager;
+    uint64_t occurrences;
+    uint64_t duration;
+    uint64_t flops;
+    uint64_t bytes;
+};
+
+static char *copy_str(struct op_stats *os, const char *s)
+{
+    char *c = arena_strndup(&os->arena, s, strlen(s));
+
+    if (c == NULL)
+        os->device_db.oom = 1;
+    return c != NULL ? c : "";
+}
+
+/* DeviceOpMetricsDbBuilder::EnterOp. */
+static void enter_op(struct op_stats *os, struct op_metrics_db *db, uint64_t program_id,
+                     const char *name, size_t name_len, const char *category,
+                     const char *provenance, const char *dedup, const char *long_name, int is_eager,
+                     uint64_t occurrences, uint64_t time_ps, const struct hlo_instr *perf,
+                     int64_t ev_flops, int64_t ev_bytes)
+{
+    struct op_metrics *m = op_db_row(db, &os->arena, program_id, name, name_len);
+    int64_t flops, bytes, model_flops;
+
+    if (m == NULL)
+        return;
+    if (m->occurrences == 0 && m->category[0] == '\0' && m->provenance[0] == '\0') {
+        m->category = copy_str(os, category[0] ? category : "unknown");
+        m->provenance = copy_str(os, provenance);
+        if (dedup[0])
+            m->deduplicated_name = copy_str(os, dedup);
+        if (long_name[0])
+            m->long_name = copy_str(os, long_name);
+        m->is_eager = m->is_eager || is_eager;
+    }
+    m->num_cores = 1;
+    m->occurrences += occurrences;
+    m->time_ps += time_ps;
+    m->self_time_ps += time_ps;
+    flops = perf != NULL && perf->flops > 0 ? perf->flops : ev_flops;
+    bytes = perf != NULL && perf->bytes_accessed > 0 ? perf->bytes_accessed : ev_bytes;
+    model_flops = perf != NULL && perf->model_flops > 0 ? perf->model_flops : ev_flops;
+    m->flops += (uint64_t)flops * occurrences;
+    m->flops_v2 += (double)flops * (double)occurrences;
+    if (model_flops == 0) {
+        m->model_flops = m->flops;
+        m->model_flops_v2 = m->flops_v2;
+    } else {
+        m->model_flops += (uint64_t)model_flops * occurrences;
+        m->model_flops_v2 += (double)model_flops * (double)occurrences;
+    }
+    m->bytes_accessed += (uint64_t)bytes * occurrences;
+    if (perf != NULL && (perf->hbm_read > 0 || perf->hbm_write > 0)) {
+        struct op_metrics tmp;
+        memset(&tmp, 0, sizeof(tmp));
+        if (perf->hbm_read > 0)
+            tmp.mem[tmp.nmem++] = (struct op_mem_access){1, 1, perf->hbm_read * occurrences};
+        if (perf->hbm_write > 0)
+            tmp.mem[tmp.nmem++] = (struct op_mem_access){1, 0, perf->hbm_write * occurrences};
+        for (uint32_t i = 0; i < tmp.nmem; i++) {
+            uint32_t j;
+            for (j = 0; j < m->nmem; j++) {
+                if (m->mem[j].memory_space == tmp.mem[i].memory_space &&
+                    m->mem[j].is_read == tmp.mem[i].is_read)
+                    break;
+            }
+            if (j == m->nmem && m->nmem < 4)
+                m->mem[m->nmem++] =
+                    (struct op_mem_access){tmp.mem[i].memory_space, tmp.mem[i].is_read, 0};
+            if (j < 4)
+                m->mem[j].bytes += tmp.mem[i].bytes;
+        }
+    }
+    db->total_op_time_ps += time_ps;
+}
+
+static void flush_run(struct op_stats *os, struct op_metrics_db *db, struct run *r)
+{
+    if (r->instr != NULL)
+        enter_op(os, db, r->program_id, r->name, r->name_len, r->instr->category,
+                 r->instr->provenance, r->instr->deduplicated_name, r->instr->expression,
+                 r->is_eager, r->occurrences, r->duration, r->instr, (int64_t)r->flops,
+                 (int64_t)r->bytes);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- step events ---- */
+
+/* ClassifyGpuEvent, the name-only part: a type, or 0xff for "compute,
+ * decided by the shapes"; bit 0x80 set means the name says 16 bit. */
+static uint8_t classify_gpu_name(const char *name)
+{
+    struct tfop op;
+    size_t n = strlen(name);
+
+    tfop_parse(name, n, &op);
+    if (op.category == TFOP_MEMCPY_HTOD)
+        return EV_HOST_TO_DEVICE / 10;
+    if (op.category == TFOP_MEMCPY_DTOH)
+        return EV_DEVICE_TO_HOST / 10;
+    if (op.category == TFOP_MEMCPY_DTOD)
+        return EV_DEVICE_TO_DEVICE / 10;
+    if (n >= 4 && strncasecmp(name, "nccl", 4) == 0)
+        return EV_DEVICE_COLLECTIVES / 10;
+    return (strstr(name, "half") || strstr(name, "fp16")) ? 0x80 : 0x40;
+}
+
+static uint8_t classify_gpu_event(uint8_t by_name, const struct gpu_stats *s)
+{
+    if (by_name < 0x40)
+        return by_name;
+    if (s->shapes_len == 0)
+        return by_name == 0x80 ? EV_DEVICE_COMPUTE_16 / 10 : EV_DEVICE_COMPUTE_32 / 10;
+    return memmem(s->shapes, s->shapes_len, "half", 4) ? EV_DEVICE_COMPUTE_16 / 10
+                                                       : EV_DEVICE_COMPUTE_32 / 10;
+}
+
+/* ---- per-plane caches ---- */
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* HLO instruction lookups by (program id, hlo_op bytes); hlo_op values are
+ * mostly shared stat-metadata strings, so the pointer usually repeats. */
+struct hlo_cache_slot {
+    const char *ptr;
+    size_t len;
+    uint64_t program_id;
+    const struct hlo_instr *instr;
+};
+#define HLO_CACHE 512
+
+static const struct hlo_instr *cached_instr(struct hlo_cache_slot *c, const struct hlo_map *m,
+                                            const struct gpu_stats *s, const char *hn, size_t hl)
+{
+    size_t ix = (((uintptr_t)s->hlo_op >> 3) ^ (size_t)s->program_id) & (HLO_CACHE - 1);
+
+    if (c[ix].ptr == s->hlo_op && c[ix].len == s->hlo_op_len && c[ix].program_id == s->program_id)
+        return c[ix].instr;
+    c[ix].ptr = s->hlo_op;
+    c[ix].len = s->hlo_op_len;
+    c[ix].program_id = s->program_id;
+    c[ix].instr = hlo_map_find(m, s->program_id, hn, hl);
+    return c[ix].instr;
+}
+
+/* Kernel reports of one plane, pre-merged by what decides their key (the
+ * event's metadata, kernel_details, tf_op, equation and HLO instruction),
+ * so launch parameters are parsed once per distinct kernel. */
+struct kernel_slot {
+    uint32_t meta;
+    const char *kd, *tf, *eq;
+    size_t kd_len, tf_len, eq_len;
+    const struct hlo_instr *instr;
+    uint64_t hash;
+    struct kernel_report rep;
+};
+
+struct kernel_cache {
+    struct kernel_slot *v;
+    uint32_t n, cap;
+    uint32_t *slot;
+    uint32_t nslots;
+};
+
+static int kc_grow(struct kernel_cache *kc)
+{
+    uint32_t ns = kc->nslots ? kc->nslots * 2 : 256, i;
+    uint32_t *slot = calloc(ns, sizeof(uint32_t));
+
+    if (slot == NULL)
+        return -ENOMEM;
+    for (i = 0; i < kc->n; i++) {
+        uint32_t s = (uint32_t)(kc->v[i].hash >> 20) & (ns - 1);
+        while (slot[s] != 0)
+            s = (s + 1) & (ns - 1);
+        slot[s] = i + 1;
+    }
+    free(kc->slot);
+    kc->slot = slot;
+    kc->nslots = ns;
+    return 0;
+}
+
+static int same(const char *a, size_t an, const char *b, size_t bn)
+{
+    return an == bn && (a == b || memcmp(a, b, an) == 0);
+}
+
+/* The slot of this kernel event; *fresh = 1 when new (fill rep). */
+static struct kernel_slot *kc_slot(struct kernel_cache *kc, uint32_t meta,
+                                   const struct gpu_stats *s, const struct hlo_instr *instr,
+                                   int *fresh)
+{
+    uint64_t h =
+        fnv(fnv(fnv(1469598103934665603ULL ^ meta, s->kernel_details, s->kernel_details_len),
+                s->tf_op, s->tf_op_len),
+            s->equation, s->equation_len) ^
+        ((uintptr_t)instr * 0x9e3779b97f4a7c15ULL);
+    uint32_t i;
+    struct kernel_slot *e;
+
+    *fresh = 0;
+    if ((kc->n + 1) * 2 > kc->nslots && kc_grow(kc) != 0)
+        return NULL;
+    i = (uint32_t)(h >> 20) & (kc->nslots - 1);
+    while (kc->slot[i] != 0) {
+        e = &kc->v[kc->slot[i] - 1];
+        if (e->hash == h && e->meta == meta && e->instr == instr &&
+            same(e->kd, e->kd_len, s->kernel_details, s->kernel_details_len) &&
+            same(e->tf, e->tf_len, s->tf_op, s->tf_op_len) &&
+            same(e->eq, e->eq_len, s->equation, s->equation_len))
+            return e;
+        i = (i + 1) & (kc->nslots - 1);
+    }
+    if (kc->n == kc->cap) {
+        uint32_t cap = kc->cap ? kc->cap * 2 : 64;
+        struct kernel_slot *v = realloc(kc->v, cap * sizeof(*v));
+        if (v == NULL)
+            return NULL;
+        kc->v = v;
+        kc->cap = cap;
+    }
+    e = &kc->v[kc->n];
+    memset(e, 0, sizeof(*e));
+    e->meta = meta;
+    e->kd = s->kernel_details;
+    e->kd_len = s->kernel_details_len;
+    e->tf = s->tf_op;
+    e->tf_len = s->tf_op_len;
+    e->eq = s->equation;
+    e->eq_len = s->equation_len;
+    e->instr = instr;
+    e->hash = h;
+    kc->slot[i] = ++kc->n;
+    *fresh = 1;
+    return e;
+}
+
+/* ParseNumBytesFromMemcpyDetail: "num_bytes:<n>" among ":"/"\n"-split pairs. */
+static uint64_t memcpy_num_bytes(const char *s, size_t n)
+{
+    size_t i = 0, k = 0, start = 0;
+    const char *key = NULL;
+    size_t key_len = 0;
+
+    for (i = 0; i <= n; i++) {
+        if (i < n && s[i] != ':' && s[i] != '\n')
+            continue;
+        if (k % 2 == 0) {
+            key = s + start;
+            key_len = i - start;
+        } else if (key_len == 9 && memcmp(key, "num_bytes", 9) == 0) {
+            uint64_t v = 0;
+            size_t j;
+            if (i == start)
+                return 0;
+            for (j = start; j < i; j++) {
+                if (s[j] < '0' || s[j] > '9')
+                    return 0;
+                v = v * 10 + (uint64_t)(s[j] - '0');
+            }
+            return v;
+        }
+        k++;
+        start = i + 1;
+    }
+    /* a trailing key without a value: XProf reads past the pairs; none */
+    return 0;
+}
+
+/* ---- kernel reports ---- */
+
+/* absl::SimpleAtoi into uint32. */
+static int atou32(const char *s, size_t n, uint32_t *v)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    while (n > i && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (i < n && s[i] == '+')
+        i++;
+    if (i == n)
+        return 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        x = x * 10 + (uint64_t)(s[i] - '0');
+        if (x > UINT32_MAX)
+            return 0;
+    }
+    *v = (uint32_t)x;
+    return 1;
+}
+
+static int parse_dims(const char *s, size_t n, uint32_t out[3])
+{
+    uint32_t tmp[3];
+    size_t i, start = 0;
+    int k = 0;
+
+    for (i = 0; i <= n; i++) {
+        if (i < n && s[i] != ',')
+            continue;
+        if (k == 3 || !atou32(s + start, i - start, &tmp[k]))
+            return 0;
+        k++;
+        start = i + 1;
+    }
+    if (k != 3)
+        return 0;
+    memcpy(out, tmp, sizeof(tmp));
+    return 1;
+}
+
+/* ParseKernelLaunchParams. */
+static void parse_launch_params(const char *s, size_t n, struct kernel_report *k)
+{
+    size_t i, start = 0;
+
+    for (i = 0; i < 3; i++)
+        k->block_dim[i] = k->grid_dim[i] = 1;
+    for (i = 0; i <= n; i++) {
+        const char *tok, *colon;
+        size_t tn, kl;
+        if (i < n && s[i] != ' ' && s[i] != '\n')
+            continue;
+        tok = s + start;
+        tn = i - start;
+        start = i + 1;
+        colon = memchr(tok, ':', tn);
+        if (colon == NULL || memchr(colon + 1, ':', tn - (size_t)(colon - tok) - 1) != NULL)
+            continue;
+        kl = (size_t)(colon - tok);
+        const char *val = colon + 1;
+        size_t vl = tn - kl - 1;
+        uint32_t v;
+        if (kl == 4 && memcmp(tok, "regs", 4) == 0) {
+            if (atou32(val, vl, &v))
+                k->registers_per_thread = v;
+        } else if (kl == 13 && memcmp(tok, "static_shared", 13) == 0) {
+            if (atou32(val, vl, &v))
+                k->static_shmem_bytes = v;
+        } else if (kl == 14 && memcmp(tok, "dynamic_shared", 14) == 0) {
+            if (atou32(val, vl, &v))
+                k->dynamic_shmem_bytes = v;
+        } else if (kl == 5 && memcmp(tok, "block", 5) == 0) {
+            parse_dims(val, vl, k->block_dim);
+        } else if (kl == 4 && memcmp(tok, "grid", 4) == 0) {
+            parse_dims(val, vl, k->grid_dim);
+        } else if (kl == 7 && memcmp(tok, "occ_pct", 7) == 0) {
+            char buf[64];
+            char *end;
+            double d;
+            if (vl > 0 && vl < sizeof(buf)) {
+                memcpy(buf, val, vl);
+                buf[vl] = '\0';
+                d = strtod(buf, &end);
+                if (*end == '\0')
+                    k->occupancy_pct = d;
+            }
+        }
+    }
+}
+
+static int kernel_uses_tc(const char *name)
+{
+    static const char *const pats[] = {"16816",
+                                       "c1688",
+                                       "conv1x1",
+                                       "conv2d_c1_k1",
+                                       "dgrad_1x1_stride_2x2",
+                                       "direct_group",
+                                       "first_layer_wgrad_kernel",
+                                       "h1688",
+                                       "h884",
+                                       "hmma",
+                                       "i16832",
+                                       "i8816",
+                                       "s884",
+                                       "s1688",
+                                       "xmma_gemm",
+                                       "xmma_implicit_gemm",
+                                       "xmma_sparse_conv",
+                                       "xmma_sparse_gemm",
+                                       "xmma_warp_specialized_implicit_gemm",
+                                       NULL};
+    int i;
+
+    for (i = 0; pats[i] != NULL; i++) {
+        if (strstr(name, pats[i]) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- the plane ---- */
+
+int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *db)
+{
+    const struct xp_plane *pl = &ctx->xs->planes[p];
+    struct op_stats *os = ctx->os;
+    struct gpu_ids ids;
+    struct step_events plane_steps;
+    uint8_t *has_marker = NULL, *has_event = NULL;
+    int64_t first = INT64_MAX, last = 0;
+    uint32_t l, e, i, ng = ctx->steps.n;
+    int rc = 0, any_event = 0;
+    struct run run;
+    char *name_buf = NULL;
+    size_t name_cap = 0;
+    struct hlo_cache_slot *hcache = calloc(HLO_CACHE, sizeof(*hcache));
+    uint8_t *by_name = calloc(pl->nemeta ? pl->nemeta : 1, 1);
+    struct kernel_cache kc;
+
+    ids.tf_op = pl->stat_id[XS_TF_OP];
+    ids.equation = xp_plane_stat_id_by_name(pl, "equation");
+    ids.shape = xp_plane_stat_id_by_name(pl, "shape");
+    ids.hlo_op = pl->stat_id[XS_HLO_OP];
+    ids.kernel_details = pl->stat_id[XS_KERNEL_DETAILS];
+    ids.memcpy_details = pl->stat_id[XS_MEMCPY_DETAILS];
+    ids.program_id = pl->stat_id[XS_PROGRAM_ID];
+    ids.corr = pl->stat_id[XS_CORRELATION_ID];
+    ids.is_eager = pl->stat_id[XS_IS_EAGER];
+    ids.flops = pl->stat_id[XS_FLOPS];
+    ids.bytes = pl->stat_id[XS_BYTES_ACCESSED];
+    memset(&kc, 0, sizeof(kc));
+    if (hcache == NULL || by_name == NULL) {
+        free(hcache);
+        free(by_name);
+        return -ENOMEM;
+    }
+    if ((rc = step_events_init(&plane_steps, ng)) != 0) {
+        free(hcache);
+        free(by_name);
+        return rc;
+    }
+    has_marker = calloc(ng ? ng : 1, 1);
+    has_event = calloc(ng ? ng : 1, 1);
+    if (has_marker == NULL || has_event == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    memset(&run, 0, sizeof(run));
+    for (l = 0; l < pl->nlines; l++) {
+        const struct xp_line *ln = &pl->lines[l];
+        if (xp_line_id_is_derived(ln->id))
+            continue;
+        for (e = 0; e < ln->nevents; e++) {
+            const struct xp_event *ev = &ln->events[e];
+            const char *ev_name = xp_event_meta(pl, ev)->name;
+            int32_t group = xp_group_of(ctx->groups, p, l, e);
+            struct gpu_stats s;
+            int is_eager;
+
+            if (ev->offset_ps < first)
+                first = ev->offset_ps;
+            if (ev->offset_ps + ev->duration_ps > last)
+                last = ev->offset_ps + ev->duration_ps;
+            read_gpu_stats(pl, ln, ev, &ids, &s);
+            is_eager = s.has_eager ? s.is_eager : xp_group_is_eager(ctx->groups, p, l, e);
+
+            /* device op metrics */
+            if (s.has_hlo_op) {
+                const char *hn;
+                size_t hl;
+                const struct hlo_instr *instr = NULL;
+                hlo_op_name(&s, &hn, &hl);
+                if (s.has_program_id)
+                    instr = cached_instr(hcache, ctx->hlo, &s, hn, hl);
+                if (instr != NULL) {
+                    if (run.instr != NULL && (hl != run.name_len || memcmp(hn, run.name, hl) != 0 ||
+                                              group < 0 || (uint64_t)group != run.group))
+                        flush_run(os, db, &run);
+                    if (run.occurrences == 0) {
+                        run.instr = instr;
+                        run.name = instr->name;
+                        run.name_len = strlen(instr->name);
+                        run.program_id = s.program_id;
+                        run.group = group >= 0 ? (uint64_t)group : 0;
+                        run.is_eager = is_eager;
+                    }
+                    run.occurrences++;
+                    run.duration += (uint64_t)ev->duration_ps;
+                    if (s.has_flops)
+                        run.flops = s.flops;
+                    if (s.has_bytes)
+                        run.bytes = s.bytes;
+                }
+            } else if (s.tf_op_len > 0) {
+                struct tfop op;
+                size_t nl, evl = strlen(ev_name);
+                char cat[512];
+                char prov[1024];
+                flush_run(os, db, &run);
+                tfop_parse(s.tf_op, s.tf_op_len, &op);
+                nl = op.name_len + 1 + evl;
+                if (nl + 1 > name_cap) {
+                    char *nb = realloc(name_buf, nl + 1);
+                    if (nb == NULL) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                    name_buf = nb;
+                    name_cap = nl + 1;
+                }
+                memcpy(name_buf, op.name, op.name_len);
+                name_buf[op.name_len] = '/';
+                memcpy(name_buf + op.name_len + 1, ev_name, evl + 1);
+                snprintf(cat, sizeof(cat), "%.*s", (int)op.type_len, op.type);
+                snprintf(prov, sizeof(prov), "%.*s", (int)s.tf_op_len, s.tf_op);
+                enter_op(os, db, 0, name_buf, nl, cat, prov, "", "", is_eager, 1,
+                         (uint64_t)ev->duration_ps, NULL, 0, 0);
+            }
+
+            /* step events */
+            if (s.has_corr && s.corr >= 0 && group >= 0 && (uint32_t)group < ng) {
+                uint8_t type;
+                if (by_name[ev->meta] == 0)
+                    by_name[ev->meta] = classify_gpu_name(ev_name) + 1;
+                type = classify_gpu_event((uint8_t)(by_name[ev->meta] - 1), &s);
+                struct step_details *d = &plane_steps.by_group[group];
+                int64_t b = xp_event_start_ps(ln, ev);
+                if ((rc = step_add_event(d, b, b + ev->duration_ps, type)) != 0)
+                    goto out;
+                has_event[group] = 1;
+                any_event = 1;
+                if (type == EV_HOST_TO_DEVICE / 10 || type == EV_DEVICE_TO_HOST / 10 ||
+                    type == EV_DEVICE_TO_DEVICE / 10) {
+                    int ix = type == EV_HOST_TO_DEVICE / 10   ? 0
+                             : type == EV_DEVICE_TO_HOST / 10 ? 1
+                                                              : 2;
+                    d->xfer_occurrence[ix]++;
+                    d->xfer_time_us[ix] += (double)ev->duration_ps / 1000000.0;
+                    d->xfer_bytes[ix] += memcpy_num_bytes(s.memcpy_details, s.memcpy_details_len);
+                }
+            }
+
+            /* kernel reports */
+            if (ev->duration_ps != 0 && s.kernel_details_len > 0) {
+                const struct hlo_instr *instr = NULL;
+                struct kernel_slot *ks;
+                uint64_t ns = (uint64_t)(ev->duration_ps / 1000);
+                int fresh;
+                if (s.has_hlo_op && s.has_program_id) {
+                    const char *hn;
+                    size_t hl;
+                    hlo_op_name(&s, &hn, &hl);
+                    instr = cached_instr(hcache, ctx->hlo, &s, hn, hl);
+                }
+                ks = kc_slot(&kc, ev->meta, &s, instr, &fresh);
+                if (ks == NULL) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                if (fresh) {
+                    struct kernel_report *k = &ks->rep;
+                    k->name = ev_name;
+                    k->is_kernel_using_tensor_core = kernel_uses_tc(ev_name);
+                    parse_launch_params(s.kernel_details, s.kernel_details_len, k);
+                    k->op_name = "";
+                    if (s.tf_op_len > 0) {
+                        struct tfop op;
+                        char *nm;
+                        tfop_parse(s.tf_op, s.tf_op_len, &op);
+                        nm = arena_strndup(&os->arena, op.name, op.name_len);
+                        if (nm == NULL) {
+                            rc = -ENOMEM;
+                            goto out;
+                        }
+                        k->op_name = nm;
+                        k->is_op_tensor_core_eligible =
+                            tfop_einsum_tc_eligible(s.equation, s.equation_len) ||
+                            tfop_tc_eligible(op.name, op.name_len) ||
+                            k->is_kernel_using_tensor_core;
+                    }
+                    if (instr != NULL) {
+                        k->op_name = instr->provenance;
+                        k->is_op_tensor_core_eligible =
+                            tfop_tc_eligible(instr->provenance, strlen(instr->provenance)) ||
+                            k->is_op_tensor_core_eligible;
+                    }
+                    k->occurrences = 1;
+                    k->total_duration_ns = k->min_duration_ns = k->max_duration_ns = ns;
+                } else {
+                    struct kernel_report *k = &ks->rep;
+                    k->occurrences++;
+                    k->total_duration_ns += ns;
+                    if (ns < k->min_duration_ns)
+                        k->min_duration_ns = ns;
+                    if (ns > k->max_duration_ns)
+                        k->max_duration_ns = ns;
+                }
+            }
+        }
+        flush_run(os, db, &run);
+    }
+    op_db_set_total_time(db, last ? (uint64_t)(last - first) : 0);
+    op_db_add_idle(db, &os->arena);
+    if (db->oom || os->device_db.oom) {
+        rc = -ENOMEM;
+        goto out;
+    }
+
+    /* Steps line markers, then keep the steps that have both */
+    if (any_event) {
+        const struct xp_step_marker *mk = ctx->groups->steps[p];
+        uint32_t nm = ctx->groups->nsteps[p];
+        for (i = 0; i < nm; i++) {
+            if (mk[i].group_id >= 0 && (uint64_t)mk[i].group_id < ng)
+                has_marker[mk[i].group_id] = 1;
+        }
+        for (i = 0; i < nm; i++) {
+            int64_t g = mk[i].group_id;
+            if (g >= 0 && (uint64_t)g < ng && has_event[g] &&
+                (rc = step_add_marker(&plane_steps.by_group[g], mk[i].begin_ps, mk[i].end_ps,
+                                      MK_DEVICE)) != 0)
+                goto out;
+        }
+        for (i = 0; i < ng; i++) {
+            if (!has_marker[i])
+                plane_steps.by_group[i].present = 0;
+        }
+        rc = step_events_union(&ctx->steps, &plane_steps);
+    }
+out:
+    for (i = 0; rc == 0 && i < kc.n; i++)
+        rc = kernel_map_add(&ctx->kernels, &os->arena, &kc.v[i].rep);
+    free(kc.v);
+    free(kc.slot);
+    free(hcache);
+    free(by_name);
+    free(name_buf);
+    free(has_marker);
+    free(has_event);
+    step_events_free(&plane_steps);
+    return rc;
+}

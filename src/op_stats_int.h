@@ -1,0 +1,111 @@
+/*
+ * op_stats_int.h - the pieces op_stats is built from (internal to op_stats_*.c).
+ *
+ * Step events (xprof/utils/event_span.h) are kept per group id in an array
+ * (group ids are dense: 0.. in XProf's numbering). Kernel reports are merged
+ * in a hash map keyed by every field XProf keys them by.
+ */
+#ifndef XPROFS_OP_STATS_INT_H
+#define XPROFS_OP_STATS_INT_H
+
+#include <stdint.h>
+
+#include "group.h"
+#include "op_stats.h"
+#include "op_stats_hlo.h"
+#include "xspace.h"
+
+enum marker_kind {
+    MK_DEVICE,        /* kDeviceStepMarker */
+    MK_HOST_EXPLICIT, /* kExplicitHostStepMarker */
+    MK_HOST_IMPLICIT, /* kImplicitHostStepMarker */
+};
+
+struct step_marker {
+    int64_t begin; /* absolute ps */
+    int64_t end;   /* absolute ps */
+    uint8_t kind;  /* enum marker_kind */
+};
+
+struct step_event {
+    int64_t begin; /* absolute ps */
+    int64_t end;   /* absolute ps */
+    uint8_t type;  /* EventType / 10 */
+};
+
+/* StepDetails. */
+struct step_details {
+    struct step_marker *markers; /* markers_ */
+    uint32_t nmarkers, markers_cap;
+    struct step_event *events; /* events_ */
+    uint32_t nevents, events_cap;
+    uint64_t xfer_occurrence[3]; /* device memory transfers: H2D, D2H, D2D */
+    double xfer_time_us[3];
+    uint64_t xfer_bytes[3];
+    const char *step_name; /* step_name_ (arena), or NULL */
+    int present;           /* the step exists in the map */
+};
+
+struct step_events {
+    struct step_details *by_group; /* indexed by group id */
+    uint32_t n;                    /* slots */
+};
+
+int step_events_init(struct step_events *se, uint32_t n);
+void step_events_free(struct step_events *se);
+int step_add_marker(struct step_details *d, int64_t begin, int64_t end, uint8_t kind);
+int step_add_event(struct step_details *d, int64_t begin, int64_t end, uint8_t type);
+/* UnionCombineStepEvents(src, dst). */
+int step_events_union(struct step_events *dst, const struct step_events *src);
+
+/* Kernel report key + value, merged (InsertOrUpdateKernelReport). */
+struct kernel_map {
+    struct kernel_report *v; /* entries; strings point into `arena` */
+    uint32_t n, cap;
+    uint32_t *index; /* open-addressing slots (+1) */
+    uint32_t index_cap;
+};
+
+int kernel_map_add(struct kernel_map *km, struct arena *arena, const struct kernel_report *k);
+void kernel_map_free(struct kernel_map *km);
+/* CopyTopKDurationKernelReportsToDb into os->kernels (copies). */
+int kernel_map_to_db(const struct kernel_map *km, struct op_stats *os);
+/* Sort os->kernels by XProf's order and keep 1000 (multi-host merge). */
+void kernels_sort_top(struct op_stats *os);
+
+/* Everything one host's conversion needs. */
+struct host_ctx {
+    const struct xspace *xs;
+    const struct xp_groups *groups;
+    const struct hlo_map *hlo;
+    struct op_stats *os;
+    struct step_events steps;  /* combined step events of the device planes */
+    struct kernel_map kernels; /* kernel reports */
+};
+
+/* One GPU plane: device op metrics db (appended via combine), step events
+ * (union into ctx->steps), kernel reports. */
+int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t plane, struct op_metrics_db *db);
+
+/* The host plane: host op metrics db, and host step events for hosts
+ * without devices. */
+int op_stats_host_plane(struct host_ctx *ctx, uint32_t plane, int has_device,
+                        struct step_events *host_steps);
+
+/* Step events -> step db (ToNonOverlapped, ConvertStepEventsToStepDb) and
+ * precision stats into os. */
+int op_stats_step_db(struct op_stats *os, struct step_events *se, int has_device);
+
+/* Run environment, perf env, diagnostics, counters. */
+int op_stats_env(struct host_ctx *ctx);
+
+/* Combine per-host op stats into one (CombineAllOpStats). */
+int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, uint32_t n);
+
+void op_stats_free(struct op_stats *os);
+
+/* Own-stat lookup by metadata id (XEventVisitor::GetStat). */
+int op_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                  int64_t id, struct xp_stat *st);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * input_pipeline.c - input_pipeline_analyzer.json: XProf's input pipeline
+ * payload, a JSON list of 5 tables: max infeed core (empty off TPU), step
+ * time, host input ops, recommendation, diagnostics
+ * (InputPipelineAnalysisResultToDataTableJson).
+ */
+#include <errno.h>
+
+#include "datatable.h"
+#include "op_stats.h"
+#include "op_stats_input.h"
+#include "tool.h"
+
+static void host_table(const struct ip_analysis *a, struct dt_table *t)
+{
+    uint32_t i;
+
+    dt_col(t, "opName", "string", "Input Op");
+    dt_col(t, "count", "number", "Count");
+    dt_col(t, "timeInMs", "number", "Total Time (in ms)");
+    dt_col(t, "timeInPercent", "number", "Total Time (as % of total input-processing time)");
+    dt_col(t, "selfTimeInMs", "number", "Total Self Time (in ms)");
+    dt_col(t, "selfTimeInPercent", "number",
+           "Total Self Time (as % of total input-processing time)");
+    dt_col(t, "category", "string", "Category");
+    for (i = 0; i < a->ninput_ops; i++) {
+        const struct ip_input_op *op = &a->input_ops[i];
+        dt_row(t);
+        dt_str(t, op->name);
+        dt_num(t, (double)op->count);
+        dt_num(t, op->time_ms);
+        dt_num(t, op->time_percent / 100.0);
+        dt_num(t, op->self_ms);
+        dt_num(t, op->self_percent / 100.0);
+        dt_str(t, op->category);
+    }
+    dt_propf(t, "enqueue_us", "%.3f", a->enqueue_us);
+    dt_propf(t, "demanded_file_read_us", "%.3f", a->demanded_file_read_us);
+    dt_propf(t, "advanced_file_read_us", "%.3f", a->advanced_file_read_us);
+    dt_propf(t, "preprocessing_us", "%.3f", a->preprocessing_us);
+    dt_propf(t, "unclassified_nonequeue_us", "%.3f", a->unclassified_non_enqueue_us);
+}
+
+static void advice(struct dt_table *t, const char *s)
+{
+    dt_row(t);
+    dt_str(t, s);
+}
+
+static void recommendation_table(struct dt_table *t)
+{
+    dt_col(t, "link", "string", "link");
+    advice(t, "Enqueuing data: you may want to combine small input data chunks into fewer but "
+              "larger chunks.");
+    advice(t, "Data preprocessing: you may increase num_parallel_calls in <a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#map\" "
+              "target=\"_blank\">Dataset map()</a> or preprocess the data OFFLINE.");
+    advice(t, "Reading data from files in advance: you may tune parameters in the following "
+              "tf.data API (<a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" "
+              "target=\"_blank\">prefetch size</a>, <a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" "
+              "target=\"_blank\">interleave cycle_length</a>, <a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/"
+              "TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader "
+              "buffer_size</a>)");
+    advice(t, "Reading data from files on demand: you should read data IN ADVANCE using the "
+              "following tf.data API (<a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" "
+              "target=\"_blank\">prefetch</a>, <a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" "
+              "target=\"_blank\">interleave</a>, <a "
+              "href=\"https://www.tensorflow.org/api_docs/python/tf/data/"
+              "TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer</a>)");
+    advice(t, "Other data reading or processing: you may consider using the <a "
+              "href=\"https://www.tensorflow.org/programmers_guide/datasets\" "
+              "target=\"_blank\">tf.data API</a> (if you are not using it now)");
+}
+
+static int input_pipeline_produce(struct tool_ctx *ctx, struct out *o)
+{
+    const struct op_stats *os;
+    struct ip_analysis a;
+    struct dt_table t[5];
+    int rc, i;
+
+    if ((rc = snapshot_op_stats(ctx->snap, ctx->host, &os, ctx->err)) != 0)
+        return rc;
+    if ((rc = ip_analyze(os, &a)) != 0)
+        return xp_err_set(ctx->err, rc, "input_pipeline_analyzer: out of memory");
+    for (i = 0; i < 5; i++)
+        dt_init(&t[i]);
+    /* t[0]: the max-infeed-core table is TPU only: empty here */
+    ip_step_table(&a, &t[1]);
+    host_table(&a, &t[2]);
+    recommendation_table(&t[3]);
+    ip_diagnostics_table(&t[4], a.warnings, a.nwarnings, NULL, 0);
+    for (i = 0; i < 5; i++) {
+        if (dt_failed(&t[i]))
+            rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        out_putc(o, '[');
+        for (i = 0; i < 5; i++) {
+            if (i > 0)
+                out_putc(o, ',');
+            dt_write_json(&t[i], o);
+        }
+        out_putc(o, ']');
+    }
+    for (i = 0; i < 5; i++)
+        dt_free(&t[i]);
+    ip_free(&a);
+    if (rc != 0)
+        return xp_err_set(ctx->err, rc, "input_pipeline_analyzer: out of memory");
+    return 0;
+}
+
+const struct tool tool_input_pipeline_analyzer_json = {
+    .file = "input_pipeline_analyzer.json",
+    .tag = "input_pipeline_analyzer",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = tool_listed_xplane,
+    .produce = input_pipeline_produce,
+};

@@ -1,0 +1,175 @@
+/*
+ * test_datatable.c - DataTable JSON and CSV as XProf writes them: number
+ * forms (nlohmann for JSON, Python repr for CSV), string escaping, NaN and
+ * infinities, empty tables, sorted properties, column roles, CSV quoting.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datatable.h"
+
+/* The bytes written by a writer, NUL-terminated (malloc'd). */
+static char *collect(struct out *o)
+{
+    struct blob *b;
+    char *s;
+
+    assert_int_equal(out_finish(o, &b), 0);
+    s = malloc(b->size + 1);
+    assert_non_null(s);
+    blob_read(b, 0, s, b->size);
+    s[b->size] = '\0';
+    blob_unref(b);
+    return s;
+}
+
+static void check_json_num(double v, const char *want)
+{
+    char buf[40];
+
+    assert_string_equal(dt_fmt_json_double(v, buf), want);
+}
+
+static void check_py_num(double v, const char *want)
+{
+    char buf[40];
+
+    assert_string_equal(dt_fmt_py_float(v, buf), want);
+}
+
+static void test_json_numbers(void **state)
+{
+    (void)state;
+    check_json_num(40.0, "40.0");
+    check_json_num(1.0, "1.0");
+    check_json_num(0.0, "0.0");
+    check_json_num(-0.0, "-0.0");
+    check_json_num(0.1565642841733356, "0.1565642841733356");
+    check_json_num(271.40292854999996, "271.40292854999996");
+    check_json_num(7373065.893621853, "7373065.893621853");
+    check_json_num(1.8075825029947709e-06, "1.8075825029947709e-06");
+    check_json_num(0.0001, "0.0001");
+    check_json_num(0.00001, "1e-05");
+    check_json_num(1e15, "1e+15");
+    check_json_num(123456789012345.0, "123456789012345.0");
+    check_json_num(1e16, "1e+16");
+    check_json_num(-2.5, "-2.5");
+    check_json_num(1950.96, "1950.96");
+    check_json_num(NAN, "null");
+    check_json_num(INFINITY, "null");
+    check_json_num(-INFINITY, "null");
+}
+
+static void test_py_numbers(void **state)
+{
+    (void)state;
+    check_py_num(40.0, "40.0");
+    check_py_num(1e15, "1000000000000000.0");
+    check_py_num(1e16, "1e+16");
+    check_py_num(0.00001, "1e-05");
+    check_py_num(0.0001, "0.0001");
+    check_py_num(123456789012345678.0, "1.2345678901234568e+17");
+    check_py_num(-0.0, "-0.0");
+    check_py_num(1.8075825029947709e-06, "1.8075825029947709e-06");
+}
+
+static void test_strings(void **state)
+{
+    struct out o;
+    char *s;
+    const char in[] = "a\"b\\c\n\t\x01\x1f/\xce\xbc\xff!";
+
+    (void)state;
+    out_init(&o);
+    dt_json_string(&o, in, sizeof(in) - 1);
+    s = collect(&o);
+    /* quotes and backslashes escaped, short escapes, \u00XX lowercase,
+     * '/' and UTF-8 kept raw, a stray byte replaced by U+FFFD */
+    assert_string_equal(s, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f/\xce\xbc\xef\xbf\xbd!\"");
+    free(s);
+}
+
+static void test_empty_table(void **state)
+{
+    struct dt_table t;
+    struct out o;
+    char *s;
+
+    (void)state;
+    dt_init(&t);
+    out_init(&o);
+    dt_write_json(&t, &o);
+    s = collect(&o);
+    assert_string_equal(s, "{\"cols\":[],\"rows\":[]}");
+    free(s);
+    out_init(&o);
+    dt_write_csv(&t, &o);
+    s = collect(&o);
+    assert_string_equal(s, "\n");
+    free(s);
+    dt_free(&t);
+}
+
+static void test_table(void **state)
+{
+    struct dt_table t;
+    struct out o;
+    char *s;
+
+    (void)state;
+    dt_init(&t);
+    dt_col(&t, "n", "number", "Num");
+    dt_col_role(&t, "tip", "string", "tooltip", "tooltip");
+    dt_col(&t, "b", "boolean", "Flag");
+    dt_prop(&t, "zeta", "last");
+    dt_prop(&t, "alpha", "first");
+    dt_prop(&t, "zeta", "replaced");
+    dt_propf(&t, "pct", "%.1f%%", 12.345);
+    dt_row(&t);
+    dt_num(&t, 3.0);
+    dt_str(&t, "say \"hi\", ok\nnext");
+    dt_bool(&t, 1);
+    dt_row(&t);
+    dt_num(&t, NAN);
+    dt_str(&t, "");
+    dt_bool(&t, 0);
+    assert_false(dt_failed(&t));
+    out_init(&o);
+    dt_write_json(&t, &o);
+    s = collect(&o);
+    assert_string_equal(
+        s,
+        "{\"cols\":[{\"id\":\"n\",\"label\":\"Num\",\"type\":\"number\"},"
+        "{\"id\":\"tip\",\"label\":\"tooltip\",\"p\":{\"role\":\"tooltip\"},\"type\":\"string\"},"
+        "{\"id\":\"b\",\"label\":\"Flag\",\"type\":\"boolean\"}],"
+        "\"p\":{\"alpha\":\"first\",\"pct\":\"12.3%\",\"zeta\":\"replaced\"},"
+        "\"rows\":[{\"c\":[{\"v\":3.0},{\"v\":\"say \\\"hi\\\", ok\\nnext\"},{\"v\":true}]},"
+        "{\"c\":[{\"v\":null},{\"v\":\"\"},{\"v\":false}]}]}");
+    free(s);
+    out_init(&o);
+    dt_write_csv(&t, &o);
+    s = collect(&o);
+    assert_string_equal(s, "\"Num\",\"tooltip\",\"Flag\"\n"
+                           "\"3.0\",\"say \"\"hi\"\", ok\nnext\",\"True\"\n"
+                           "\"\",\"\",\"False\"\n");
+    free(s);
+    dt_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_numbers), cmocka_unit_test(test_py_numbers),
+        cmocka_unit_test(test_strings),      cmocka_unit_test(test_empty_table),
+        cmocka_unit_test(test_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

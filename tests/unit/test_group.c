@@ -1,0 +1,405 @@
+/*
+ * test_group.c - XProf step grouping on small hand-built profiles: roots and
+ * their names, nesting, launch -> kernel links, producer/consumer contexts,
+ * root levels, TensorFlow loops, loop ops, pre-grouped files, and the GPU
+ * rule (ungrouped kernels inherit the latest group; Steps markers).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+#include <unistd.h>
+
+#include "group.h"
+#include "pbw.h"
+#include "xspace.h"
+
+/* Stat metadata ids used by every test plane. */
+enum {
+    S_ROOT = 1,
+    S_STEP_NUM,
+    S_CORR,
+    S_GROUP,
+    S_ASYNC,
+    S_ITER,
+    S_STEP_ID,
+    S_PT,
+    S_P,
+    S_CT,
+    S_C,
+    S_STEP_NAME,
+    S_COUNT
+};
+
+static const char *const stat_names[S_COUNT] = {
+    NULL, "_r",  "step_num", "correlation_id", "group_id", "_a", "iter_num", "id", "_pt",
+    "_p", "_ct", "_c",       "step_name",
+};
+
+/* A plane under construction. */
+struct tplane {
+    struct pbw plane;      /* the XPlane body */
+    const char *names[16]; /* event metadata names, id = index + 1 */
+    int nnames;
+};
+
+static void plane_begin(struct tplane *tp, int64_t id, const char *name, int with_group_stat)
+{
+    int i;
+
+    memset(tp, 0, sizeof(*tp));
+    pbw_uint(&tp->plane, 1, (uint64_t)id);
+    pbw_str(&tp->plane, 2, name);
+    for (i = 1; i < S_COUNT; i++) {
+        struct pbw entry = {0}, meta = {0};
+        if (i == S_GROUP && !with_group_stat)
+            continue;
+        pbw_uint(&meta, 1, (uint64_t)i);
+        pbw_str(&meta, 2, stat_names[i]);
+        pbw_uint(&entry, 1, (uint64_t)i);
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(&tp->plane, 5, &entry);
+    }
+}
+
+/* The event metadata id of name (added on first use). */
+static int64_t meta_id(struct tplane *tp, const char *name)
+{
+    int i;
+
+    for (i = 0; i < tp->nnames; i++) {
+        if (strcmp(tp->names[i], name) == 0)
+            return i + 1;
+    }
+    tp->names[tp->nnames++] = name;
+    return tp->nnames;
+}
+
+/* Append an event: name, [offset, offset + dur) ps, then (stat, value)
+ * pairs ending with 0; S_STEP_NAME takes a string. */
+static void event(struct tplane *tp, struct pbw *line, const char *name, int64_t off, int64_t dur,
+                  ...)
+{
+    struct pbw ev = {0};
+    va_list ap;
+    int st;
+
+    pbw_uint(&ev, 1, (uint64_t)meta_id(tp, name));
+    pbw_uint(&ev, 2, (uint64_t)off);
+    pbw_uint(&ev, 3, (uint64_t)dur);
+    va_start(ap, dur);
+    while ((st = va_arg(ap, int)) != 0) {
+        struct pbw s = {0};
+        pbw_uint(&s, 1, (uint64_t)st);
+        if (st == S_STEP_NAME)
+            pbw_str(&s, 5, va_arg(ap, const char *));
+        else
+            pbw_uint(&s, 4, (uint64_t)va_arg(ap, int64_t));
+        pbw_msg(&ev, 4, &s);
+    }
+    va_end(ap);
+    pbw_msg(line, 4, &ev);
+}
+
+static void line_end(struct tplane *tp, struct pbw *events, int64_t id, const char *name)
+{
+    struct pbw line = {0};
+
+    pbw_uint(&line, 1, (uint64_t)id);
+    pbw_str(&line, 2, name);
+    pbw_raw(&line, events->p, events->n);
+    free(events->p);
+    memset(events, 0, sizeof(*events));
+    pbw_msg(&tp->plane, 3, &line);
+}
+
+static void plane_end(struct tplane *tp, struct pbw *space)
+{
+    int i;
+
+    for (i = 0; i < tp->nnames; i++) {
+        struct pbw entry = {0}, meta = {0};
+        pbw_uint(&meta, 1, (uint64_t)(i + 1));
+        pbw_str(&meta, 2, tp->names[i]);
+        pbw_uint(&entry, 1, (uint64_t)(i + 1));
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(&tp->plane, 4, &entry);
+    }
+    pbw_msg(space, 1, &tp->plane);
+}
+
+/* Open, decode and group the space; the caller frees with done(). */
+struct fixture {
+    char *path;
+    struct xspace *xs;
+    struct xp_groups *g;
+};
+
+static void load(struct fixture *fx, struct pbw *space)
+{
+    struct xp_err err;
+
+    fx->path = pbw_tmpfile(space->p, space->n, ".xplane.pb");
+    free(space->p);
+    assert_int_equal(xspace_open(fx->path, &fx->xs, &err), 0);
+    assert_int_equal(xspace_decode(fx->xs, 1, &err), 0);
+    assert_int_equal(xp_groups_build(fx->xs, &fx->g, &err), 0);
+}
+
+static void done(struct fixture *fx)
+{
+    xp_groups_free(fx->g);
+    xspace_close(fx->xs);
+    unlink(fx->path);
+    free(fx->path);
+}
+
+#define L(x) ((int64_t)(x))
+
+/* Two annotated steps; kernels linked by correlation id; the GPU rule. */
+static void test_steps_and_kernels(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host, gpu;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(7), 0);
+    event(&host, &ev, "launch", 100, 100, S_CORR, L(5), 0);
+    event(&host, &ev, "train", 2000, 1000, S_ROOT, L(1), S_STEP_NUM, L(8), 0);
+    event(&host, &ev, "launch", 2100, 100, S_CORR, L(6), 0);
+    line_end(&host, &ev, 1, "python");
+    event(&host, &ev, "other", 5000, 10, 0);
+    line_end(&host, &ev, 2, "thread");
+    plane_end(&host, &space);
+    plane_begin(&gpu, 7, "/device:GPU:0", 0);
+    event(&gpu, &ev, "k", 50, 10, 0);
+    event(&gpu, &ev, "k", 300, 100, S_CORR, L(5), 0);
+    event(&gpu, &ev, "k", 500, 100, 0);
+    event(&gpu, &ev, "k", 2300, 100, S_CORR, L(6), 0);
+    event(&gpu, &ev, "k", 2500, 100, S_CORR, L(99), 0);
+    line_end(&gpu, &ev, 3, "Stream #3");
+    plane_end(&gpu, &space);
+    load(&fx, &space);
+
+    assert_int_equal(fx.g->pre_grouped, 0);
+    assert_int_equal(fx.g->ngroups, 2);
+    assert_string_equal(fx.g->groups[0].name, "train 7");
+    assert_string_equal(fx.g->groups[1].name, "train 8");
+    assert_int_equal(fx.g->groups[0].step_num, 7);
+    assert_int_equal(fx.g->groups[0].named_root, 1);
+    assert_int_equal(fx.g->groups[1].root_event, 2);
+    /* host */
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 2), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 3), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 0), -1);
+    /* GPU: before any group, linked, inherited, linked, inherited */
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 0), -1);
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 1), 0);
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 2), 0);
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 3), 1);
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 4), 1);
+    /* Steps markers: one per run of a group, spanning its events */
+    assert_int_equal(fx.g->nsteps[1], 2);
+    assert_int_equal(fx.g->steps[1][0].group_id, 0);
+    assert_int_equal(fx.g->steps[1][0].begin_ps, 300);
+    assert_int_equal(fx.g->steps[1][0].end_ps, 600);
+    assert_int_equal(fx.g->steps[1][1].group_id, 1);
+    assert_int_equal(fx.g->steps[1][1].begin_ps, 2300);
+    assert_int_equal(fx.g->steps[1][1].end_ps, 2600);
+    assert_int_equal(fx.g->nsteps[0], 0);
+    done(&fx);
+}
+
+/* No root anywhere: nothing is grouped, no markers (JAX without
+ * StepTraceAnnotation). */
+static void test_no_roots(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host, gpu;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "launch", 100, 100, S_CORR, L(5), 0);
+    line_end(&host, &ev, 1, "python");
+    plane_end(&host, &space);
+    plane_begin(&gpu, 1, "/device:GPU:0", 0);
+    event(&gpu, &ev, "k", 300, 100, S_CORR, L(5), 0);
+    line_end(&gpu, &ev, 3, "Stream #3");
+    plane_end(&gpu, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->ngroups, 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), -1);
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 0), -1);
+    assert_int_equal(fx.g->nsteps[1], 0);
+    done(&fx);
+}
+
+/* A TensorFlow loop op anywhere turns grouping off (CheckLoopOp). */
+static void test_loop_op(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(1), 0);
+    event(&host, &ev, "WhileOp-EvalCond", 10, 10, 0);
+    line_end(&host, &ev, 1, "python");
+    plane_end(&host, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->ngroups, 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), -1);
+    done(&fx);
+}
+
+/* Root levels: a nested root of the same level is not a group of its own;
+ * a higher-level root is grouped first and keeps its subtree. */
+static void test_root_levels(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "outer", 0, 1000, S_ROOT, L(1), 0);
+    event(&host, &ev, "inner", 100, 100, S_ROOT, L(1), 0);
+    event(&host, &ev, "batch", 300, 100, S_ROOT, L(2), 0);
+    event(&host, &ev, "work", 310, 10, 0);
+    event(&host, &ev, "tail", 600, 10, 0);
+    line_end(&host, &ev, 1, "python");
+    plane_end(&host, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->ngroups, 2);
+    /* level 2 first: "batch 0"; then "outer" gets id 1, named by its id */
+    assert_string_equal(fx.g->groups[0].name, "batch 0");
+    assert_string_equal(fx.g->groups[1].name, "outer 1");
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 2), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 3), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 4), 1);
+    done(&fx);
+}
+
+/* A producer context links a consumer on another thread; async events are
+ * not nested. */
+static void test_contexts_and_async(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(3), 0);
+    event(&host, &ev, "produce", 10, 10, S_PT, L(9), S_P, L(42), 0);
+    event(&host, &ev, "async", 50, 10, S_ASYNC, L(1), 0);
+    line_end(&host, &ev, 1, "main");
+    event(&host, &ev, "consume", 5000, 100, S_CT, L(9), S_C, L(42), 0);
+    event(&host, &ev, "inside", 5010, 10, 0);
+    event(&host, &ev, "stranger", 5200, 10, S_CT, L(9), S_C, L(43), 0);
+    line_end(&host, &ev, 2, "worker");
+    plane_end(&host, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->ngroups, 1);
+    assert_string_equal(fx.g->groups[0].name, "train 3");
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 2), -1); /* async: not a child */
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 0), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 1), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 2), -1);
+    done(&fx);
+}
+
+/* TensorFlow loops: each iteration's first executor event is a root, named
+ * by its iter_num (an implicit root gets no name prefix). */
+static void test_tf_loop(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "ExecutorState::Process", 0, 100, S_STEP_ID, L(3), S_ITER, L(0), 0);
+    event(&host, &ev, "ExecutorState::Process", 500, 100, S_STEP_ID, L(3), S_ITER, L(1), 0);
+    line_end(&host, &ev, 1, "a");
+    event(&host, &ev, "ExecutorState::Process", 520, 10, S_STEP_ID, L(3), S_ITER, L(1), 0);
+    line_end(&host, &ev, 2, "b");
+    plane_end(&host, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->ngroups, 2);
+    assert_string_equal(fx.g->groups[0].name, "0");
+    assert_string_equal(fx.g->groups[1].name, "1");
+    assert_int_equal(fx.g->groups[1].named_root, 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 0), 1);
+    done(&fx);
+}
+
+/* A file saved grouped: ids and names are read back, the Steps line gives
+ * the markers, nothing is inherited. */
+static void test_pre_grouped(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane gpu;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&gpu, 4, "/device:GPU:4", 1);
+    event(&gpu, &ev, "k", 100, 10, S_CORR, L(1), S_GROUP, L(2), 0);
+    event(&gpu, &ev, "k", 200, 10, S_CORR, L(2), 0);
+    line_end(&gpu, &ev, 3, "Stream #3");
+    event(&gpu, &ev, "2", 90, 200, S_GROUP, L(2), S_STEP_NAME, "step two", 0);
+    line_end(&gpu, &ev, (int64_t)(int32_t)0xdeadbeef, "Steps");
+    plane_end(&gpu, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->pre_grouped, 1);
+    assert_int_equal(fx.g->ngroups, 3);
+    assert_string_equal(fx.g->groups[2].name, "step two");
+    assert_string_equal(fx.g->groups[0].name, "0");
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 2);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), -1);
+    assert_int_equal(fx.g->nsteps[0], 1);
+    assert_int_equal(fx.g->steps[0][0].group_id, 2);
+    assert_int_equal(fx.g->steps[0][0].begin_ps, 90);
+    assert_int_equal(fx.g->steps[0][0].end_ps, 290);
+    done(&fx);
+}
+
+static void test_derived_ids(void **state)
+{
+    (void)state;
+    assert_true(xp_line_id_is_derived((int64_t)(int32_t)0xdeadbeef));
+    assert_true(xp_line_id_is_derived(-559038734));
+    assert_true(xp_line_id_is_derived(-559038348));
+    assert_false(xp_line_id_is_derived(-559038347));
+    assert_false(xp_line_id_is_derived(1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_steps_and_kernels),
+        cmocka_unit_test(test_no_roots),
+        cmocka_unit_test(test_loop_op),
+        cmocka_unit_test(test_root_levels),
+        cmocka_unit_test(test_contexts_and_async),
+        cmocka_unit_test(test_tf_loop),
+        cmocka_unit_test(test_pre_grouped),
+        cmocka_unit_test(test_derived_ids),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
