@@ -16,9 +16,9 @@
  * never a crash. Array items that are not objects are skipped and counted.
  *
  * Memory (peak): the inflated JSON text (or a mapping of a plain file), plus
- * sizeof(struct ctrace_event) = 88 bytes per event, plus the interned strings;
+ * sizeof(struct ctrace_event) = 80 bytes per event, plus the interned strings;
  * cJSON holds one event object at a time. A 1 GB plain JSON thus costs about
- * 1 GB of page cache + ~90 MB per million events.
+ * 1 GB (page cache for a plain file, heap for .gz) + 80 MB per million events.
  *
  * A loaded struct ctrace is immutable and may be read by any number of
  * threads. Tools get it with ctrace_snapshot(), built once per snapshot and
@@ -38,10 +38,10 @@
 
 /* struct ctrace_event.flags */
 enum ctrace_flags {
-    CT_HAS_TS = 1,       /* "ts" was a number (else ts = 0) */
-    CT_HAS_DUR = 2,      /* "dur" was a number (else dur = 0) */
-    CT_PID_STR = 4,      /* "pid" was a string: pid holds its string id */
-    CT_TID_STR = 8,      /* "tid" was a string: tid holds its string id */
+    CT_HAS_TS = 1,          /* "ts" was a number (else ts = 0) */
+    CT_HAS_DUR = 2,         /* "dur" was a number (else dur = 0) */
+    CT_PID_STR = 4,         /* "pid" was a string: pid holds its string id */
+    CT_TID_STR = 8,         /* "tid" was a string: tid holds its string id */
     CT_BIND_ENCLOSING = 16, /* flow event with "bp":"e" */
 };
 

@@ -30,6 +30,7 @@
 #include "arena.h"
 #include "op_stats_tfop.h"
 #include "wire.h"
+#include "dbg_timer.h"
 
 /* Event types the grouping tells apart (HostEventType subset). */
 enum ev_type {
@@ -1430,6 +1431,7 @@ static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines,
     uint32_t p, l, flat = 0;
     int rc = -ENOMEM;
 
+    double w0 = dbg_now(), c0 = dbg_cpu();
     memset(&f, 0, sizeof(f));
     f.xs = xs;
     f.nlines = nlines;
@@ -1464,8 +1466,10 @@ static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines,
     if (f.edges.v == NULL)
         goto out;
     f.edges.cap = (size_t)n + 1;
+    DBG_T("g.alloc", w0, c0);
     if ((rc = gather(&f)) != 0)
         goto out;
+    DBG_T("g.gather", w0, c0);
     if (f.tfdata_ids.n > 1)
         qsort(f.tfdata_ids.v, f.tfdata_ids.n, sizeof(int64_t), cmp_i64);
     if ((rc = tf_loops(&f)) != 0)
@@ -1474,9 +1478,17 @@ static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines,
     if ((rc = connect_keyed(&f, &f.executors, &f.iterators, 1, 0)) != 0 ||
         (rc = connect_keyed(&f, &f.executors, &f.iterators, 1, 1)) != 0 ||
         (rc = connect_keyed(&f, &f.launches, &f.executes, 0, 0)) != 0 ||
-        (rc = connect_contexts(&f)) != 0 || (rc = build_csr(&f)) != 0 ||
-        (rc = create_groups(&f, g)) != 0)
+        (rc = connect_contexts(&f)) != 0)
         goto out;
+    if (getenv("XPROFS_T"))
+        fprintf(stderr, "n %u edges %zu launches %zu executes %zu executors %zu iters %zu ctx %zu roots %zu loops %zu\n", f.n, f.edges.n, f.launches.n, f.executes.n, f.executors.n, f.iterators.n, f.contexts.n, f.roots.n, f.loop_roots.n);
+    DBG_T("g.connect", w0, c0);
+    if ((rc = build_csr(&f)) != 0)
+        goto out;
+    DBG_T("g.csr", w0, c0);
+    if ((rc = create_groups(&f, g)) != 0)
+        goto out;
+    DBG_T("g.create", w0, c0);
     if (g->ngroups > 0) {
         for (p = 0; p < xs->nplanes && rc == 0; p++) {
             if (is_gpu_plane(&xs->planes[p]))
@@ -1485,6 +1497,7 @@ static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines,
         if (rc != 0)
             goto out;
     }
+    DBG_T("g.derive_gpu", w0, c0);
     rc = attach_tables(g, f.gid, f.eager, line_base);
     f.gid = NULL;
     f.eager = NULL;
@@ -1537,7 +1550,9 @@ static int build_groups(struct snapshot *snap, const void *arg, void **value, st
 
     if (rc != 0)
         return rc;
+    double w0 = dbg_now(), c0 = dbg_cpu();
     rc = xp_groups_build(xs, &g, err);
+    DBG_T("groups total", w0, c0);
     *value = g;
     return rc;
 }

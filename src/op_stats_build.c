@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbg_timer.h"
+
 void op_stats_free(struct op_stats *os)
 {
     if (os == NULL)
@@ -56,6 +58,7 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     memset(&host_steps, 0, sizeof(host_steps));
     if (os == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
+    double w0 = dbg_now(), c0 = dbg_cpu();
     if ((rc = hlo_map_build(xs, &hlo, err)) != 0) {
         op_stats_free(os);
         return rc;
@@ -64,8 +67,10 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     ctx.groups = groups;
     ctx.hlo = hlo;
     ctx.os = os;
+    DBG_T("o.hlo_map", w0, c0);
     if ((rc = op_stats_env(&ctx)) != 0)
         goto fail;
+    DBG_T("o.env", w0, c0);
     if ((rc = step_events_init(&ctx.steps, groups->ngroups)) != 0)
         goto fail;
     for (p = 0; p < xs->nplanes; p++) {
@@ -93,8 +98,10 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
                 goto fail;
         }
     }
+    DBG_T("o.gpu_planes", w0, c0);
     if ((rc = kernel_map_to_db(&ctx.kernels, os)) != 0)
         goto fail;
+    DBG_T("o.kernel_db", w0, c0);
     if (host_plane >= 0) {
         if ((rc = step_events_init(&host_steps, groups->ngroups)) != 0)
             goto fail;
@@ -103,8 +110,10 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
         if (!has_device && (rc = step_events_union(&ctx.steps, &host_steps)) != 0)
             goto fail;
     }
+    DBG_T("o.host_plane", w0, c0);
     if ((rc = op_stats_step_db(os, &ctx.steps, has_device)) != 0)
         goto fail;
+    DBG_T("o.step_db", w0, c0);
     step_events_free(&ctx.steps);
     step_events_free(&host_steps);
     kernel_map_free(&ctx.kernels);
@@ -130,8 +139,10 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     struct op_stats *os;
     int rc;
 
+    double w0 = dbg_now(), c0 = dbg_cpu();
     if ((rc = snapshot_xspace_decoded(snap, host, &xs, err)) != 0)
         return rc;
+    DBG_T("decode", w0, c0);
     if ((rc = snapshot_groups(snap, host, &groups, err)) != 0)
         return rc;
     rc = convert_host(xs, groups, &os, err);

@@ -7,12 +7,38 @@
 #include <string.h>
 
 extern const struct tool tool_summary_json;
+extern const struct tool tool_trace_viewer_json;
+extern const struct tool tool_trace_viewer_legacy_json;
 extern const struct tool tool_hosts_json;
 extern const struct tool tool_tools_json;
 extern const struct tool tool_errors_txt;
 extern const struct tool tool_module_list_json;
+extern const struct tool tool_steps_csv;
+extern const struct tool tool_steps_json;
+extern const struct tool tool_regions_csv;
+extern const struct tool tool_regions_json;
 
+extern const struct tool tool_gpu_timeline_csv;
+extern const struct tool tool_gpu_events_averages_csv;
+extern const struct tool tool_gpu_timeline_json;
+extern const struct tool tool_kernel_launchers_csv;
+extern const struct tool tool_kernel_launchers_summary_csv;
+extern const struct tool tool_kernel_launchers_summary_by_category_csv;
+extern const struct tool tool_overview_page_json;
+extern const struct tool tool_input_pipeline_analyzer_json;
+extern const struct tool tool_framework_op_stats_json;
+extern const struct tool tool_framework_op_stats_csv;
+extern const struct tool tool_kernel_stats_json;
+extern const struct tool tool_kernel_stats_csv;
 const struct tool *const tool_table[] = {
+    &tool_overview_page_json, &tool_input_pipeline_analyzer_json,
+    &tool_framework_op_stats_json, &tool_framework_op_stats_csv,
+    &tool_kernel_stats_json, &tool_kernel_stats_csv,
+    &tool_trace_viewer_json, &tool_trace_viewer_legacy_json,
+    &tool_steps_csv, &tool_steps_json, &tool_regions_csv, &tool_regions_json,
+    &tool_gpu_timeline_csv, &tool_gpu_events_averages_csv, &tool_gpu_timeline_json,
+    &tool_kernel_launchers_csv, &tool_kernel_launchers_summary_csv,
+    &tool_kernel_launchers_summary_by_category_csv,
     &tool_summary_json, &tool_hosts_json,       &tool_tools_json,
     &tool_errors_txt,   &tool_module_list_json, NULL,
 };

@@ -1,0 +1,68 @@
+/*
+ * derived.h - XProf's derived GPU timelines (xprof/utils/derived_timeline.cc).
+ *
+ * Before the trace viewer converts a host that is not yet grouped, XProf adds
+ * lines to each /device:GPU: plane: "Steps" (one event per run of events of
+ * the same group, named by the group and carrying step_name), per stream
+ * "XLA Modules - from #N" and "XLA Ops - from #N" (kernel events merged by
+ * consecutive hlo_module / hlo_op, one level per "::"-separated op), and
+ * "Launch Stats" (per group, from the host's launch events). Stream lines
+ * and their derived lines are then renumbered 1..n by display id, so each
+ * stream is followed by its derived lines.
+ *
+ * We never rewrite the profile: the derived lines live here, next to it, and
+ * the trace builder reads both. Framework Ops / Name Scope / Source lines,
+ * which XProf resolves through the HLO protos, are not derived (README).
+ */
+#ifndef XPROFS_DERIVED_H
+#define XPROFS_DERIVED_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "err.h"
+#include "group.h"
+#include "xspace.h"
+
+struct dv_event {
+    uint64_t ts;           /* start, ps */
+    uint64_t dur;          /* duration, ps */
+    const char *name;      /* event metadata name */
+    const char *display;   /* metadata display name, or NULL */
+    const char *step_name; /* step_name stat (Steps), or NULL */
+    int64_t group;         /* group_id stat, or -1 */
+    int launch;            /* 1: carries the three launch stats below */
+    int64_t num_launches;  /* launches in the group */
+    double max_launch_us;  /* longest launch, µs */
+    double avg_launch_us;  /* mean launch, µs */
+};
+
+struct dv_line {
+    uint32_t plane;      /* index of its plane in the xspace */
+    int64_t id;          /* XLine id (a derived thread id) */
+    int64_t display_id;  /* display id (0: none, the id is shown) */
+    const char *name;    /* line name */
+    struct dv_event *ev; /* events in creation order */
+    uint32_t nev;        /* entries in ev */
+    uint32_t cap;        /* allocated entries */
+};
+
+struct derived {
+    struct dv_line *lines; /* all derived lines with events */
+    uint32_t nlines;       /* entries in lines */
+    int64_t **display_ids; /* [plane][line]: new display id of a stream, 0 = unchanged */
+    uint32_t nplanes;      /* entries in display_ids */
+    struct arena arena;    /* names */
+};
+
+/* Derive the lines of xs's GPU planes; g may be NULL (no groups). Returns 0
+ * and *dvp, or -ENOMEM with err. */
+int derived_build(const struct xspace *xs, const struct xp_groups *g, struct derived **dvp,
+                  struct xp_err *err);
+
+void derived_free(struct derived *dv);
+
+/* 1 if the XLine id is one of XProf's derived thread ids. */
+int derived_is_thread_id(int64_t id);
+
+#endif

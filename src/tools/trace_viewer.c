@@ -1,0 +1,640 @@
+/*
+ * trace_viewer.c - trace_viewer.json: XProf's streaming trace viewer
+ * (tag "trace_viewer@") over the shared trace index (trace_index.h).
+ *
+ * Three request kinds, as XProf's GetTraceViewOption tells them apart:
+ *   event details  event_name= (with start_time_ms, duration_ms, unique_id):
+ *                  that one event with its full args;
+ *   search         search_prefix=: every event whose name starts with it;
+ *   window         otherwise: the events overlapping [start_time_ms,
+ *                  end_time_ms] (default: the whole trace), down-sampled to
+ *                  `resolution` bins when the host has 500,000 events or more.
+ * All hosts of the run are merged as XProf merges them: host i's pids are
+ * shifted by 1000 * (i + 1). The document is written straight into the
+ * output chunks, event by event (trace_events_to_json.h's layout).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+#include "trace_index.h"
+#include "trace_json.h"
+
+#define MAX_DEVICES_PER_HOST 1000
+#define MAX_COUNTER_EVENTS 10000000
+
+static const struct query_key trace_keys[] = {
+    {"start_time_ms", Q_DOUBLE, 0, 1e12}, {"end_time_ms", Q_DOUBLE, 0, 1e12},
+    {"resolution", Q_DOUBLE, 0, 1e9},     {"full_dma", Q_BOOL, 0, 1},
+    {"search_prefix", Q_STRING, 0, 0},    {"search_metadata", Q_BOOL, 0, 1},
+    {"event_name", Q_STRING, 0, 0},       {"duration_ms", Q_DOUBLE, 0, 1e12},
+    {"unique_id", Q_INT, 0, 1e15},        {"enable_legacy_dcn", Q_BOOL, 0, 1},
+    {"format", Q_STRING, 0, 0},           {NULL, 0, 0, 0},
+};
+
+/* The request, as parsed from the query. */
+struct request {
+    struct tv_window win;   /* window (and full_dma) */
+    const char *search;     /* search prefix, or NULL */
+    int search_metadata;    /* search returns full args */
+    const char *event_name; /* event-details request, or NULL */
+    uint64_t detail_ts;     /* its start, ps */
+    uint64_t detail_dur;    /* its duration, ps */
+    uint64_t detail_uid;    /* its uid */
+};
+
+/* One host's part of the answer. */
+struct host_part {
+    const struct tv_host *h; /* the index */
+    uint32_t offset;         /* pid offset */
+    uint32_t *idx;           /* selected events, output order */
+    uint32_t n;              /* entries in idx */
+    int full_args;           /* write full args (details, search_metadata) */
+    int all;                 /* idx unused: every stored event, in order */
+};
+
+static double qnum(const struct query *q, const char *key, double def)
+{
+    double v;
+
+    return query_num(q, key, &v) ? v : def;
+}
+
+/* Read and check the query; -EINVAL with a reason for a bad one. */
+static int parse_request(const struct tool_ctx *ctx, struct request *r)
+{
+    const struct query *q = ctx->q;
+    const char *s;
+    double start, end;
+
+    memset(r, 0, sizeof(*r));
+    start = qnum(q, "start_time_ms", 0);
+    end = qnum(q, "end_time_ms", 0);
+    r->win.start_ms = start;
+    r->win.end_ms = end;
+    /* XProf truncates a fractional resolution to an integer. */
+    r->win.resolution = floor(qnum(q, "resolution", 0));
+    r->win.full_dma = qnum(q, "full_dma", 0) != 0;
+    s = query_get(q, "format");
+    if (s != NULL && strcmp(s, "json") != 0)
+        return xp_err_set(ctx->err, -EINVAL, "format=%s: only format=json is served", s);
+    s = query_get(q, "event_name");
+    if (s != NULL && s[0] != '\0') {
+        r->event_name = s;
+        r->detail_ts = (uint64_t)llround(start * 1e9);
+        r->detail_dur = (uint64_t)llround(qnum(q, "duration_ms", 0) * 1e9);
+        r->detail_uid = (uint64_t)qnum(q, "unique_id", 0);
+        return 0;
+    }
+    if (query_get(q, "duration_ms") != NULL || query_get(q, "unique_id") != NULL)
+        return xp_err_set(ctx->err, -EINVAL,
+                          "duration_ms and unique_id belong to an event-details request "
+                          "(event_name=)");
+    s = query_get(q, "search_prefix");
+    if (s != NULL && s[0] != '\0') {
+        r->search = s;
+        r->search_metadata = qnum(q, "search_metadata", 0) != 0;
+        return 0;
+    }
+    if (end != 0 && start > end)
+        return xp_err_set(ctx->err, -EINVAL, "start_time_ms=%.17g is after end_time_ms=%.17g",
+                          start, end);
+    return 0;
+}
+
+/* Select one host's events for the request. */
+static int select_host(const struct request *r, struct host_part *p, struct xp_err *err)
+{
+    int rc;
+
+    if (r->event_name != NULL) {
+        int64_t i = tv_find_event(p->h, r->detail_ts, r->detail_uid, r->event_name, r->detail_dur);
+        p->full_args = 1;
+        if (i < 0)
+            return 0;
+        p->idx = malloc(sizeof(*p->idx));
+        if (p->idx == NULL)
+            return xp_err_set(err, -ENOMEM, "out of memory");
+        p->idx[0] = (uint32_t)i;
+        p->n = 1;
+        return 0;
+    }
+    if (r->search != NULL) {
+        p->full_args = r->search_metadata;
+        rc = tv_select_search(p->h, r->search, r->win.full_dma, &p->idx, &p->n);
+    } else if (r->win.start_ms == 0 && r->win.end_ms == 0 &&
+               (r->win.resolution == 0 || p->h->nevents < TV_STREAMING_THRESHOLD) &&
+               (r->win.full_dma || !p->h->tpu)) {
+        /* The whole trace, not down-sampled: every stored event. */
+        p->all = 1;
+        p->n = (uint32_t)tv_num_events(p->h);
+        return 0;
+    } else {
+        rc = tv_select_window(p->h, &r->win, &p->idx, &p->n);
+    }
+    if (rc != 0)
+        return xp_err_set(err, rc, "%s: out of memory selecting events", p->h->hostname);
+    return 0;
+}
+
+/* --- document pieces ------------------------------------------------------------ */
+
+/* Stack frames of the answer: all frames of the hosts, or (details) only
+ * those the returned event references. */
+struct frames {
+    struct tv_frame *v;           /* ascending hash, unique */
+    uint32_t n;                   /* entries */
+    const struct tv_host **owner; /* host holding each frame's text */
+};
+
+static int frame_cmp(const void *a, const void *b)
+{
+    const struct tv_frame *x = a, *y = b;
+
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static int collect_frames(const struct host_part *parts, int nparts, struct frames *f)
+{
+    uint32_t total = 0, i, k = 0, j;
+    int p;
+    struct tv_frame *all;
+    const struct tv_host **own;
+
+    for (p = 0; p < nparts; p++)
+        total += parts[p].h->nframes;
+    all = malloc((total ? total : 1) * sizeof(*all));
+    own = malloc((total ? total : 1) * sizeof(*own));
+    if (all == NULL || own == NULL) {
+        free(all);
+        free(own);
+        return -ENOMEM;
+    }
+    /* Tag each frame with its host through the text id's high bits: sort a
+     * copy, then resolve owners by lookup. */
+    for (p = 0; p < nparts; p++) {
+        for (i = 0; i < parts[p].h->nframes; i++)
+            all[k++] = parts[p].h->frames[i];
+    }
+    if (total > 1)
+        qsort(all, total, sizeof(*all), frame_cmp);
+    for (i = 0, j = 0; i < total; i++) {
+        if (j > 0 && all[j - 1].hash == all[i].hash)
+            continue;
+        all[j++] = all[i];
+    }
+    for (i = 0; i < j; i++) {
+        own[i] = NULL;
+        for (p = 0; p < nparts && own[i] == NULL; p++) {
+            if (tv_frame_number(parts[p].h->frames, parts[p].h->nframes, all[i].hash) != 0)
+                own[i] = parts[p].h;
+        }
+        /* The text id is per host: re-read it from the owner. */
+        if (own[i] != NULL) {
+            uint32_t nr = tv_frame_number(own[i]->frames, own[i]->nframes, all[i].hash);
+            all[i].text = own[i]->frames[nr - 1].text;
+        }
+    }
+    f->v = all;
+    f->n = j;
+    f->owner = own;
+    return 0;
+}
+
+static void write_frames(struct out *o, const struct frames *f)
+{
+    uint32_t i;
+
+    out_puts(o, "\"stackFrames\":{");
+    for (i = 0; i < f->n; i++) {
+        if (i > 0)
+            out_putc(o, ',');
+        out_putc(o, '"');
+        out_u64(o, i + 1);
+        out_puts(o, "\":{\"name\":");
+        tj_str(o, tv_text(f->owner[i], f->v[i].text), tv_len(f->owner[i], f->v[i].text));
+        out_putc(o, '}');
+    }
+    out_puts(o, "},");
+}
+
+static void write_metadata_events(struct out *o, const struct host_part *parts, int nparts,
+                                  int *first)
+{
+    int p;
+    uint32_t d, r;
+
+    for (p = 0; p < nparts; p++) {
+        const struct tv_host *h = parts[p].h;
+        for (d = 0; d < h->ndevices; d++) {
+            const struct tv_device *dev = &h->devices[d];
+            uint32_t pid = dev->pid + parts[p].offset;
+            if (!*first)
+                out_putc(o, ',');
+            *first = 0;
+            out_puts(o, "{\"args\":{\"name\":");
+            tj_str(o, tv_text(h, dev->name), tv_len(h, dev->name));
+            out_puts(o, "},\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+            out_u64(o, pid);
+            out_puts(o, ",\"thread_count\":");
+            out_u64(o, dev->nres);
+            out_puts(o, "},{\"args\":{\"sort_index\":");
+            out_u64(o, pid);
+            out_puts(o, "},\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+            out_u64(o, pid);
+            out_putc(o, '}');
+            for (r = 0; r < dev->nres; r++) {
+                const struct tv_resource *res = &dev->res[r];
+                out_puts(o, ",{\"args\":{\"name\":");
+                tj_str(o, tv_text(h, res->name), tv_len(h, res->name));
+                out_puts(o, "},\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+                out_u64(o, pid);
+                out_puts(o, ",\"tid\":");
+                out_u64(o, res->tid);
+                out_puts(o, "},{\"args\":{\"sort_index\":");
+                out_u64(o, res->tid);
+                out_puts(o, "},\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
+                out_u64(o, pid);
+                out_puts(o, ",\"tid\":");
+                out_u64(o, res->tid);
+                out_putc(o, '}');
+            }
+        }
+    }
+}
+
+static const char *const context_names[] = {
+    "",
+    "",
+    "tf_exec",
+    "tfrt_exec",
+    "batch_sched",
+    "PjRt",
+    "as_batch_sched",
+    "tfrt_rt",
+    "tpu_embed",
+    "gpu_launch",
+    "batcher",
+    "tpu_stream",
+    "tpu_launch",
+    "pathways_exec",
+    "pjrt_library_call",
+    "threadpool_event",
+};
+
+static const char *context_name(unsigned cat)
+{
+    return cat < sizeof(context_names) / sizeof(context_names[0]) ? context_names[cat] : "";
+}
+
+/* Writer state across events (counter grouping as XProf does it). */
+struct event_writer {
+    struct out *o;               /* output */
+    const struct frames *frames; /* for "sf" numbers */
+    int *first;                  /* no traceEvents entry yet */
+    int prev_counter;            /* previous entry was a counter sample */
+    uint32_t last_pid;           /* key of the open counter track */
+    const char *last_name;       /* its name ("" initially) */
+    uint64_t counters;           /* counter samples written */
+};
+
+/* "args":{...} for a window response or full args; then "sf". */
+static void write_args(struct event_writer *w, const struct host_part *p, const struct tv_event *e,
+                       int async_copy)
+{
+    struct out *o = w->o;
+    int first = 1;
+    uint64_t sf = 0;
+
+    if (async_copy) {
+        if (e->group == TV_NO_GROUP)
+            return;
+        out_puts(o, ",\"args\":{\"group_id\":");
+        out_i64(o, e->group);
+        out_putc(o, '}');
+        return;
+    }
+    out_puts(o, ",\"args\":{");
+    if (e->group != TV_NO_GROUP) {
+        out_puts(o, "\"group_id\":");
+        out_i64(o, e->group);
+        first = 0;
+    }
+    if (p->full_args) {
+        if (p->h->args != NULL)
+            sf = p->h->args(p->h, e, o, &first);
+    } else {
+        if (!first)
+            out_putc(o, ',');
+        out_puts(o, "\"uid\":");
+        out_u64(o, e->serial);
+    }
+    out_putc(o, '}');
+    if (sf != 0) {
+        uint32_t k = tv_frame_number(w->frames->v, w->frames->n, sf);
+        if (k != 0) {
+            out_puts(o, ",\"sf\":");
+            out_u64(o, k);
+        }
+    }
+}
+
+static void write_flow(struct out *o, uint64_t flow)
+{
+    unsigned cat = TV_FLOW_CAT(flow);
+
+    out_puts(o, ",\"bind_id\":");
+    out_u64(o, TV_FLOW_ID(flow));
+    if (cat > 1 && context_name(cat)[0] != '\0') {
+        out_puts(o, ",\"cat\":\"");
+        out_puts(o, context_name(cat));
+        out_putc(o, '"');
+    }
+    switch (TV_FLOW_TYPE(flow)) {
+    case TV_FLOW_START:
+        out_puts(o, ",\"flow_out\":true");
+        break;
+    case TV_FLOW_MID:
+        out_puts(o, ",\"flow_in\":true,\"flow_out\":true");
+        break;
+    case TV_FLOW_END:
+        out_puts(o, ",\"flow_in\":true");
+        break;
+    default:
+        break;
+    }
+}
+
+static void write_counter(struct event_writer *w, const struct host_part *p,
+                          const struct tv_event *e, uint32_t pid)
+{
+    struct out *o = w->o;
+    const char *name = tv_text(p->h, e->name), *first_arg = "";
+    struct out values;
+    size_t i;
+
+    w->counters++;
+    out_init(&values);
+    if (p->h->counter != NULL && !p->h->counter(p->h, e, &values, &first_arg))
+        values.len = 0;
+    if (w->last_pid != pid || strcmp(w->last_name, name) != 0) {
+        w->last_pid = pid;
+        w->last_name = name;
+        /* XProf writes the counter name and arg name unescaped. */
+        out_puts(o, "{\"pid\":");
+        out_u64(o, pid);
+        out_puts(o, ",\"name\":\"");
+        out_puts(o, name);
+        out_puts(o, "\",\"ph\":\"C\"");
+        if (first_arg[0] != '\0' || values.len > 0) {
+            out_puts(o, ",\"event_stats\":\"");
+            out_puts(o, first_arg);
+            out_putc(o, '"');
+        }
+        out_puts(o, ",\"entries\":[");
+    }
+    if (values.len > 0) {
+        out_putc(o, '[');
+        tj_us(o, e->ts);
+        out_putc(o, ',');
+        for (i = 0; i < values.nchunks; i++) {
+            size_t n = i + 1 < values.nchunks ? OUT_CHUNK : values.len - i * OUT_CHUNK;
+            out_write(o, values.chunks[i], n);
+        }
+        out_putc(o, ']');
+    }
+    out_discard(&values);
+}
+
+/* One event (XProf JsonEventWriter::WriteEvent / AddCounterEvent). */
+static void write_event(struct event_writer *w, const struct host_part *p, uint32_t ei)
+{
+    const struct tv_event *e = &p->h->events[ei];
+    const struct tv_track *t = &p->h->tracks[e->track];
+    struct out *o = w->o;
+    uint32_t pid = t->pid + p->offset;
+    int counter = (e->flags & TV_EV_COUNTER) != 0;
+    const char *name = tv_text(p->h, e->name);
+
+    if ((w->prev_counter && !counter) ||
+        (counter && w->prev_counter && (w->last_pid != pid || strcmp(w->last_name, name) != 0)))
+        out_puts(o, "]}");
+    if (!*w->first)
+        out_putc(o, ',');
+    *w->first = 0;
+    w->prev_counter = counter;
+    if (counter) {
+        write_counter(w, p, e, pid);
+        return;
+    }
+    out_puts(o, "{\"pid\":");
+    out_u64(o, pid);
+    if (t->has_tid) {
+        out_puts(o, ",\"tid\":");
+        out_u64(o, t->tid);
+    }
+    out_puts(o, ",\"name\":");
+    tj_str(o, name, tv_len(p->h, e->name));
+    out_puts(o, ",\"ts\":");
+    tj_us(o, e->ts);
+    if (t->has_tid) {
+        out_puts(o, ",\"dur\":");
+        tj_us(o, e->dur > 0 ? e->dur : 1);
+        if (e->flow != 0)
+            write_flow(o, p->h->flows[e->flow - 1]);
+        out_puts(o, ",\"ph\":\"X\"");
+        write_args(w, p, e, 0);
+    } else {
+        uint64_t flow = p->h->flows[e->flow - 1];
+        unsigned type = TV_FLOW_TYPE(flow);
+        out_puts(o, ",\"id\":");
+        out_u64(o, TV_FLOW_ID(flow));
+        out_puts(o, ",\"cat\":\"");
+        out_puts(o, context_name(TV_FLOW_CAT(flow)));
+        out_putc(o, '"');
+        out_puts(o, type == TV_FLOW_END ? ",\"ph\":\"e\"" : ",\"ph\":\"b\"");
+        write_args(w, p, e, 0);
+    }
+    if (e->serial > 0) {
+        out_puts(o, ",\"z\":");
+        out_u64(o, e->serial);
+    }
+    out_putc(o, '}');
+    if (!t->has_tid && TV_FLOW_TYPE(p->h->flows[e->flow - 1]) == TV_FLOW_MID) {
+        /* A MID async event closes itself with an "e" copy at its end. */
+        uint64_t flow = p->h->flows[e->flow - 1];
+        out_puts(o, ",{\"pid\":");
+        out_u64(o, pid);
+        out_puts(o, ",\"name\":");
+        tj_str(o, name, tv_len(p->h, e->name));
+        out_puts(o, ",\"ts\":");
+        tj_us(o, e->ts + e->dur);
+        out_puts(o, ",\"id\":");
+        out_u64(o, TV_FLOW_ID(flow));
+        out_puts(o, ",\"cat\":\"");
+        out_puts(o, context_name(TV_FLOW_CAT(flow)));
+        out_puts(o, "\",\"ph\":\"e\"");
+        write_args(w, p, e, 1);
+        if (e->serial > 0) {
+            out_puts(o, ",\"z\":");
+            out_u64(o, e->serial);
+        }
+        out_putc(o, '}');
+    }
+}
+
+/* Every stored event of a host, in output order. */
+static void write_all(struct event_writer *w, const struct host_part *p)
+{
+    uint32_t i;
+
+    for (i = 0; i < p->h->nevents; i++) {
+        if (!(p->h->events[i].flags & TV_EV_DROPPED))
+            write_event(w, p, i);
+    }
+}
+
+static int write_document(struct out *o, struct host_part *parts, int nparts, int details,
+                          int full_dma)
+{
+    struct frames frames = {0};
+    struct event_writer w;
+    uint64_t returned = 0;
+    uint64_t lo = 0, hi = 0;
+    int p, has_span = 0, tpu = 0, first = 1;
+    uint32_t i;
+
+    for (p = 0; p < nparts; p++) {
+        const struct tv_host *h = parts[p].h;
+        returned += parts[p].n;
+        tpu |= h->tpu;
+        if (h->has_span) {
+            if (!has_span || h->min_ps < lo)
+                lo = h->min_ps;
+            if (!has_span || h->max_ps > hi)
+                hi = h->max_ps;
+            has_span = 1;
+        }
+    }
+    if (details) {
+        /* Only the frames the returned event references. */
+        for (p = 0; p < nparts; p++) {
+            if (parts[p].n > 0) {
+                struct out scratch;
+                int f = 1;
+                uint64_t sf = 0;
+                out_init(&scratch);
+                if (parts[p].h->args != NULL)
+                    sf = parts[p].h->args(parts[p].h, &parts[p].h->events[parts[p].idx[0]],
+                                          &scratch, &f);
+                out_discard(&scratch);
+                if (sf != 0 && frames.n == 0) {
+                    uint32_t k = tv_frame_number(parts[p].h->frames, parts[p].h->nframes, sf);
+                    frames.v = malloc(sizeof(*frames.v));
+                    frames.owner = malloc(sizeof(*frames.owner));
+                    if (frames.v == NULL || frames.owner == NULL)
+                        return -ENOMEM;
+                    frames.v[0].hash = sf;
+                    frames.v[0].text = k ? parts[p].h->frames[k - 1].text : 0;
+                    frames.owner[0] = parts[p].h;
+                    frames.n = k ? 1 : 0;
+                }
+            }
+        }
+    } else if (collect_frames(parts, nparts, &frames) != 0) {
+        return -ENOMEM;
+    }
+    out_puts(o, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true}, "
+                "\"codeLink\":\"\",\"useNewBackend\": false,\"details\":[{\"name\":"
+                "\"mpmd_pipeline_view\",\"value\":false}");
+    if (tpu) {
+        out_puts(o, ",{\"name\":\"full_dma\",\"value\":");
+        out_puts(o, full_dma ? "true" : "false");
+        out_putc(o, '}');
+    }
+    out_puts(o, "],\"returnedEventsSize\":");
+    out_u64(o, returned);
+    out_puts(o, ",\"filteredByVisibility\":true,\"fullTimespan\":[");
+    tj_g6(o, (double)lo / 1000000000.0);
+    out_putc(o, ',');
+    tj_g6(o, (double)hi / 1000000000.0);
+    out_puts(o, "],");
+    write_frames(o, &frames);
+    out_puts(o, "\"traceEvents\":[");
+    write_metadata_events(o, parts, nparts, &first);
+    memset(&w, 0, sizeof(w));
+    w.o = o;
+    w.frames = &frames;
+    w.first = &first;
+    w.last_name = "";
+    for (p = 0; p < nparts; p++) {
+        if (parts[p].all) {
+            write_all(&w, &parts[p]);
+            continue;
+        }
+        for (i = 0; i < parts[p].n; i++)
+            write_event(&w, &parts[p], parts[p].idx[i]);
+    }
+    if (w.prev_counter)
+        out_puts(o, "]}");
+    if (w.counters == MAX_COUNTER_EVENTS)
+        out_puts(o, "], \"showCounterMessage\": \"Only 10000000 counter events are shown. "
+                    "Zoom in or pan to see more.\" ");
+    else
+        out_puts(o, "], \"showCounterMessage\": \"\" ");
+    out_puts(o, ",\"totalCounterEvents\":");
+    out_u64(o, w.counters);
+    out_putc(o, '}');
+    free(frames.v);
+    free(frames.owner);
+    return 0;
+}
+
+static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
+{
+    struct request r;
+    int nhosts = tool_host_count(ctx), i, rc, found = 0;
+    struct host_part *parts;
+
+    rc = parse_request(ctx, &r);
+    if (rc != 0)
+        return rc;
+    if (nhosts == 0)
+        return xp_err_set(ctx->err, -ENOENT, "the run has no trace");
+    parts = calloc((size_t)nhosts, sizeof(*parts));
+    if (parts == NULL)
+        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    for (i = 0; i < nhosts && rc == 0; i++) {
+        const char *host = tool_host(ctx, i);
+        int hi = ctx->host != NULL ? 0 : i;
+        rc = trace_index_get(ctx->snap, host, &parts[i].h, ctx->err);
+        if (rc != 0)
+            break;
+        parts[i].offset = MAX_DEVICES_PER_HOST * (uint32_t)(hi + 1);
+        rc = select_host(&r, &parts[i], ctx->err);
+        found += parts[i].n > 0;
+    }
+    if (rc == 0 && r.event_name != NULL && found == 0)
+        rc = xp_err_set(ctx->err, -ENOENT,
+                        "no event named \"%s\" starts at %.17g ms with duration %.17g ms and "
+                        "unique_id %llu",
+                        r.event_name, (double)r.detail_ts / 1e9, (double)r.detail_dur / 1e9,
+                        (unsigned long long)r.detail_uid);
+    if (rc == 0 && write_document(o, parts, nhosts, r.event_name != NULL, r.win.full_dma) != 0)
+        rc = xp_err_set(ctx->err, -ENOMEM, "out of memory writing the trace");
+    for (i = 0; i < nhosts; i++)
+        free(parts[i].idx);
+    free(parts);
+    return rc;
+}
+
+const struct tool tool_trace_viewer_json = {
+    .file = "trace_viewer.json",
+    .tag = "trace_viewer@",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .keys = trace_keys,
+    .listed = tool_listed_any_trace,
+    .produce = trace_viewer_produce,
+};

@@ -1,0 +1,591 @@
+/*
+ * trace_viewer_legacy.c - trace_viewer_legacy.json: XProf's non-streaming
+ * trace viewer (tag "trace_viewer"), for one host.
+ *
+ * XProf converts the preprocessed XSpace with xla's xplane_to_trace_events.cc
+ * and prints it from Python (trace_events_json.py): the plane "/host:CPU" is
+ * pid 701, GPU planes (else TPU, else CUSTOM) are 1 + plane id, named by the
+ * plane name; every line is a thread (tid = display id); every event but
+ * those of "Async XLA Ops" lines and internal types is a complete event
+ * ("ph":"X", or "ph":"i" for duration 0) whose args are all its visible
+ * stats as strings. Over 1,000,000 events (TF_PROFILER_TRACE_VIEWER_MAX_EVENTS
+ * overrides) only the earliest-starting ones are kept, in start order.
+ * Each object is json.dumps(sort_keys=True), one per line.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+#include "trace_index.h"
+#include "trace_json.h"
+#include "trace_xplane.h"
+
+#define HOST_PID 701
+#define DEFAULT_MAX_EVENTS 1000000
+
+/* A shown line: a file line or a derived one. */
+struct legacy_line {
+    uint32_t plane;  /* plane index */
+    int32_t file;    /* file line index, or -1 */
+    int32_t derived; /* derived line index, or -1 */
+    int64_t key;     /* order among the plane's derived lines */
+};
+
+/* An event to print. */
+struct legacy_event {
+    uint64_t ts;    /* start ps */
+    uint32_t line;  /* index into the legacy_line table */
+    uint32_t event; /* event index in its line */
+    uint32_t pid;   /* process */
+    uint32_t seq;   /* container order (tie-break after a cap) */
+};
+
+struct legacy {
+    const struct xsrc *src;    /* the profile with its preprocessing */
+    struct legacy_line *lines; /* shown lines */
+    uint32_t nlines;           /* entries in lines */
+    uint32_t *plane_pid;       /* pid per plane (0 = not shown) */
+};
+
+/* Order of derived lines in a GPU plane after XProf's derivation: Steps,
+ * then per stream (tf op, name scope, op, module, source), then Launch Stats. */
+static int64_t derived_key(int64_t id)
+{
+    const int64_t base = (int64_t)(int32_t)0xdeadbeef;
+    int64_t off = id - base;
+
+    if (off == 0)
+        return INT64_MIN;
+    if (off == 1)
+        return INT64_MAX;
+    {
+        int64_t first = base + 290, k = (id - first) / 6, slot = (id - first) % 6;
+        static const int rank[6] = {1, 0, 3, 2, 4, 5};
+        return k * 8 + rank[slot];
+    }
+}
+
+static int legacy_line_cmp(const void *a, const void *b)
+{
+    const struct legacy_line *x = a, *y = b;
+
+    if (x->plane != y->plane)
+        return 0;
+    if ((x->file >= 0) != (y->file >= 0))
+        return x->file >= 0 ? -1 : 1;
+    if (x->file >= 0)
+        return x->file < y->file ? -1 : x->file > y->file;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int push_line(struct legacy *lg, uint32_t plane, int32_t file, int32_t derived, int64_t key)
+{
+    struct legacy_line *l = realloc(lg->lines, (lg->nlines + 1) * sizeof(*l));
+
+    if (l == NULL)
+        return -ENOMEM;
+    lg->lines = l;
+    l[lg->nlines].plane = plane;
+    l[lg->nlines].file = file;
+    l[lg->nlines].derived = derived;
+    l[lg->nlines].key = key;
+    lg->nlines++;
+    return 0;
+}
+
+/* Shown planes in XProf's order, and their lines. */
+static int collect(struct legacy *lg)
+{
+    const struct xspace *xs = lg->src->xs;
+    const struct derived *dv = lg->src->dv;
+    uint32_t *order = malloc((xs->nplanes + 1) * sizeof(*order));
+    uint32_t n = 0, i, l, ngpu = 0, ntpu = 0;
+    const char *prefix;
+    int rc = 0;
+
+    lg->plane_pid = calloc(xs->nplanes + 1, sizeof(*lg->plane_pid));
+    if (order == NULL || lg->plane_pid == NULL) {
+        free(order);
+        return -ENOMEM;
+    }
+    for (i = 0; i < xs->nplanes; i++) {
+        if (strcmp(xs->planes[i].name, "/host:CPU") == 0) {
+            order[n++] = i;
+            lg->plane_pid[i] = HOST_PID;
+            break;
+        }
+    }
+    for (i = 0; i < xs->nplanes; i++) {
+        ngpu += strncmp(xs->planes[i].name, "/device:GPU:", 12) == 0;
+        ntpu += strncmp(xs->planes[i].name, "/device:TPU:", 12) == 0;
+    }
+    prefix = ngpu ? "/device:GPU:" : ntpu ? "/device:TPU:" : "/device:CUSTOM:";
+    for (i = 0; i < xs->nplanes; i++) {
+        if (strncmp(xs->planes[i].name, prefix, strlen(prefix)) == 0) {
+            order[n++] = i;
+            lg->plane_pid[i] = (uint32_t)(1 + xs->planes[i].id);
+        }
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        const struct xp_plane *pl = &xs->planes[order[i]];
+        uint32_t first = lg->nlines;
+        int gpu_derived = dv != NULL && strncmp(pl->name, "/device:GPU:", 12) == 0;
+        for (l = 0; l < pl->nlines && rc == 0; l++) {
+            /* Derivation removes the GPU planes' empty lines. */
+            if (gpu_derived && pl->lines[l].nevents == 0)
+                continue;
+            rc = push_line(lg, order[i], (int32_t)l, -1, 0);
+        }
+        for (l = 0; dv != NULL && l < dv->nlines && rc == 0; l++) {
+            if (dv->lines[l].plane == order[i])
+                rc = push_line(lg, order[i], -1, (int32_t)l, derived_key(dv->lines[l].id));
+        }
+        if (rc == 0)
+            qsort(lg->lines + first, lg->nlines - first, sizeof(*lg->lines), legacy_line_cmp);
+    }
+    free(order);
+    return rc;
+}
+
+static int64_t line_display_id(const struct legacy *lg, const struct legacy_line *ll)
+{
+    const struct derived *dv = lg->src->dv;
+
+    if (ll->derived >= 0) {
+        const struct dv_line *d = &dv->lines[ll->derived];
+        return d->display_id != 0 ? d->display_id : d->id;
+    }
+    if (dv != NULL && dv->display_ids[ll->plane] != NULL &&
+        dv->display_ids[ll->plane][ll->file] != 0)
+        return dv->display_ids[ll->plane][ll->file];
+    {
+        const struct xp_line *ln = &lg->src->xs->planes[ll->plane].lines[ll->file];
+        return ln->display_id != 0 ? ln->display_id : ln->id;
+    }
+}
+
+static const char *line_name(const struct legacy *lg, const struct legacy_line *ll)
+{
+    const struct xp_line *ln;
+
+    if (ll->derived >= 0)
+        return lg->src->dv->lines[ll->derived].name;
+    ln = &lg->src->xs->planes[ll->plane].lines[ll->file];
+    return ln->display_name[0] != '\0' ? ln->display_name : ln->name;
+}
+
+static uint32_t line_nevents(const struct legacy *lg, const struct legacy_line *ll)
+{
+    if (ll->derived >= 0)
+        return lg->src->dv->lines[ll->derived].nev;
+    return lg->src->xs->planes[ll->plane].lines[ll->file].nevents;
+}
+
+/* Python's json.dumps(sort_keys=True) of the metadata objects. */
+static void write_metadata(struct out *o, const struct legacy *lg)
+{
+    const struct xspace *xs = lg->src->xs;
+    uint32_t *pids = malloc((xs->nplanes + 1) * sizeof(*pids)), np = 0, i, j, k;
+
+    if (pids == NULL) {
+        o->oom = 1;
+        return;
+    }
+    for (i = 0; i < xs->nplanes; i++) {
+        if (lg->plane_pid[i] != 0)
+            pids[np++] = i;
+    }
+    /* Devices ascending by pid (insertion sort: few planes). */
+    for (i = 1; i < np; i++) {
+        for (j = i; j > 0 && lg->plane_pid[pids[j - 1]] > lg->plane_pid[pids[j]]; j--) {
+            uint32_t t = pids[j];
+            pids[j] = pids[j - 1];
+            pids[j - 1] = t;
+        }
+    }
+    for (i = 0; i < np; i++) {
+        uint32_t p = pids[i], pid = lg->plane_pid[p], nres = 0;
+        const char *pname = xs->planes[p].name;
+        struct {
+            uint32_t tid;
+            const char *name;
+        } *res = malloc((lg->nlines + 1) * sizeof(*res));
+        if (res == NULL) {
+            o->oom = 1;
+            break;
+        }
+        if (pname[0] != '\0') {
+            out_puts(o, "{\"args\": {\"name\": ");
+            tj_py_str(o, pname, strlen(pname));
+            out_printf(o, "}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u},\n", pid);
+        }
+        out_printf(o,
+                   "{\"args\": {\"sort_index\": %u}, \"name\": \"process_sort_index\", \"ph\": "
+                   "\"M\", \"pid\": %u},\n",
+                   pid, pid);
+        /* Resources: one per line; a later line with the same tid renames. */
+        for (j = 0; j < lg->nlines; j++) {
+            uint32_t tid;
+            if (lg->lines[j].plane != p)
+                continue;
+            tid = (uint32_t)line_display_id(lg, &lg->lines[j]);
+            for (k = 0; k < nres && res[k].tid != tid; k++)
+                ;
+            if (k == nres)
+                nres++;
+            res[k].tid = tid;
+            res[k].name = line_name(lg, &lg->lines[j]);
+        }
+        for (j = 1; j < nres; j++) {
+            for (k = j; k > 0 && res[k - 1].tid > res[k].tid; k--) {
+                uint32_t t = res[k].tid;
+                const char *n = res[k].name;
+                res[k] = res[k - 1];
+                res[k - 1].tid = t;
+                res[k - 1].name = n;
+            }
+        }
+        for (j = 0; j < nres; j++) {
+            if (res[j].name[0] != '\0') {
+                out_puts(o, "{\"args\": {\"name\": ");
+                tj_py_str(o, res[j].name, strlen(res[j].name));
+                out_printf(o,
+                           "}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": "
+                           "%u},\n",
+                           pid, res[j].tid);
+            }
+            out_printf(o,
+                       "{\"args\": {\"sort_index\": %u}, \"name\": \"thread_sort_index\", \"ph\": "
+                       "\"M\", \"pid\": %u, \"tid\": %u},\n",
+                       res[j].tid, pid, res[j].tid);
+        }
+        free(res);
+    }
+    free(pids);
+}
+
+/* args map<string,string>: later keys replace earlier ones. */
+struct arg_kv {
+    char *name;  /* key (owned) */
+    char *value; /* value (owned) */
+};
+
+struct arg_map {
+    struct arg_kv *v; /* entries */
+    uint32_t n;       /* used */
+    int oom;          /* allocation failed */
+};
+
+static void map_set(struct arg_map *m, const char *name, const char *value, size_t vlen)
+{
+    uint32_t i;
+    char *val = malloc(vlen + 1);
+
+    if (val == NULL) {
+        m->oom = 1;
+        return;
+    }
+    memcpy(val, value, vlen);
+    val[vlen] = '\0';
+    for (i = 0; i < m->n; i++) {
+        if (strcmp(m->v[i].name, name) == 0) {
+            free(m->v[i].value);
+            m->v[i].value = val;
+            return;
+        }
+    }
+    {
+        struct arg_kv *nv = realloc(m->v, (m->n + 1) * sizeof(*nv));
+        if (nv == NULL) {
+            free(val);
+            m->oom = 1;
+            return;
+        }
+        m->v = nv;
+        m->v[m->n].name = strdup(name);
+        m->v[m->n].value = val;
+        if (m->v[m->n].name == NULL) {
+            free(val);
+            m->oom = 1;
+            return;
+        }
+        m->n++;
+    }
+}
+
+static void map_free(struct arg_map *m)
+{
+    uint32_t i;
+
+    for (i = 0; i < m->n; i++) {
+        free(m->v[i].name);
+        free(m->v[i].value);
+    }
+    free(m->v);
+}
+
+static int kv_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct arg_kv *)a)->name, ((const struct arg_kv *)b)->name);
+}
+
+/* Put a stat's XStatVisitor::ToString under its name; a step_name stat also
+ * renames the event (its text is kept in step_buf when it is a number). */
+static void stat_set(struct arg_map *m, const struct xp_plane *pl, const struct xp_stat *st,
+                     const char **step_name, size_t *step_len, char *step_buf)
+{
+    const char *name = xp_stat_name(pl, st);
+    char buf[64];
+
+    if (st->kind == XP_STAT_NONE || xp_stat_is_internal(name))
+        return;
+    switch (st->kind) {
+    case XP_STAT_INT:
+        snprintf(buf, sizeof(buf), "%lld", (long long)st->v.i);
+        break;
+    case XP_STAT_UINT:
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->v.u);
+        break;
+    case XP_STAT_DOUBLE:
+        snprintf(buf, sizeof(buf), "%g", st->v.d);
+        break;
+    case XP_STAT_BYTES:
+        snprintf(buf, sizeof(buf), "<opaque bytes>");
+        break;
+    default:
+        if (st->meta_id == pl->stat_id[XS_STEP_NAME]) {
+            *step_name = st->str;
+            *step_len = st->len;
+        }
+        map_set(m, name, st->str, st->len);
+        return;
+    }
+    if (st->meta_id == pl->stat_id[XS_STEP_NAME]) {
+        snprintf(step_buf, 64, "%s", buf);
+        *step_name = step_buf;
+        *step_len = strlen(step_buf);
+    }
+    map_set(m, name, buf, strlen(buf));
+}
+
+/* Write one event object. */
+static void write_event(struct out *o, const struct legacy *lg, const struct legacy_event *le)
+{
+    const struct legacy_line *ll = &lg->lines[le->line];
+    struct arg_map m = {NULL, 0, 0};
+    const char *name, *step_name = NULL;
+    size_t step_len = 0, name_len;
+    uint64_t dur;
+    uint32_t tid = (uint32_t)line_display_id(lg, ll), i;
+    char buf[64], step_buf[64];
+
+    if (ll->derived >= 0) {
+        const struct dv_event *de = &lg->src->dv->lines[ll->derived].ev[le->event];
+        name = de->display != NULL ? de->display : de->name;
+        if (de->display != NULL)
+            map_set(&m, "long_name", de->name, strlen(de->name));
+        if (de->group >= 0) {
+            snprintf(buf, sizeof(buf), "%lld", (long long)de->group);
+            map_set(&m, "group_id", buf, strlen(buf));
+        }
+        if (de->step_name != NULL) {
+            map_set(&m, "step_name", de->step_name, strlen(de->step_name));
+            step_name = de->step_name;
+            step_len = strlen(de->step_name);
+        }
+        if (de->launch) {
+            snprintf(buf, sizeof(buf), "%lld", (long long)de->num_launches);
+            map_set(&m, "num_launches", buf, strlen(buf));
+            snprintf(buf, sizeof(buf), "%g", de->max_launch_us);
+            map_set(&m, "max_launch_time_us", buf, strlen(buf));
+            snprintf(buf, sizeof(buf), "%g", de->avg_launch_us);
+            map_set(&m, "avg_launch_time_us", buf, strlen(buf));
+        }
+        dur = de->dur;
+    } else {
+        const struct xp_plane *pl = &lg->src->xs->planes[ll->plane];
+        const struct xp_line *ln = &pl->lines[ll->file];
+        const struct xp_event *ev = &ln->events[le->event];
+        const struct xp_event_meta *md = &pl->emeta[ev->meta];
+        struct xp_stat_iter it;
+        struct xp_stat st;
+        struct xsrc_extras x;
+        int k;
+        name = md->display_name[0] != '\0' ? md->display_name : md->name;
+        if (md->display_name[0] != '\0')
+            map_set(&m, "long_name", md->name, strlen(md->name));
+        for (i = 0; i < md->nstats; i++)
+            stat_set(&m, pl, &md->stats[i], &step_name, &step_len, step_buf);
+        xp_stat_iter_init(&it, pl, ln, ev);
+        while (xp_stat_next(&it, &st) == 1)
+            stat_set(&m, pl, &st, &step_name, &step_len, step_buf);
+        xsrc_extras(lg->src, ll->plane, (uint32_t)ll->file, le->event, &x);
+        for (k = 0; k < x.nflows; k++) {
+            snprintf(buf, sizeof(buf), "%llu", (unsigned long long)x.flows[k]);
+            map_set(&m, "flow", buf, strlen(buf));
+        }
+        if (x.group >= 0) {
+            snprintf(buf, sizeof(buf), "%lld", (long long)x.group);
+            map_set(&m, "group_id", buf, strlen(buf));
+        }
+        if (x.step_name != NULL) {
+            map_set(&m, "step_name", x.step_name, strlen(x.step_name));
+            step_name = x.step_name;
+            step_len = strlen(x.step_name);
+        }
+        dur = (uint64_t)ev->duration_ps;
+    }
+    name_len = strlen(name);
+    if (step_name != NULL) {
+        name = step_name;
+        name_len = step_len;
+    }
+    if (m.oom)
+        o->oom = 1;
+    if (m.n > 1)
+        qsort(m.v, m.n, sizeof(*m.v), kv_cmp);
+    out_putc(o, '{');
+    if (m.n > 0) {
+        out_puts(o, "\"args\": {");
+        for (i = 0; i < m.n; i++) {
+            if (i > 0)
+                out_puts(o, ", ");
+            tj_py_str(o, m.v[i].name, strlen(m.v[i].name));
+            out_puts(o, ": ");
+            tj_py_str(o, m.v[i].value, strlen(m.v[i].value));
+        }
+        out_puts(o, "}, ");
+    }
+    if (dur != 0) {
+        out_puts(o, "\"dur\": ");
+        tj_py_us(o, dur);
+        out_puts(o, ", ");
+    }
+    out_puts(o, "\"name\": ");
+    tj_py_str(o, name, name_len);
+    out_printf(o, ", \"ph\": \"%s\", \"pid\": %u, ", dur != 0 ? "X" : "i", le->pid);
+    if (dur == 0)
+        out_puts(o, "\"s\": \"t\", ");
+    out_printf(o, "\"tid\": %u, \"ts\": ", tid);
+    tj_py_us(o, le->ts);
+    out_puts(o, "},\n");
+    map_free(&m);
+}
+
+static int event_ts_cmp(const void *a, const void *b)
+{
+    const struct legacy_event *x = a, *y = b;
+
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Every event XProf's legacy converter keeps, in container order. */
+static int list_events(const struct legacy *lg, struct legacy_event **evp, uint32_t *np)
+{
+    struct legacy_event *ev = NULL;
+    uint32_t n = 0, cap = 0, l, e;
+
+    for (l = 0; l < lg->nlines; l++) {
+        const struct legacy_line *ll = &lg->lines[l];
+        uint32_t pid = lg->plane_pid[ll->plane];
+        const struct xp_plane *pl = &lg->src->xs->planes[ll->plane];
+        if (strcmp(line_name(lg, ll), "Async XLA Ops") == 0)
+            continue;
+        for (e = 0; e < line_nevents(lg, ll); e++) {
+            uint64_t ts;
+            if (ll->derived >= 0) {
+                ts = lg->src->dv->lines[ll->derived].ev[e].ts;
+            } else {
+                const struct xp_line *ln = &pl->lines[ll->file];
+                const char *mname = pl->emeta[ln->events[e].meta].name;
+                if (tv_is_internal_event(mname))
+                    continue;
+                ts = (uint64_t)xp_event_start_ps(ln, &ln->events[e]);
+            }
+            if (n == cap) {
+                struct legacy_event *nev;
+                cap = cap ? cap * 2 : 4096;
+                nev = realloc(ev, cap * sizeof(*nev));
+                if (nev == NULL) {
+                    free(ev);
+                    return -ENOMEM;
+                }
+                ev = nev;
+            }
+            ev[n].ts = ts;
+            ev[n].line = l;
+            ev[n].event = e;
+            ev[n].pid = pid;
+            ev[n].seq = n;
+            n++;
+        }
+    }
+    *evp = ev;
+    *np = n;
+    return 0;
+}
+
+static uint64_t max_events(void)
+{
+    const char *env = getenv("TF_PROFILER_TRACE_VIEWER_MAX_EVENTS");
+
+    return env != NULL ? strtoull(env, NULL, 10) : DEFAULT_MAX_EVENTS;
+}
+
+static int legacy_produce(struct tool_ctx *ctx, struct out *o)
+{
+    const struct tv_host *h;
+    struct legacy lg;
+    struct legacy_event *ev = NULL;
+    uint32_t n = 0, i;
+    uint64_t cap = max_events();
+    int rc;
+
+    if (tool_host_count(ctx) != 1)
+        return xp_err_set(ctx->err, -EINVAL,
+                          "XProf's trace_viewer takes one host and this run has %d: read "
+                          "hosts/<host>/trace_viewer_legacy.json",
+                          tool_host_count(ctx));
+    if (snapshot_host_file(ctx->snap, tool_host(ctx, 0), SRC_XPLANE) == NULL)
+        return xp_err_set(ctx->err, -ENOENT, "%s has no xplane for the legacy trace viewer",
+                          tool_host(ctx, 0));
+    rc = trace_index_get(ctx->snap, tool_host(ctx, 0), &h, ctx->err);
+    if (rc != 0)
+        return rc;
+    memset(&lg, 0, sizeof(lg));
+    lg.src = h->source;
+    rc = collect(&lg);
+    if (rc == 0)
+        rc = list_events(&lg, &ev, &n);
+    if (rc != 0) {
+        free(lg.lines);
+        free(lg.plane_pid);
+        return xp_err_set(ctx->err, rc, "out of memory");
+    }
+    if (n > cap) {
+        qsort(ev, n, sizeof(*ev), event_ts_cmp);
+        n = (uint32_t)cap;
+    }
+    out_puts(o, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\n"
+                "\"traceEvents\":[\n");
+    write_metadata(o, &lg);
+    for (i = 0; i < n; i++)
+        write_event(o, &lg, &ev[i]);
+    out_puts(o, "{}]}\n");
+    free(ev);
+    free(lg.lines);
+    free(lg.plane_pid);
+    return 0;
+}
+
+const struct tool tool_trace_viewer_legacy_json = {
+    .file = "trace_viewer_legacy.json",
+    .tag = "trace_viewer",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = tool_listed_xplane,
+    .produce = legacy_produce,
+};

@@ -1,0 +1,684 @@
+/*
+ * trace_index.c - the per-host trace index: strings, processes, tracks and
+ * events while a builder fills it, the three request kinds (window, search,
+ * event details) when a tool reads it, and its place among the snapshot's
+ * intermediates. Sorting and zoom levels are in trace_levels.c.
+ */
+#include "trace_index.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "trace_json.h"
+#include "trace_levels.h"
+#include "trace_vis.h"
+
+/* --- strings -------------------------------------------------------------- */
+
+struct tv_strtab {
+    struct arena arena; /* the texts */
+    const char **text;  /* by id; [0] = "" */
+    uint32_t *len;      /* by id */
+    uint32_t n;         /* ids in use, including 0 */
+    uint32_t cap;       /* allocated ids */
+    uint32_t *slots;    /* hash table of ids (0 = empty) */
+    uint32_t nslots;    /* power of two */
+};
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static struct tv_strtab *strtab_new(void)
+{
+    struct tv_strtab *t = calloc(1, sizeof(*t));
+
+    if (t == NULL)
+        return NULL;
+    arena_init(&t->arena);
+    t->cap = 256;
+    t->text = malloc(t->cap * sizeof(*t->text));
+    t->len = malloc(t->cap * sizeof(*t->len));
+    t->nslots = 512;
+    t->slots = calloc(t->nslots, sizeof(*t->slots));
+    if (t->text == NULL || t->len == NULL || t->slots == NULL) {
+        free(t->text);
+        free(t->len);
+        free(t->slots);
+        free(t);
+        return NULL;
+    }
+    t->text[0] = "";
+    t->len[0] = 0;
+    t->n = 1;
+    return t;
+}
+
+static void strtab_free(struct tv_strtab *t)
+{
+    if (t == NULL)
+        return;
+    arena_free(&t->arena);
+    free(t->text);
+    free(t->len);
+    free(t->slots);
+    free(t);
+}
+
+/* Rehash into a table twice as large. */
+static int strtab_rehash(struct tv_strtab *t)
+{
+    uint32_t nslots = t->nslots * 2, i;
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+
+    if (slots == NULL)
+        return -ENOMEM;
+    for (i = 1; i < t->n; i++) {
+        uint32_t s = (uint32_t)str_hash(t->text[i], t->len[i]) & (nslots - 1);
+        while (slots[s] != 0)
+            s = (s + 1) & (nslots - 1);
+        slots[s] = i;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    return 0;
+}
+
+uint32_t tv_str(struct tv_host *h, const char *s, size_t n)
+{
+    struct tv_strtab *t = h->strings;
+    uint32_t slot = (uint32_t)str_hash(s, n) & (t->nslots - 1), id;
+    char *copy;
+
+    while ((id = t->slots[slot]) != 0) {
+        if (t->len[id] == n && memcmp(t->text[id], s, n) == 0)
+            return id;
+        slot = (slot + 1) & (t->nslots - 1);
+    }
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap * 2;
+        const char **text = realloc(t->text, cap * sizeof(*text));
+        uint32_t *len;
+        if (text == NULL)
+            return 0;
+        t->text = text;
+        len = realloc(t->len, cap * sizeof(*len));
+        if (len == NULL)
+            return 0;
+        t->len = len;
+        t->cap = cap;
+    }
+    copy = arena_strndup(&t->arena, s, n);
+    if (copy == NULL || n > UINT32_MAX)
+        return 0;
+    id = t->n++;
+    t->text[id] = copy;
+    t->len[id] = (uint32_t)n;
+    t->slots[slot] = id;
+    if (t->n * 2 > t->nslots && strtab_rehash(t) != 0)
+        return 0;
+    return id;
+}
+
+uint32_t tv_cstr(struct tv_host *h, const char *s)
+{
+    return tv_str(h, s, strlen(s));
+}
+
+const char *tv_text(const struct tv_host *h, uint32_t id)
+{
+    return id < h->strings->n ? h->strings->text[id] : "";
+}
+
+size_t tv_len(const struct tv_host *h, uint32_t id)
+{
+    return id < h->strings->n ? h->strings->len[id] : 0;
+}
+
+uint32_t tv_str_count(const struct tv_host *h)
+{
+    return h->strings->n;
+}
+
+/* --- building --------------------------------------------------------------- */
+
+struct tv_host *tv_host_new(const char *hostname)
+{
+    struct tv_host *h = calloc(1, sizeof(*h));
+
+    if (h == NULL)
+        return NULL;
+    h->hostname = strdup(hostname);
+    h->strings = strtab_new();
+    h->build = calloc(1, sizeof(*h->build));
+    if (h->hostname == NULL || h->strings == NULL || h->build == NULL) {
+        tv_host_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+int tv_add_device(struct tv_host *h, uint32_t pid, const char *name)
+{
+    uint32_t i, name_id = tv_cstr(h, name);
+    struct tv_device *d;
+
+    if (name_id == 0)
+        return -1;
+    for (i = 0; i < h->ndevices; i++) {
+        if (h->devices[i].pid == pid) {
+            h->devices[i].name = name_id;
+            return (int)i;
+        }
+    }
+    d = realloc(h->devices, (h->ndevices + 1) * sizeof(*d));
+    if (d == NULL)
+        return -1;
+    h->devices = d;
+    d = &h->devices[h->ndevices];
+    memset(d, 0, sizeof(*d));
+    d->pid = pid;
+    d->name = name_id;
+    return (int)h->ndevices++;
+}
+
+int tv_add_resource(struct tv_host *h, uint32_t pid, uint32_t tid, uint32_t name)
+{
+    uint32_t i, j;
+    struct tv_device *d = NULL;
+    struct tv_resource *r;
+
+    for (i = 0; i < h->ndevices; i++) {
+        if (h->devices[i].pid == pid)
+            d = &h->devices[i];
+    }
+    if (d == NULL)
+        return -ENOENT;
+    for (j = 0; j < d->nres && d->res[j].tid < tid; j++)
+        ;
+    if (j < d->nres && d->res[j].tid == tid) {
+        d->res[j].name = name;
+        return 0;
+    }
+    r = realloc(d->res, (d->nres + 1) * sizeof(*r));
+    if (r == NULL)
+        return -ENOMEM;
+    d->res = r;
+    memmove(&r[j + 1], &r[j], (d->nres - j) * sizeof(*r));
+    r[j].tid = tid;
+    r[j].name = name;
+    d->nres++;
+    return 0;
+}
+
+/* Find or add a track with this key. */
+static int64_t track_get(struct tv_host *h, uint32_t pid, uint32_t key, int has_tid)
+{
+    struct tv_build *b = h->build;
+    uint64_t k = ((uint64_t)pid << 33) | ((uint64_t)(has_tid ? 1 : 0) << 32) | key;
+    uint32_t s, i;
+    struct tv_track *t;
+
+    if (b->nslots == 0 || (h->ntracks + 1) * 2 > b->nslots) {
+        uint32_t nslots = b->nslots ? b->nslots * 2 : 64;
+        uint32_t *slots = malloc(nslots * sizeof(*slots));
+        if (slots == NULL)
+            return -1;
+        memset(slots, 0xff, nslots * sizeof(*slots));
+        for (i = 0; i < h->ntracks; i++) {
+            const struct tv_track *o = &h->tracks[i];
+            uint64_t ok = ((uint64_t)o->pid << 33) | ((uint64_t)o->has_tid << 32) |
+                          (o->has_tid ? o->tid : o->name);
+            s = (uint32_t)(str_hash((const char *)&ok, sizeof(ok)) & (nslots - 1));
+            while (slots[s] != UINT32_MAX)
+                s = (s + 1) & (nslots - 1);
+            slots[s] = i;
+        }
+        free(b->slots);
+        b->slots = slots;
+        b->nslots = nslots;
+    }
+    s = (uint32_t)(str_hash((const char *)&k, sizeof(k)) & (b->nslots - 1));
+    while (b->slots[s] != UINT32_MAX) {
+        t = &h->tracks[b->slots[s]];
+        if (t->pid == pid && t->has_tid == has_tid && (has_tid ? t->tid : t->name) == key)
+            return b->slots[s];
+        s = (s + 1) & (b->nslots - 1);
+    }
+    t = realloc(h->tracks, (h->ntracks + 1) * sizeof(*t));
+    if (t == NULL)
+        return -1;
+    h->tracks = t;
+    t = &h->tracks[h->ntracks];
+    memset(t, 0, sizeof(*t));
+    t->pid = pid;
+    t->has_tid = has_tid;
+    if (has_tid)
+        t->tid = key;
+    else
+        t->name = key;
+    b->slots[s] = h->ntracks;
+    return h->ntracks++;
+}
+
+int64_t tv_track_thread(struct tv_host *h, uint32_t pid, uint32_t tid)
+{
+    return track_get(h, pid, tid, 1);
+}
+
+int64_t tv_track_channel(struct tv_host *h, uint32_t pid, uint32_t name)
+{
+    return track_get(h, pid, name, 0);
+}
+
+int tv_reserve(struct tv_host *h, size_t n)
+{
+    struct tv_build *b = h->build;
+    struct tv_event *e;
+
+    if (n <= b->cap)
+        return 0;
+    if (n > UINT32_MAX - 1)
+        return -ENOMEM;
+    e = realloc(h->events, n * sizeof(*e));
+    if (e == NULL)
+        return -ENOMEM;
+    h->events = e;
+    b->cap = n;
+    return 0;
+}
+
+int tv_add_event(struct tv_host *h, const struct tv_event *e)
+{
+    struct tv_build *b = h->build;
+
+    if (h->nevents == b->cap) {
+        size_t cap = b->cap ? b->cap + b->cap / 2 : 4096;
+        if (tv_reserve(h, cap) != 0)
+            return -ENOMEM;
+    }
+    h->events[h->nevents++] = *e;
+    return 0;
+}
+
+uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned category)
+{
+    struct tv_build *b = h->build;
+    uint64_t packed = (id & ((1ull << 56) - 1)) | ((uint64_t)(type & 3) << 56) |
+                      ((uint64_t)(category & 63) << 58);
+
+    if (h->nflows == b->flow_cap) {
+        uint32_t cap = b->flow_cap ? b->flow_cap * 2 : 1024;
+        uint64_t *f = realloc(h->flows, cap * sizeof(*f));
+        if (f == NULL)
+            return 0;
+        h->flows = f;
+        b->flow_cap = cap;
+    }
+    h->flows[h->nflows++] = packed;
+    return h->nflows;
+}
+
+int tv_add_frame(struct tv_host *h, const char *text, size_t n)
+{
+    struct tv_build *b = h->build;
+    uint32_t id = tv_str(h, text, n);
+    char small[256];
+    char *buf = n + 2 <= sizeof(small) ? small : malloc(n + 2);
+    struct tv_frame *f;
+
+    if (id == 0 || buf == NULL)
+        return -ENOMEM;
+    memcpy(buf, "@@", 2);
+    memcpy(buf + 2, text, n);
+    if (h->nframes == b->frame_cap) {
+        uint32_t cap = b->frame_cap ? b->frame_cap * 2 : 64;
+        f = realloc(h->frames, cap * sizeof(*f));
+        if (f == NULL) {
+            if (buf != small)
+                free(buf);
+            return -ENOMEM;
+        }
+        h->frames = f;
+        b->frame_cap = cap;
+    }
+    h->frames[h->nframes].hash = tj_std_hash(buf, n + 2);
+    h->frames[h->nframes].text = id;
+    h->nframes++;
+    if (buf != small)
+        free(buf);
+    return 0;
+}
+
+void tv_host_free(struct tv_host *h)
+{
+    uint32_t i;
+
+    if (h == NULL)
+        return;
+    if (h->source_free != NULL)
+        h->source_free(h->source);
+    for (i = 0; i < h->ndevices; i++)
+        free(h->devices[i].res);
+    free(h->devices);
+    free(h->tracks);
+    free(h->events);
+    free(h->by_level);
+    free(h->flows);
+    free(h->frames);
+    free(h->name_rank);
+    if (h->build != NULL)
+        free(h->build->slots);
+    free(h->build);
+    strtab_free(h->strings);
+    free(h->hostname);
+    free(h);
+}
+
+/* --- reading ----------------------------------------------------------------- */
+
+static const uint64_t level_res[TV_LEVELS] = {
+    1000000000000ull, 100000000000ull, 10000000000ull, 1000000000ull, 100000000ull,
+    10000000ull,      1000000ull,      100000ull,      10000ull,      1000ull,
+    100ull,           10ull,           1ull,
+};
+
+uint64_t tv_level_resolution(int level)
+{
+    return level >= 0 && level < TV_LEVELS ? level_res[level] : 0;
+}
+
+uint64_t tv_num_events(const struct tv_host *h)
+{
+    return h->level_start[TV_LEVELS];
+}
+
+uint32_t tv_frame_number(const struct tv_frame *frames, uint32_t n, uint64_t hash)
+{
+    uint32_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (frames[mid].hash < hash)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && frames[lo].hash == hash ? lo + 1 : 0;
+}
+
+/* 1 if XProf's TraceEventsFilter / visibility filter drops e: a FLOW_MID
+ * event on a TPU process unless full_dma. */
+static int dropped_flow_mid(const struct tv_host *h, const struct tv_event *e, int full_dma)
+{
+    const struct tv_track *t;
+    uint32_t i;
+
+    if (full_dma || e->flow == 0 || TV_FLOW_TYPE(h->flows[e->flow - 1]) != TV_FLOW_MID)
+        return 0;
+    t = &h->tracks[e->track];
+    for (i = 0; i < h->ndevices; i++) {
+        if (h->devices[i].pid == t->pid)
+            return h->devices[i].tpu;
+    }
+    return 0;
+}
+
+/* First position in by_level[lo..hi) whose event starts at or after ts. */
+static uint32_t level_lower_bound(const struct tv_host *h, uint32_t lo, uint32_t hi, uint64_t ts)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->events[h->by_level[mid]].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* A growable list of event indices. */
+struct idx_list {
+    uint32_t *v;  /* entries */
+    uint32_t n;   /* used */
+    uint32_t cap; /* allocated */
+};
+
+static int idx_push(struct idx_list *l, uint32_t x)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 256;
+        uint32_t *v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = x;
+    return 0;
+}
+
+int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
+                     uint32_t *np)
+{
+    uint64_t begin = (uint64_t)(w->start_ms * 1e9), end = (uint64_t)(w->end_ms * 1e9);
+    uint64_t res = 0;
+    struct idx_list loaded = {0}, out = {0};
+    uint32_t runs[TV_LEVELS + 1], nruns = 0, i;
+    struct tv_vis vis;
+    int rc = 0, level;
+
+    *idxp = NULL;
+    *np = 0;
+    if (!h->has_span)
+        return 0;
+    if (begin < h->min_ps)
+        begin = h->min_ps;
+    if (end == 0 || end > h->max_ps)
+        end = h->max_ps;
+    if (begin > end)
+        return 0; /* the window lies after the trace: nothing overlaps */
+    if (w->resolution != 0 && h->nevents >= TV_STREAMING_THRESHOLD)
+        res = (uint64_t)llround((double)(end - begin) / w->resolution);
+
+    /* Read levels 0, 1, ... as XProf's DoLoadFromLevelDbTable does. */
+    for (level = 0; level < TV_LEVELS; level++) {
+        uint32_t lo = h->level_start[level], hi = h->level_start[level + 1], p;
+        uint64_t from = 0;
+        if (level > 0 && begin > level_res[level - 1])
+            from = begin - level_res[level - 1];
+        runs[nruns++] = loaded.n;
+        for (p = level_lower_bound(h, lo, hi, from); p < hi; p++) {
+            uint32_t ei = h->by_level[p];
+            if (h->events[ei].ts > end)
+                break;
+            if (dropped_flow_mid(h, &h->events[ei], w->full_dma))
+                continue;
+            if (idx_push(&loaded, ei) != 0) {
+                rc = -ENOMEM;
+                goto done;
+            }
+        }
+        if (res >= level_res[level])
+            break;
+    }
+    runs[nruns] = loaded.n;
+
+    /* Merge the levels by the comparator, then thin with a fresh tracker. */
+    rc = tv_merge_runs(h, loaded.v, runs, nruns);
+    if (rc != 0)
+        goto done;
+    if (res != 0 && tv_vis_init(&vis, res, h->ntracks) != 0) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    for (i = 0; i < loaded.n; i++) {
+        const struct tv_event *e = &h->events[loaded.v[i]];
+        int keep;
+        if (begin == end) {
+            keep = 1; /* an instant window cannot filter */
+        } else if (!(begin <= e->ts + e->dur && e->ts <= end)) {
+            keep = 0;
+        } else if (res == 0) {
+            keep = 1;
+        } else {
+            struct tv_vis_event ve;
+            tv_vis_event_of(h, e, &ve);
+            keep = tv_vis_visible(&vis, &ve);
+        }
+        if (keep && idx_push(&out, loaded.v[i]) != 0) {
+            rc = -ENOMEM;
+            break;
+        }
+    }
+    if (res != 0) {
+        if (vis.oom && rc == 0)
+            rc = -ENOMEM;
+        tv_vis_free(&vis);
+    }
+    if (rc == 0) {
+        /* events[] is in output order: ascending index is the answer. */
+        if (out.n > 1)
+            qsort(out.v, out.n, sizeof(*out.v), cmp_u32);
+        *idxp = out.v;
+        *np = out.n;
+        out.v = NULL;
+    }
+done:
+    free(loaded.v);
+    free(out.v);
+    return rc;
+}
+
+/* Output order of search results: track, then level, start, uid. */
+static int cmp_search(const void *a, const void *b, void *arg)
+{
+    const struct tv_host *h = arg;
+    const struct tv_event *x = &h->events[*(const uint32_t *)a];
+    const struct tv_event *y = &h->events[*(const uint32_t *)b];
+
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->level != y->level)
+        return x->level < y->level ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (int)x->serial - (int)y->serial;
+}
+
+int tv_select_search(const struct tv_host *h, const char *prefix, int full_dma, uint32_t **idxp,
+                     uint32_t *np)
+{
+    size_t plen = strlen(prefix);
+    uint32_t nstr = h->strings->n, i;
+    unsigned char *match = calloc(nstr ? nstr : 1, 1);
+    struct idx_list out = {0};
+
+    *idxp = NULL;
+    *np = 0;
+    if (match == NULL)
+        return -ENOMEM;
+    for (i = 1; i < nstr; i++)
+        match[i] = h->strings->len[i] >= plen && memcmp(h->strings->text[i], prefix, plen) == 0;
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[i];
+        if ((e->flags & TV_EV_DROPPED) || !match[e->name] || dropped_flow_mid(h, e, full_dma))
+            continue;
+        if (idx_push(&out, i) != 0) {
+            free(match);
+            free(out.v);
+            return -ENOMEM;
+        }
+    }
+    free(match);
+    if (out.n > 1)
+        qsort_r(out.v, out.n, sizeof(*out.v), cmp_search, (void *)h);
+    *idxp = out.v;
+    *np = out.n;
+    return 0;
+}
+
+int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const char *name,
+                      uint64_t dur)
+{
+    int level;
+    size_t nlen = strlen(name);
+
+    if (uid >= 256)
+        return -1; /* XProf cannot form the key */
+    for (level = 0; level < TV_LEVELS; level++) {
+        uint32_t lo = h->level_start[level], hi = h->level_start[level + 1], p;
+        for (p = level_lower_bound(h, lo, hi, ts); p < hi; p++) {
+            const struct tv_event *e = &h->events[h->by_level[p]];
+            if (e->ts != ts)
+                break;
+            if (e->serial != uid)
+                continue;
+            if (tv_len(h, e->name) == nlen && memcmp(tv_text(h, e->name), name, nlen) == 0 &&
+                e->dur == dur)
+                return h->by_level[p];
+            break; /* the key matched another event: try the next level */
+        }
+    }
+    return -1;
+}
+
+/* --- the shared intermediate ------------------------------------------------- */
+
+static int index_build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
+{
+    const char *host = arg;
+    struct tv_host *h = NULL;
+    int rc;
+
+    if (snapshot_host_file(snap, host, SRC_XPLANE) != NULL)
+        rc = tv_build_xplane(snap, host, &h, err);
+    else
+        rc = tv_build_ctrace(snap, host, &h, err);
+    if (rc != 0)
+        return rc;
+    *value = h;
+    return 0;
+}
+
+static void index_free(void *value)
+{
+    tv_host_free(value);
+}
+
+int trace_index_get(struct snapshot *snap, const char *host, const struct tv_host **hp,
+                    struct xp_err *err)
+{
+    char key[512];
+    void *value;
+    int rc;
+
+    if (snapshot_host_index(snap, host) < 0)
+        return xp_err_set(err, -ENOENT, "no host %s", host);
+    snprintf(key, sizeof(key), "trace_index/%s", host);
+    rc = snapshot_intermediate(snap, key, index_build, index_free, host, &value, err);
+    if (rc != 0)
+        return rc;
+    *hp = value;
+    return 0;
+}

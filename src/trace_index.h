@@ -1,0 +1,232 @@
+/*
+ * trace_index.h - one host's trace as XProf's trace viewer sees it, indexed
+ * for windows.
+ *
+ * This is our in-memory form of XProf's per-host trace container and its
+ * SSTable (trace_events.{h,cc}): processes (pid before the multi-host offset)
+ * with their threads, tracks (one per thread, one per counter or async
+ * channel), and every event as a 40-byte record (start, duration, name,
+ * track, group id, flow, uid, zoom level). It is built once per snapshot and
+ * host through snapshot_intermediate() (trace_index_get) from an xplane
+ * (trace_xplane.c) or a Chrome-trace JSON file (trace_ctrace.c), and is
+ * read-only afterwards.
+ *
+ * Two orders are kept: events[] is grouped by track in output order and
+ * sorted inside a track by XProf's TraceEventsComparator (so a full response
+ * is one pass), and by_level[] lists event indices per zoom level in
+ * comparator order (XProf's SSTable key order), so a window reads only the
+ * levels and time ranges it needs: its cost follows what it returns.
+ */
+#ifndef XPROFS_TRACE_INDEX_H
+#define XPROFS_TRACE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "out.h"
+#include "session.h"
+
+#define TV_LEVELS 13                  /* XProf's zoom levels */
+#define TV_STREAMING_THRESHOLD 500000 /* fewer events: no down-sampling */
+#define TV_NO_GROUP (-1)
+
+/* XProf's flow entry types (TraceEvent::FlowEntryType). */
+enum tv_flow_type { TV_FLOW_NONE, TV_FLOW_START, TV_FLOW_MID, TV_FLOW_END };
+
+/* struct tv_event.flags */
+enum tv_event_flags {
+    TV_EV_DROPPED = 1, /* uid would be >= 256: XProf cannot store it */
+    TV_EV_COUNTER = 2, /* counter sample (track without tid, no flow) */
+    TV_EV_ASYNC = 4,   /* async event (track without tid, with flow) */
+};
+
+struct tv_event {
+    uint64_t ts;    /* start, ps */
+    uint64_t dur;   /* duration, ps (0 for counters) */
+    uint32_t name;  /* string id */
+    uint32_t track; /* index into tv_host.tracks */
+    uint32_t src;   /* builder's record of the source event (for args) */
+    int32_t group;  /* group id, TV_NO_GROUP if none */
+    uint32_t flow;  /* 1 + index into tv_host.flows, 0 if none */
+    uint8_t serial; /* uid among events with the same start (XProf "serial") */
+    uint8_t level;  /* zoom level 0..12 */
+    uint8_t flags;  /* enum tv_event_flags */
+    uint8_t pad;    /* unused */
+};
+
+/* A flow: id (56 bits) | entry type << 56 | category << 58. */
+#define TV_FLOW_ID(f) ((f) & ((1ull << 56) - 1))
+#define TV_FLOW_TYPE(f) ((unsigned)(((f) >> 56) & 3))
+#define TV_FLOW_CAT(f) ((unsigned)((f) >> 58))
+
+struct tv_resource {
+    uint32_t tid;  /* thread id (low 32 bits of the line's display id) */
+    uint32_t name; /* string id of the thread name */
+};
+
+struct tv_device {
+    uint32_t pid;            /* process id before the host offset */
+    uint32_t name;           /* string id of "<host> <plane name>" */
+    struct tv_resource *res; /* threads, ascending tid */
+    uint32_t nres;           /* entries in res */
+    int tpu;                 /* 1: TPU core or non-core device (full_dma) */
+};
+
+struct tv_track {
+    uint32_t pid;   /* process */
+    uint32_t tid;   /* thread, when has_tid */
+    uint32_t name;  /* counter / async channel name when !has_tid */
+    int has_tid;    /* 1: a thread; 0: counter or async channel */
+    uint32_t first; /* index of its first event in tv_host.events */
+    uint32_t count; /* number of events */
+};
+
+/* A stack frame: an interned "@@" string (long_name, hlo_text). */
+struct tv_frame {
+    uint64_t hash; /* std::hash of "@@" + text: orders and numbers frames */
+    uint32_t text; /* string id of the text without "@@" */
+};
+
+struct tv_strtab; /* interned strings (private) */
+struct tv_build;  /* building state (private) */
+struct tv_host;
+
+/* How a builder writes the full args of one of its events (event-details
+ * request), in XProf's order, after "group_id" (written by the caller when
+ * set). Returns the stack-frame hash the event references through "sf" (0
+ * if none); *first is 1 while no arg has been written. */
+typedef uint64_t (*tv_args_fn)(const struct tv_host *h, const struct tv_event *e, struct out *o,
+                               int *first);
+
+/* The values of a counter event, comma separated ("entries" row) and the
+ * name of its first arg ("event_stats"); returns 0 if it has none. */
+typedef int (*tv_counter_fn)(const struct tv_host *h, const struct tv_event *e, struct out *o,
+                             const char **first_arg_name);
+
+struct tv_host {
+    char *hostname;                      /* host (file name stem) */
+    struct tv_strtab *strings;           /* names */
+    struct tv_device *devices;           /* ascending pid */
+    uint32_t ndevices;                   /* entries in devices */
+    struct tv_track *tracks;             /* output order: pid, then channels, then tid */
+    uint32_t ntracks;                    /* entries in tracks */
+    struct tv_event *events;             /* by track, comparator order inside */
+    uint32_t nevents;                    /* entries in events (dropped ones included) */
+    uint32_t *by_level;                  /* stored events per level, comparator order */
+    uint32_t level_start[TV_LEVELS + 1]; /* by_level[level_start[L]..[L+1]) */
+    uint64_t *flows;                     /* packed flows */
+    uint32_t nflows;                     /* entries in flows */
+    struct tv_frame *frames;             /* ascending hash, no duplicates */
+    uint32_t nframes;                    /* entries in frames */
+    int has_span;                        /* 0 when the trace has no event */
+    uint64_t min_ps;                     /* trace start (XProf min_timestamp_ps) */
+    uint64_t max_ps;                     /* trace end */
+    int tpu;                             /* some device is a TPU core (details[full_dma]) */
+    uint32_t *name_rank;                 /* string id -> rank for XProf's name tie-break */
+    struct tv_build *build;              /* state used while building (trace_levels.h) */
+    tv_args_fn args;                     /* builder's args writer */
+    tv_counter_fn counter;               /* builder's counter writer */
+    void *source;                        /* builder's data (freed by source_free) */
+    void (*source_free)(void *source);
+};
+
+/* --- strings ------------------------------------------------------------ */
+
+/* Intern s[0..n); returns its id (>= 1), or 0 when out of memory. */
+uint32_t tv_str(struct tv_host *h, const char *s, size_t n);
+uint32_t tv_cstr(struct tv_host *h, const char *s);
+
+/* Number of ids in use (ids run below this). */
+uint32_t tv_str_count(const struct tv_host *h);
+
+/* Text and length of id. */
+const char *tv_text(const struct tv_host *h, uint32_t id);
+size_t tv_len(const struct tv_host *h, uint32_t id);
+
+/* --- building (used by the builders) ------------------------------------- */
+
+/* An empty host; NULL when out of memory. */
+struct tv_host *tv_host_new(const char *hostname);
+
+/* Declare a process; returns its index or -1 (no memory). Idempotent per pid:
+ * a second call renames it. */
+int tv_add_device(struct tv_host *h, uint32_t pid, const char *name);
+
+/* Declare (or rename) thread tid of process pid. */
+int tv_add_resource(struct tv_host *h, uint32_t pid, uint32_t tid, uint32_t name);
+
+/* The track of a thread or channel; created on first use. Returns its index
+ * or -1. */
+int64_t tv_track_thread(struct tv_host *h, uint32_t pid, uint32_t tid);
+int64_t tv_track_channel(struct tv_host *h, uint32_t pid, uint32_t name);
+
+/* Make room for n events in all. Returns 0 or -ENOMEM. */
+int tv_reserve(struct tv_host *h, size_t n);
+
+/* Append an event (fields as in struct tv_event; serial and level are
+ * computed by tv_finish). Returns 0 or -ENOMEM. */
+int tv_add_event(struct tv_host *h, const struct tv_event *e);
+
+/* Record a flow; returns the value for tv_event.flow (0 on no memory). */
+uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned category);
+
+/* Record a stack frame "@@" + text[0..n). */
+int tv_add_frame(struct tv_host *h, const char *text, size_t n);
+
+/* Sort, number uids, assign zoom levels and build the level index, with up
+ * to nthreads threads. Returns 0 or -ENOMEM with err. */
+int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err);
+
+void tv_host_free(struct tv_host *h);
+
+/* --- reading ------------------------------------------------------------- */
+
+/* XProf's zoom level resolution R[L] in ps (1e12 ... 1). */
+uint64_t tv_level_resolution(int level);
+
+/* Events stored (not dropped): XProf's num_events counts all. */
+uint64_t tv_num_events(const struct tv_host *h);
+
+/* A window request (XProf TraceViewOption): times in ms, resolution as
+ * parsed. */
+struct tv_window {
+    double start_ms;   /* 0 = trace start */
+    double end_ms;     /* 0 = trace end */
+    double resolution; /* bins across the window; 0 = no down-sampling */
+    int full_dma;      /* keep TPU FLOW_MID events */
+};
+
+/* The events of one host a window returns, as indices into h->events in
+ * output order (track order, comparator order inside a track). *idxp is
+ * malloc'd (free it). Returns 0 or -ENOMEM. */
+int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
+                     uint32_t *np);
+
+/* Search request: stored events whose name starts with prefix, in XProf's
+ * order (track order, then level, start, uid inside a track). */
+int tv_select_search(const struct tv_host *h, const char *prefix, int full_dma, uint32_t **idxp,
+                     uint32_t *np);
+
+/* Event-details request: the stored event with this start, uid, name and
+ * duration; -1 if none. */
+int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const char *name,
+                      uint64_t dur);
+
+/* Stack-frame number (1-based, ascending hash) within frames[0..n), or 0. */
+uint32_t tv_frame_number(const struct tv_frame *frames, uint32_t n, uint64_t hash);
+
+/* --- the shared index ---------------------------------------------------- */
+
+/* The trace index of host in snap (xplane or Chrome-trace JSON source),
+ * built once per snapshot. The host belongs to the snapshot. */
+int trace_index_get(struct snapshot *snap, const char *host, const struct tv_host **hp,
+                    struct xp_err *err);
+
+/* Builders (trace_xplane.c, trace_ctrace.c). */
+int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp,
+                    struct xp_err *err);
+int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp,
+                    struct xp_err *err);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * trace_levels.h - internals shared by the trace index modules: the building
+ * state, XProf's event comparator, and the tracker view of an event.
+ */
+#ifndef XPROFS_TRACE_LEVELS_H
+#define XPROFS_TRACE_LEVELS_H
+
+#include <stdint.h>
+
+#include "trace_index.h"
+#include "trace_vis.h"
+
+/* Building state of a tv_host, freed by tv_finish. */
+struct tv_build {
+    size_t cap;         /* allocated events */
+    uint32_t flow_cap;  /* allocated flows */
+    uint32_t frame_cap; /* allocated frames */
+    uint32_t *slots;    /* track hash table (UINT32_MAX = empty) */
+    uint32_t nslots;    /* its size */
+};
+
+/* XProf's TraceEventsComparator (start ascending, duration descending, pid,
+ * thread before channel, tid, name), with the source record as the last
+ * tie-break so the order is total. Returns <0, 0, >0. */
+int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b);
+
+/* Merge idx[runs[k]..runs[k+1]) for k < nruns, each sorted by tv_event_cmp,
+ * into one sorted sequence in place. Returns 0 or -ENOMEM. */
+int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, uint32_t nruns);
+
+/* The tracker's view of e (row = its track). */
+void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct tv_vis_event *ve);
+
+#endif

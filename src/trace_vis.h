@@ -1,0 +1,77 @@
+/*
+ * trace_vis.h - XProf's down-sampling test (TraceViewerVisibility).
+ *
+ * A tracker decides, for events fed in time order, whether each one is
+ * distinguishable at a resolution of r picoseconds: per row (track) it keeps
+ * a stack of end times of visible events (index = nesting depth) and the end
+ * of the last visible flow event; per counter/async channel the time of the
+ * last visible sample; per flow id the visibility decided by its first event.
+ * The same tracker assigns zoom levels when the index is built
+ * (trace_levels.c) and thins a window (trace_index.c).
+ */
+#ifndef XPROFS_TRACE_VIS_H
+#define XPROFS_TRACE_VIS_H
+
+#include <stdint.h>
+
+/* An open-addressing map from 56-bit flow id to a small value, with
+ * deletion (backward shift), so it holds only the flows still open. */
+struct tv_flowmap {
+    uint64_t *keys; /* id + 1; 0 = empty slot */
+    uint8_t *vals;  /* value per slot */
+    uint32_t cap;   /* slots (power of two) */
+    uint32_t n;     /* used slots */
+    int oom;        /* sticky allocation failure */
+};
+
+void tv_flowmap_init(struct tv_flowmap *m);
+void tv_flowmap_free(struct tv_flowmap *m);
+/* 1 and *val if present, else 0. */
+int tv_flowmap_get(const struct tv_flowmap *m, uint64_t id, uint8_t *val);
+/* Insert if absent; returns 1 if inserted, 0 if it was present. */
+int tv_flowmap_put_new(struct tv_flowmap *m, uint64_t id, uint8_t val);
+void tv_flowmap_set(struct tv_flowmap *m, uint64_t id, uint8_t val);
+void tv_flowmap_erase(struct tv_flowmap *m, uint64_t id);
+
+/* One row's state. */
+struct tv_row {
+    uint64_t *stack;     /* end ps of the visible event at each depth */
+    uint32_t depth;      /* entries in stack */
+    uint32_t cap;        /* allocated entries */
+    uint64_t last_flow;  /* end of the last visible flow event */
+    uint64_t last_count; /* time of the last visible counter sample */
+    uint8_t has_flow;    /* last_flow is set */
+    uint8_t has_count;   /* last_count is set */
+};
+
+struct tv_vis {
+    uint64_t res;            /* resolution, ps (> 0) */
+    struct tv_row *rows;     /* one per track */
+    uint32_t nrows;          /* entries in rows */
+    struct tv_flowmap flows; /* flow id -> visible (first event decides) */
+    int oom;                 /* sticky allocation failure */
+};
+
+/* What the tracker needs to know about an event. */
+struct tv_vis_event {
+    uint64_t ts;      /* start ps */
+    uint64_t dur;     /* duration ps */
+    uint32_t row;     /* track index */
+    int has_tid;      /* 0: counter / async channel */
+    int has_flow;     /* event is part of a flow */
+    uint64_t flow_id; /* its id */
+    unsigned type;    /* enum tv_flow_type */
+};
+
+/* A tracker with nrows rows at resolution res. Returns 0 or -ENOMEM. */
+int tv_vis_init(struct tv_vis *v, uint64_t res, uint32_t nrows);
+void tv_vis_free(struct tv_vis *v);
+
+/* XProf VisibleAtResolution: decides and records. */
+int tv_vis_visible(struct tv_vis *v, const struct tv_vis_event *e);
+
+/* XProf SetVisibleAtResolution: records e as visible. track_flows = 0 skips
+ * the flow bookkeeping (rows whose flows are decided elsewhere). */
+void tv_vis_set(struct tv_vis *v, const struct tv_vis_event *e, int track_flows);
+
+#endif

@@ -1,0 +1,300 @@
+"""gpu_timeline.csv, gpu_events_averages.csv, gpu_timeline.json, kernel_launchers*.csv.
+
+Expected values come from TraceLens's own published reference CSVs for
+jax_conv_rocm (AMD-AGI/TraceLens tests/traces/mi300/jax_conv_minimal_perf_report_csvs,
+pasted below) and, for the other runs, from brute-force interval unions computed
+here from the raw profiles: a sweep over exact integer picoseconds for xplane
+files, and an independent linking + sweep for the PyTorch traces.
+"""
+import csv
+import gzip
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+JAX_CONV = "jax_conv_rocm/2025_01_01_00_00_00"
+
+REF_TIMELINE = """type,time ms,percent,gpu_pid
+computation_time,3.586492999999318,22.75505683191586,8
+exposed_comm_time,0.0,0.0,8
+exposed_memcpy_time,0.0,0.0,8
+busy_time,3.586492999999318,22.75505683191586,8
+idle_time,12.17480800000066,77.24494316808413,8
+total_time,15.76130099999998,100.0,8
+total_comm_time,0.0,0.0,8
+total_memcpy_time,0.0,0.0,8
+computation_time,0.0,0.0,1
+exposed_comm_time,0.0,0.0,1
+exposed_memcpy_time,0.889027999999933,3.190170364803076,1
+busy_time,0.889027999999933,3.190170364803076,1
+idle_time,26.97870000000018,96.80982963519692,1
+total_time,27.86772800000012,100.0,1
+total_comm_time,0.0,0.0,1
+total_memcpy_time,0.889027999999933,3.190170364803076,1
+"""
+
+REF_AVERAGES = """type,time ms,percent
+computation_time,1.793246499999659,8.220428192429656
+exposed_comm_time,0.0,0.0
+exposed_memcpy_time,0.4445139999999665,2.037698340707814
+busy_time,2.237760499999625,10.25812653313747
+idle_time,19.57675400000042,89.74187346686253
+total_time,21.81451450000005,100.0
+total_comm_time,0.0,0.0
+total_memcpy_time,0.4445139999999665,2.037698340707814
+"""
+
+REF_BY_CATEGORY = """op category,Count,total_direct_kernel_time_ms,Percentage (%),Cumulative Percentage (%),time ms per gpu
+Uncategorized Events/XLA,15,2.046661,57.06580216384083,57.06580216384083,2.046661
+Conv,10,1.539832,42.93419783615917,100.0,1.539832
+"""
+
+METRICS = ["computation_time", "exposed_comm_time", "exposed_memcpy_time", "busy_time",
+           "idle_time", "total_time", "total_comm_time", "total_memcpy_time"]
+
+
+def rows(text):
+    return list(csv.DictReader(io.StringIO(text.decode() if isinstance(text, bytes) else text)))
+
+
+# --- TraceLens's published numbers -------------------------------------------
+
+def test_reference_gpu_timeline(corpus, xcat):
+    assert xcat(corpus, JAX_CONV + "/gpu_timeline.csv").decode() == REF_TIMELINE
+    assert xcat(corpus, JAX_CONV + "/gpu_events_averages.csv").decode() == REF_AVERAGES
+    r = {(x["gpu_pid"], x["type"]): float(x["time ms"]) for x in rows(REF_TIMELINE)}
+    # To the nanosecond, as the issue states them.
+    assert round(r[("8", "computation_time")], 6) == 3.586493
+    assert round(r[("8", "busy_time")], 6) == 3.586493
+    assert round(r[("8", "idle_time")], 6) == 12.174808
+    assert round(r[("8", "total_time")], 6) == 15.761301
+    assert round(r[("1", "exposed_memcpy_time")], 6) == 0.889028
+    assert round(r[("1", "total_time")], 6) == 27.867728
+
+
+def test_reference_kernel_launchers(corpus, xcat):
+    summary = rows(xcat(corpus, JAX_CONV + "/kernel_launchers_summary.csv"))
+    by_name = {x["name"]: x for x in summary}
+    assert by_name["input_transpose_fusion"]["Count"] == "5"
+    assert by_name["input_transpose_fusion"]["total_direct_kernel_time_ms"] == "1.95096"
+    assert by_name["loop_transpose_fusion"]["Count"] == "5"
+    assert by_name["loop_transpose_fusion"]["total_direct_kernel_time_ms"] == "0.02644"
+    assert summary[0]["name"] == "input_transpose_fusion"
+    assert summary[-1]["Cumulative Percentage (%)"] == "99.99999999999999"
+    assert xcat(corpus, JAX_CONV + "/kernel_launchers_summary_by_category.csv").decode() == \
+        REF_BY_CATEGORY
+    launchers = rows(xcat(corpus, JAX_CONV + "/kernel_launchers.csv"))
+    assert len(launchers) == 25
+    first = launchers[0]
+    assert (first["name"], first["op category"], first["total_direct_kernel_time"],
+            first["pid"], first["tid"], first["GPU_kernel_launch_latency"]) == \
+        ("loop_transpose_fusion", "Uncategorized Events/XLA", "6.89", "8", "1",
+         "20.94200000003912")
+    assert sum(1 for x in launchers if x["op category"] == "Conv") == 10
+
+
+# --- brute force over xplane files -------------------------------------------
+
+@pytest.fixture(scope="module")
+def xplane_pb2(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pb")
+    proto = pathlib.Path(__file__).resolve().parents[2] / "proto"
+    subprocess.run(["protoc", f"--proto_path={proto}", f"--python_out={out}",
+                    str(proto / "xplane.proto")], check=True)
+    sys.path.insert(0, str(out))
+    import xplane_pb2 as mod  # noqa: E402
+    return mod
+
+
+def classify_jax(name):
+    low = name.lower()
+    if low.startswith(("copy", "memcpy", "memset")):
+        return "memcpy"
+    if "nccl" in low or "rccl" in low or "cross_device_reduce" in low:
+        return "comm"
+    return "comp"
+
+
+def sweep(events):
+    """events: (start, end, cls). Measures by walking sorted boundary points."""
+    points = sorted({p for s, e, _ in events for p in (s, e)})
+    out = dict(comp=0, comm=0, memcpy=0, xcomm=0, xmem=0, busy=0)
+    for a, b in zip(points, points[1:]):
+        live = {c for s, e, c in events if s <= a and b <= e}
+        w = b - a
+        for c in ("comp", "comm", "memcpy"):
+            if c in live:
+                out[c] += w
+        if "comm" in live and "comp" not in live:
+            out["xcomm"] += w
+        if live == {"memcpy"}:
+            out["xmem"] += w
+        if live:
+            out["busy"] += w
+    total = max(e for _, e, _ in events) - min(s for s, _, _ in events)
+    return {"computation_time": out["comp"], "exposed_comm_time": out["xcomm"],
+            "exposed_memcpy_time": out["xmem"], "busy_time": out["busy"],
+            "idle_time": total - out["busy"], "total_time": total,
+            "total_comm_time": out["comm"], "total_memcpy_time": out["memcpy"]}
+
+
+def xplane_expect(mod, path):
+    space = mod.XSpace()
+    space.ParseFromString(pathlib.Path(path).read_bytes())
+    devices = {}
+    for plane in space.planes:
+        if not plane.name.startswith("/device:GPU:"):
+            continue
+        meta = {m.key: m.value for m in plane.event_metadata}
+        evs = []
+        for line in plane.lines:
+            if not (line.display_name or line.name).startswith("Stream #"):
+                continue
+            for e in line.events:
+                md = meta.get(e.metadata_id) or mod.XEventMetadata()
+                start = line.timestamp_ns * 1000 + e.offset_ps
+                evs.append((start, start + max(e.duration_ps, 1),
+                            classify_jax(md.display_name or md.name)))
+        if evs:
+            pid = plane.id + 1 if plane.id + 1 <= 500 else 1
+            devices[pid] = {k: v / 1e9 for k, v in sweep(evs).items()}  # ps -> ms
+    return devices
+
+
+def check_timeline(text, expect, host=None):
+    got = {}
+    for x in rows(text):
+        if host is not None and x.get("host") != host:
+            continue
+        got.setdefault(int(x["gpu_pid"]), {})[x["type"]] = float(x["time ms"])
+    assert set(got) == set(expect)
+    for pid, metrics in expect.items():
+        for k in METRICS:
+            assert abs(got[pid][k] - metrics[k]) < 1e-6, (pid, k, got[pid][k], metrics[k])
+    return got
+
+
+@pytest.mark.parametrize("run", ["jax_conv_rocm/2025_01_01_00_00_00", "jax08_conv_rocm/s1",
+                                 "jax08_gemm_rocm/s1", "jax08_elementwise_rocm/s1"])
+def test_xplane_runs_bruteforce(corpus, xcat, xplane_pb2, run):
+    d = corpus / run.split("/")[0] / "plugins" / "profile" / run.split("/")[1]
+    (pb,) = sorted(d.glob("*.xplane.pb"))
+    expect = xplane_expect(xplane_pb2, pb)
+    assert expect
+    check_timeline(xcat(corpus, run + "/gpu_timeline.csv"), expect)
+    doc = json.loads(xcat(corpus, run + "/gpu_timeline.json"))
+    assert {d["gpu_pid"] for d in doc["devices"]} == set(expect)
+    n = len(expect)
+    avg = {k: sum(m[k] for m in expect.values()) / n for k in METRICS}
+    for x in rows(xcat(corpus, run + "/gpu_events_averages.csv")):
+        assert abs(float(x["time ms"]) - avg[x["type"]]) < 1e-6
+
+
+def test_multihost_and_host_dir(corpus, xcat, xplane_pb2):
+    run = "tf_gpu_multiworker/s1"
+    d = corpus / "tf_gpu_multiworker" / "plugins" / "profile" / "s1"
+    text = xcat(corpus, run + "/gpu_timeline.csv")
+    assert rows(text)[0].keys() >= {"gpu_pid", "host"}
+    for pb in sorted(d.glob("*.xplane.pb")):
+        host = pb.name[: -len(".xplane.pb")]
+        expect = xplane_expect(xplane_pb2, pb)
+        check_timeline(text, expect, host=host)
+        check_timeline(xcat(corpus, f"{run}/hosts/{host}/gpu_timeline.csv"), expect)
+
+
+def test_synth_overlaps(tmp_path, synth, xcat, xplane_pb2):
+    logdir = synth(tmp_path / "logs", "--size-mb", "1", "--seed", "5", "--gpus", "3")
+    (pb,) = sorted(logdir.rglob("*.xplane.pb"))
+    expect = xplane_expect(xplane_pb2, pb)
+    assert len(expect) == 3
+    # The generated profile overlaps collectives with compute on other streams.
+    assert any(m["total_comm_time"] > m["exposed_comm_time"] > 0 for m in expect.values())
+    run = pb.parent.name
+    check_timeline(xcat(logdir, run + "/gpu_timeline.csv"), expect)
+    cats = rows(xcat(logdir, run + "/kernel_launchers_summary_by_category.csv"))
+    assert abs(sum(float(x["Percentage (%)"]) for x in cats) - 100) < 1e-9
+
+
+# --- brute force over PyTorch traces ------------------------------------------
+
+def pytorch_expect(path):
+    events = json.loads(gzip.open(path).read())["traceEvents"]
+    gpu_cats = {"kernel", "gpu_memcpy", "gpu_memset"}
+    rt_cats = {"cuda_runtime", "cuda_driver"}
+    key = "External id"
+    for e in events:
+        if e.get("cat") in rt_cats and "launch" in e.get("name", "").lower():
+            key = "correlation" if "correlation" in e.get("args", {}) else "External id"
+            break
+    starts, ends, by_ptl = {}, {}, {}
+    for e in events:
+        if e.get("cat") == "ac2g":
+            (starts if e["ph"] == "s" else ends if e["ph"] == "f" else {})[e.get("id")] = e
+            continue
+        a = e.get("args")
+        if a and a.get(key) is not None and "pid" in e and "tid" in e:
+            by_ptl[(e["pid"], e["tid"], a[key])] = e
+    linked = set()
+    for e in events:
+        if e.get("cat") not in rt_cats:
+            continue
+        link = e.get("args", {}).get(key)
+        if e.get("name") in ("cudaGraphLaunch", "hipGraphLaunch"):
+            linked.update(id(g) for g in events if g.get("cat") in gpu_cats
+                          and link is not None and g.get("args", {}).get(key) == link)
+            continue
+        if link in starts and link in ends:
+            f = ends[link]
+            g = by_ptl.get((f.get("pid"), f.get("tid"), f.get("id")))
+            if g is not None and g.get("cat") in gpu_cats:
+                linked.add(id(g))
+    evs = []
+    for e in events:
+        if id(e) not in linked:
+            continue
+        name, cat = e.get("name", ""), e["cat"]
+        low = name.lower()
+        if cat == "gpu_memcpy" or (cat == "kernel" and (
+                name.startswith(("MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST",
+                                 "MEMORY_COPY_DEVICE_TO_DEVICE", "__amd_rocclr_copyBuffer"))
+                and not name.startswith("__amd_rocclr_copyBufferX"))):
+            cls = "memcpy"
+        elif cat == "kernel" and name.startswith("__amd_rocclr_fillBuffer"):
+            cls = "comp"
+        elif "nccl" in low or "rccl" in low or "cross_device_reduce" in low:
+            cls = "comm"
+        else:
+            cls = "comp"
+        evs.append((e["ts"], e["ts"] + e["dur"], cls))
+    return {k: v / 1e3 for k, v in sweep(evs).items()}, len(evs)
+
+
+@pytest.mark.parametrize("name", ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b",
+                                  "b200_eager"])
+def test_pytorch_bruteforce(corpus, xcat, name):
+    expect, n = pytorch_expect(corpus / "pytorch" / name / f"{name}.pt.trace.json.gz")
+    assert n > 0
+    got = {x["type"]: float(x["time ms"]) for x in rows(xcat(corpus, f"pytorch/{name}/gpu_timeline.csv"))}
+    for k in METRICS:
+        assert abs(got[k] - expect[k]) < 1e-6, (k, got[k], expect[k])
+    doc = json.loads(xcat(corpus, f"pytorch/{name}/gpu_timeline.json"))
+    assert doc["devices"][0]["events"] == n
+    assert doc["devices"][0]["gpu_pid"] is None
+
+
+def test_errors(corpus, xcat):
+    r = xcat(corpus, "pytorch/h100_bert_small/kernel_launchers.csv", check=False)
+    assert r.returncode != 0
+    r = xcat(corpus, JAX_CONV + "/gpu_timeline.csv?bogus=1", check=False)
+    assert r.returncode != 0
+
+
+def test_mount_matches_cli(corpus, mount, xcat):
+    mnt = mount(corpus)
+    for f in ("gpu_timeline.csv", "kernel_launchers_summary.csv"):
+        assert (mnt / JAX_CONV / f).read_bytes() == xcat(corpus, f"{JAX_CONV}/{f}")
+    assert (mnt / JAX_CONV / "gpu_timeline.csv").read_text() == REF_TIMELINE

@@ -1,0 +1,325 @@
+/*
+ * test_trace_index.c - XProf's down-sampling: the visibility rule on
+ * hand-checked events, uids and the 256 cap, zoom levels, windows against a
+ * brute-force overlap filter, the 500,000-event threshold and thinning.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_index.h"
+#include "trace_vis.h"
+
+static struct tv_vis_event row_event(uint64_t ts, uint64_t dur)
+{
+    struct tv_vis_event e = {ts, dur, 0, 1, 0, 0, 0};
+
+    return e;
+}
+
+static void test_visibility_rule(void **state)
+{
+    struct tv_vis v;
+    struct tv_vis_event e;
+
+    assert_int_equal(tv_vis_init(&v, 10, 2), 0);
+    e = row_event(0, 100); /* long enough */
+    assert_true(tv_vis_visible(&v, &e));
+    e = row_event(5, 2); /* first at depth 1 */
+    assert_true(tv_vis_visible(&v, &e));
+    e = row_event(8, 1); /* depth 1, 1 ps after the last one there */
+    assert_false(tv_vis_visible(&v, &e));
+    e = row_event(20, 1); /* depth 1, 13 ps after it */
+    assert_true(tv_vis_visible(&v, &e));
+    e = row_event(105, 1); /* depth 0, 5 ps after the long one */
+    assert_false(tv_vis_visible(&v, &e));
+    /* Counters: at most one sample per 10 ps. */
+    e = row_event(0, 0);
+    e.row = 1;
+    e.has_tid = 0;
+    assert_true(tv_vis_visible(&v, &e));
+    e.ts = 5;
+    assert_false(tv_vis_visible(&v, &e));
+    e.ts = 12;
+    assert_true(tv_vis_visible(&v, &e));
+    e.ts = 13;
+    assert_false(tv_vis_visible(&v, &e));
+    e.ts = 30;
+    assert_true(tv_vis_visible(&v, &e));
+    tv_vis_free(&v);
+}
+
+static void test_flow_visibility(void **state)
+{
+    struct tv_vis v;
+    struct tv_vis_event e;
+
+    assert_int_equal(tv_vis_init(&v, 10, 1), 0);
+    e = row_event(0, 100);
+    assert_true(tv_vis_visible(&v, &e));
+    /* A tiny flow event right after: its flow is decided visible because no
+     * flow was visible on the row yet; the END event then follows it. */
+    e = row_event(101, 1);
+    e.has_flow = 1;
+    e.flow_id = 7;
+    e.type = TV_FLOW_START;
+    assert_true(tv_vis_visible(&v, &e));
+    e = row_event(103, 1);
+    e.has_flow = 1;
+    e.flow_id = 7;
+    e.type = TV_FLOW_END;
+    assert_true(tv_vis_visible(&v, &e));
+    /* Another tiny flow 2 ps later is hidden (last flow end too close). */
+    e = row_event(105, 1);
+    e.has_flow = 1;
+    e.flow_id = 8;
+    e.type = TV_FLOW_START;
+    assert_false(tv_vis_visible(&v, &e));
+    tv_vis_free(&v);
+}
+
+static void test_flowmap(void **state)
+{
+    struct tv_flowmap m;
+    uint8_t v;
+    uint64_t i;
+
+    tv_flowmap_init(&m);
+    for (i = 0; i < 5000; i++)
+        assert_true(tv_flowmap_put_new(&m, i * 7919, (uint8_t)(i & 1)));
+    assert_false(tv_flowmap_put_new(&m, 7919, 0));
+    for (i = 0; i < 5000; i += 2)
+        tv_flowmap_erase(&m, i * 7919);
+    for (i = 0; i < 5000; i++) {
+        int present = tv_flowmap_get(&m, i * 7919, &v);
+        assert_int_equal(present, (int)(i & 1));
+        if (present)
+            assert_int_equal(v, 1);
+    }
+    tv_flowmap_free(&m);
+}
+
+/* A host with one process and `rows` threads; events made by fill(). */
+static struct tv_host *make_host(void (*fill)(struct tv_host *, uint32_t), uint32_t n)
+{
+    struct tv_host *h = tv_host_new("test");
+    struct xp_err err = {0};
+
+    assert_non_null(h);
+    assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
+    fill(h, n);
+    assert_int_equal(tv_finish(h, 2, &err), 0);
+    return h;
+}
+
+static void add(struct tv_host *h, uint32_t tid, uint64_t ts, uint64_t dur, const char *name,
+                uint32_t src)
+{
+    struct tv_event e;
+    int64_t track = tv_track_thread(h, 1, tid);
+
+    assert_true(track >= 0);
+    memset(&e, 0, sizeof(e));
+    e.ts = ts;
+    e.dur = dur;
+    e.name = tv_cstr(h, name);
+    e.track = (uint32_t)track;
+    e.src = src;
+    e.group = TV_NO_GROUP;
+    assert_int_equal(tv_add_event(h, &e), 0);
+}
+
+/* 300 events at one time (uids 0..255 kept, the rest dropped), then a few. */
+static void fill_same_start(struct tv_host *h, uint32_t n)
+{
+    uint32_t i;
+
+    assert_int_equal(tv_add_resource(h, 1, 1, tv_cstr(h, "row")), 0);
+    for (i = 0; i < n; i++)
+        add(h, 1, 1000, 1000 - i, "x", i);
+    add(h, 1, 5000, 10, "late", n);
+}
+
+static void test_uids_and_cap(void **state)
+{
+    struct tv_host *h = make_host(fill_same_start, 300);
+    uint32_t i, dropped = 0, seen[256] = {0};
+
+    assert_int_equal(h->nevents, 301);
+    assert_int_equal(tv_num_events(h), 257);
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[i];
+        if (e->flags & TV_EV_DROPPED) {
+            dropped++;
+            continue;
+        }
+        if (e->ts == 1000) {
+            /* Longest first: uid = position among equal starts. */
+            assert_int_equal(e->serial, 1000 - e->dur);
+            seen[e->serial]++;
+        } else {
+            assert_int_equal(e->serial, 0);
+        }
+    }
+    assert_int_equal(dropped, 44);
+    for (i = 0; i < 256; i++)
+        assert_int_equal(seen[i], 1);
+    assert_true(tv_find_event(h, 1000, 3, "x", 997) >= 0);
+    assert_true(tv_find_event(h, 1000, 3, "x", 996) < 0);
+    assert_true(tv_find_event(h, 1000, 300, "x", 700) < 0);
+    tv_host_free(h);
+}
+
+/* Pseudo-random nested and overlapping events on 4 rows. */
+static void fill_random(struct tv_host *h, uint32_t n)
+{
+    uint64_t x = 12345, t[4] = {0, 0, 0, 0};
+    uint32_t i;
+
+    for (i = 0; i < 4; i++)
+        assert_int_equal(tv_add_resource(h, 1, i + 1, tv_cstr(h, "row")), 0);
+    for (i = 0; i < n; i++) {
+        uint32_t row;
+        uint64_t dur;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        row = (uint32_t)(x % 4);
+        dur = 1 + (x >> 8) % (x % 97 == 0 ? 50000000 : 20000);
+        add(h, row + 1, t[row], dur, (x & 16) ? "a" : "b", i);
+        t[row] += 1 + (x >> 20) % 30000;
+    }
+}
+
+/* Indices of stored events overlapping [b, e], in output order. */
+static uint32_t brute_window(const struct tv_host *h, uint64_t b, uint64_t e, uint32_t *out)
+{
+    uint32_t i, n = 0;
+
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *ev = &h->events[i];
+        if (!(ev->flags & TV_EV_DROPPED) && ev->ts <= e && b <= ev->ts + ev->dur)
+            out[n++] = i;
+    }
+    return n;
+}
+
+static void test_windows_match_brute_force(void **state)
+{
+    struct tv_host *h = make_host(fill_random, 20000);
+    uint32_t *want = malloc(h->nevents * sizeof(*want)), *got, n, nw, k;
+    static const double windows[][2] = {
+        {0, 0}, {0.001, 0.002}, {10, 20}, {50, 50.5}, {0, 1}, {120, 1e9}, {33.3, 33.3},
+    };
+
+    assert_non_null(want);
+    for (k = 0; k < sizeof(windows) / sizeof(windows[0]); k++) {
+        struct tv_window w = {windows[k][0], windows[k][1], 8000, 0};
+        uint64_t b = (uint64_t)(w.start_ms * 1e9), e = (uint64_t)(w.end_ms * 1e9);
+        if (b < h->min_ps)
+            b = h->min_ps;
+        if (e == 0 || e > h->max_ps)
+            e = h->max_ps;
+        /* Under 500,000 events a resolution does not down-sample. */
+        assert_int_equal(tv_select_window(h, &w, &got, &n), 0);
+        if (b == e) {
+            assert_true(n > 0); /* an instant window cannot filter */
+        } else {
+            nw = brute_window(h, b, e, want);
+            assert_int_equal(n, nw);
+            assert_memory_equal(got, want, n * sizeof(*got));
+        }
+        free(got);
+    }
+    free(want);
+    tv_host_free(h);
+}
+
+static void test_levels_are_monotonic(void **state)
+{
+    struct tv_host *h = make_host(fill_random, 20000);
+    uint32_t i;
+    int L;
+
+    /* An event stored at level L is at least R[L] long, or was visible by
+     * spacing; every event long enough for a level is stored at or above it. */
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[i];
+        for (L = 0; L < TV_LEVELS - 1; L++) {
+            if (e->dur >= tv_level_resolution(L)) {
+                assert_true(e->level <= L);
+                break;
+            }
+        }
+    }
+    /* by_level lists each stored event once, sorted by start inside a level. */
+    for (L = 0; L < TV_LEVELS; L++) {
+        for (i = h->level_start[L] + 1; i < h->level_start[L + 1]; i++)
+            assert_true(h->events[h->by_level[i - 1]].ts <= h->events[h->by_level[i]].ts);
+    }
+    assert_int_equal(h->level_start[TV_LEVELS], tv_num_events(h));
+    tv_host_free(h);
+}
+
+static void test_downsampling_over_threshold(void **state)
+{
+    struct tv_host *h = make_host(fill_random, TV_STREAMING_THRESHOLD);
+    struct tv_window full = {0, 0, 0, 0}, coarse = {0, 0, 100, 0};
+    uint32_t *all, *thin, nall, nthin, i, j = 0;
+    uint64_t res_ps;
+
+    assert_int_equal(tv_select_window(h, &full, &all, &nall), 0);
+    assert_int_equal(nall, tv_num_events(h));
+    assert_int_equal(tv_select_window(h, &coarse, &thin, &nthin), 0);
+    /* 100 bins over the trace: a small subset, containing every event at
+     * least one bin long, and nothing else than stored events. */
+    res_ps = (uint64_t)((h->max_ps - h->min_ps) / 100);
+    assert_true(nthin > 0 && nthin < nall / 20);
+    for (i = 0; i < h->nevents; i++) {
+        if ((h->events[i].flags & TV_EV_DROPPED) || h->events[i].dur < res_ps)
+            continue;
+        while (j < nthin && thin[j] < i)
+            j++;
+        assert_true(j < nthin && thin[j] == i);
+    }
+    free(all);
+    free(thin);
+    tv_host_free(h);
+}
+
+static void test_search(void **state)
+{
+    struct tv_host *h = make_host(fill_random, 2000);
+    uint32_t *got, n, i, want = 0;
+
+    assert_int_equal(tv_select_search(h, "a", 0, &got, &n), 0);
+    for (i = 0; i < h->nevents; i++)
+        want += strcmp(tv_text(h, h->events[i].name), "a") == 0;
+    assert_int_equal(n, want);
+    for (i = 0; i < n; i++)
+        assert_string_equal(tv_text(h, h->events[got[i]].name), "a");
+    free(got);
+    tv_host_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_visibility_rule),
+        cmocka_unit_test(test_flow_visibility),
+        cmocka_unit_test(test_flowmap),
+        cmocka_unit_test(test_uids_and_cap),
+        cmocka_unit_test(test_windows_match_brute_force),
+        cmocka_unit_test(test_levels_are_monotonic),
+        cmocka_unit_test(test_downsampling_over_threshold),
+        cmocka_unit_test(test_search),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
