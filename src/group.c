@@ -29,8 +29,8 @@
 
 #include "arena.h"
 #include "op_stats_tfop.h"
+#include "parallel.h"
 #include "wire.h"
-#include "dbg_timer.h"
 
 /* Event types the grouping tells apart (HostEventType subset). */
 enum ev_type {
@@ -169,7 +169,7 @@ struct edge {
     uint32_t child;  /* node */
 };
 
-/* A keyed node: correlation ids, (step id, iter) pairs, contexts. */
+/* A keyed node: (step id, iter) pairs, contexts. */
 struct keyed {
     uint64_t k1;   /* first key */
     uint64_t k2;   /* second key */
@@ -177,6 +177,18 @@ struct keyed {
     uint32_t tag;  /* role, pid presence ... */
     uint32_t node; /* node */
     uint32_t seq;  /* insertion order */
+};
+
+/* A kernel launch or execute: its correlation id. */
+struct corr_node {
+    uint64_t corr; /* correlation_id */
+    uint32_t node; /* node */
+};
+
+/* A root and its level (stat _r, or 1 for TraceContext). */
+struct root_node {
+    uint32_t node; /* node */
+    int32_t level; /* > 0 */
 };
 
 struct vec {
@@ -189,7 +201,7 @@ struct vec {
 static void *vec_push(struct vec *a)
 {
     if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 256;
+        size_t cap = a->cap ? a->cap * 2 : 64;
         void *v = realloc(a->v, cap * a->size);
         if (v == NULL)
             return NULL;
@@ -206,8 +218,51 @@ static void vec_free(struct vec *a)
     a->n = a->cap = 0;
 }
 
+/* Append src's elements to dst (same element size) and free src. */
+static int vec_append(struct vec *dst, struct vec *src)
+{
+    if (src->n == 0) {
+        vec_free(src);
+        return 0;
+    }
+    if (dst->n == 0 && dst->cap == 0) {
+        *dst = *src;
+        memset(src, 0, sizeof(*src));
+        src->size = dst->size;
+        return 0;
+    }
+    if (dst->n + src->n > dst->cap) {
+        size_t cap = dst->n + src->n;
+        void *v = realloc(dst->v, cap * dst->size);
+        if (v == NULL)
+            return -ENOMEM;
+        dst->v = v;
+        dst->cap = cap;
+    }
+    memcpy((char *)dst->v + dst->n * dst->size, src->v, src->n * src->size);
+    dst->n += src->n;
+    vec_free(src);
+    return 0;
+}
+
 /* ---- the forest ----------------------------------------------------------- */
 
+/* Node flags. */
+#define NF_ASYNC 1u   /* is_async: takes no part in nesting */
+#define NF_XPARENT 2u /* has a parent across threads */
+#define NF_XCHILD 4u  /* has a child across threads */
+#define NF_ROOT 8u    /* has a root level > 0 */
+
+#define NO_NODE UINT32_MAX
+
+/*
+ * Nesting on a line is a tree whose subtrees are contiguous node ranges: the
+ * descendants of node x are the nodes after x, async ones skipped, up to the
+ * first whose parent is before x (or none). So one parent per node replaces
+ * the edge list; only the links across threads (loops, launches, contexts)
+ * are kept as edges, sorted once by child (parents in XProf's edge order)
+ * and once by parent.
+ */
 struct forest {
     const struct xspace *xs; /* the profile */
     uint32_t nlines;         /* lines of all planes */
@@ -215,28 +270,32 @@ struct forest {
     uint32_t *line_plane;    /* [flat line] -> plane index */
     uint32_t *line_index;    /* [flat line] -> line index in its plane */
     uint32_t *plane_first;   /* [plane] -> first flat line */
+    uint8_t **mtype;         /* [plane][metadata] -> enum ev_type (not owned) */
     uint32_t n;              /* nodes */
     uint8_t *type;           /* [node] -> enum ev_type */
-    int32_t *root;           /* [node] -> root level (0 = none) */
+    uint8_t *flags;          /* [node] -> NF_* */
+    uint32_t *nest_parent;   /* [node] -> enclosing event on its line, or NO_NODE */
     int32_t *gid;            /* [node] -> group id or -1 */
     uint8_t *eager;          /* [node] -> is_eager, or NULL */
-    uint32_t *child_off;     /* CSR: children of node i are child_v[child_off[i]..] */
-    uint32_t *child_v;
-    uint32_t *parent_off; /* CSR: parents */
-    uint32_t *parent_v;
-    uint32_t *seen;        /* BFS stamps */
-    uint32_t stamp;        /* current stamp */
-    uint32_t *queue;       /* BFS queue */
-    struct vec edges;      /* struct edge */
-    struct vec launches;   /* struct keyed: correlation id -> launch node */
-    struct vec executes;   /* struct keyed: correlation id -> execute node */
-    struct vec executors;  /* struct keyed: (id, iter_num) of ExecutorState::Process */
-    struct vec iterators;  /* struct keyed: (id, iter_num), tag = 0 / 1 (optional op) */
-    struct vec contexts;   /* struct keyed: (type, id, pid), tag = role | pid flag */
-    struct vec roots;      /* uint32_t nodes with a root level */
-    struct vec tfdata_ids; /* int64_t step ids of tf.data captured functions */
-    struct vec loop_roots; /* uint32_t first events of TF loop iterations */
-    int has_eager_execute; /* an EagerExecute event metadata exists */
+    struct vec cross;        /* struct edge: links across threads, in XProf's order */
+    struct edge *by_child;   /* cross sorted by child (stable) */
+    struct edge *by_parent;  /* cross sorted by parent */
+    struct vec launches;     /* struct corr_node: kernel launches */
+    struct vec executes;     /* struct corr_node: kernel executes */
+    struct vec executors;    /* struct keyed: (id, iter_num) of ExecutorState::Process */
+    struct vec iterators;    /* struct keyed: (id, iter_num), tag = 0 / 1 (optional op) */
+    struct vec contexts;     /* struct keyed: (type, id, pid), tag = role | pid flag */
+    struct vec roots;        /* struct root_node, in node order */
+    struct vec tfdata_ids;   /* int64_t step ids of tf.data captured functions */
+    struct vec loop_roots;   /* uint32_t first events of TF loop iterations */
+    int has_eager_execute;   /* an EagerExecute event metadata exists */
+    /* search scratch */
+    struct vec queue;   /* uint32_t search queue */
+    uint32_t *vis_key;  /* visited set of an upward search: node + 1 */
+    uint32_t *vis_gen;  /* generation of each slot */
+    uint32_t vis_cap;   /* slots (power of two) */
+    uint32_t vis_stamp; /* current generation */
+    uint32_t vis_self;  /* start node visited but not queued, or NO_NODE */
 };
 
 /* Where node sits: plane, line and event. */
@@ -302,9 +361,27 @@ static int node_stat(const struct forest *f, uint32_t node, enum xp_stat_type t,
     return event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], pl->stat_id[t], st);
 }
 
-static int add_edge(struct forest *f, uint32_t parent, uint32_t child)
+/* Root level of a node (0 = not a root). */
+static int32_t root_level(const struct forest *f, uint32_t node)
 {
-    struct edge *ed = vec_push(&f->edges);
+    const struct root_node *r = f->roots.v;
+    size_t lo = 0, hi = f->roots.n;
+
+    if (!(f->flags[node] & NF_ROOT))
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->roots.n && r[lo].node == node ? r[lo].level : 0;
+}
+
+static int add_cross(struct forest *f, uint32_t parent, uint32_t child)
+{
+    struct edge *ed = vec_push(&f->cross);
 
     if (ed == NULL)
         return -ENOMEM;
@@ -325,7 +402,18 @@ static int push_keyed(struct vec *v, uint64_t k1, uint64_t k2, uint64_t k3, uint
     k->k3 = k3;
     k->tag = tag;
     k->node = node;
-    k->seq = (uint32_t)(v->n - 1);
+    k->seq = 0; /* numbered once all lines are merged */
+    return 0;
+}
+
+static int push_corr(struct vec *v, uint64_t corr, uint32_t node)
+{
+    struct corr_node *c = vec_push(v);
+
+    if (c == NULL)
+        return -ENOMEM;
+    c->corr = corr;
+    c->node = node;
     return 0;
 }
 
@@ -343,8 +431,6 @@ static int keyed_cmp(const void *a, const void *b)
         return (x->tag & 1) < (y->tag & 1) ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
-
-/* Stats of one event that matter for grouping. */
 struct ev_stats {
     int has_pt, has_p, has_ct, has_c, has_r, has_id, has_iter, has_corr;
     int64_t pt, ct, r, id, iter;
@@ -444,161 +530,261 @@ static void read_ev_stats(const struct xp_plane *pl, const struct xp_line *ln,
     }
 }
 
-/* Pass 1: types, root levels, nesting edges and the keyed lists. */
+/* ---- pass 1: one line at a time, lines in parallel ------------------------ */
+
+/* What one line contributes besides its per-node arrays. */
+struct line_out {
+    struct vec launches, executes, executors, iterators, contexts, roots, tfdata_ids;
+};
+
+/* Per plane facts the line pass reads. */
+struct plane_facts {
+    int is_host;  /* "/host:CPU" */
+    int any_stat; /* some stat that matters for grouping is known here */
+    int has_pid;  /* the plane has a process id */
+    int64_t pid;  /* its value */
+};
+
+struct gather_job {
+    struct forest *f;
+    struct plane_facts *facts; /* [plane] */
+    struct line_out *outs;     /* [flat line] */
+    uint32_t *order;           /* flat lines, biggest first */
+};
+
+static void line_out_init(struct line_out *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->launches.size = o->executes.size = sizeof(struct corr_node);
+    o->executors.size = o->iterators.size = o->contexts.size = sizeof(struct keyed);
+    o->roots.size = sizeof(struct root_node);
+    o->tfdata_ids.size = sizeof(int64_t);
+}
+
+static void line_out_free(struct line_out *o)
+{
+    vec_free(&o->launches);
+    vec_free(&o->executes);
+    vec_free(&o->executors);
+    vec_free(&o->iterators);
+    vec_free(&o->contexts);
+    vec_free(&o->roots);
+    vec_free(&o->tfdata_ids);
+}
+
+/* Types, root levels, nesting and the keyed lists of one line. */
+static int gather_line(void *arg, size_t i)
+{
+    struct gather_job *job = arg;
+    struct forest *f = job->f;
+    uint32_t flat = job->order[i];
+    uint32_t p = f->line_plane[flat];
+    const struct xp_plane *pl = &f->xs->planes[p];
+    const struct xp_line *ln = &pl->lines[f->line_index[flat]];
+    const struct plane_facts *pf = &job->facts[p];
+    const uint8_t *mtype = f->mtype[p];
+    struct line_out *o = &job->outs[flat];
+    uint32_t base = f->line_base[flat], e;
+    uint32_t *stack;
+    size_t depth = 0;
+    uint64_t pid = pf->has_pid ? (uint64_t)pf->pid : 0;
+    uint32_t pid_tag = pf->has_pid ? 1 : 0;
+
+    if (ln->nevents == 0)
+        return 0;
+    stack = malloc(ln->nevents * sizeof(*stack));
+    if (stack == NULL)
+        return -ENOMEM;
+    for (e = 0; e < ln->nevents; e++) {
+        const struct xp_event *ev = &ln->events[e];
+        uint32_t node = base + e;
+        enum ev_type t = (enum ev_type)mtype[ev->meta];
+        struct ev_stats s;
+        int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
+        int32_t level = 0;
+        int rc = 0;
+
+        if (pf->any_stat)
+            read_ev_stats(pl, ln, ev, &s);
+        else
+            memset(&s, 0, sizeof(s));
+        if (t == ET_NONE && s.has_corr)
+            t = pf->is_host ? ET_KERNEL_LAUNCH : ET_KERNEL_EXECUTE;
+        f->type[node] = (uint8_t)t;
+        f->nest_parent[node] = NO_NODE;
+        if (s.has_r)
+            level = (int32_t)s.r;
+        else if (t == ET_TRACE_CONTEXT)
+            level = 1;
+        if (level > 0) {
+            struct root_node *r = vec_push(&o->roots);
+            if (r == NULL) {
+                rc = -ENOMEM;
+            } else {
+                r->node = node;
+                r->level = level;
+                f->flags[node] |= NF_ROOT;
+            }
+        }
+        if (rc == 0 && s.has_pt && s.has_p)
+            rc = push_keyed(&o->contexts, (uint64_t)s.pt, s.p, pid, pid_tag, node);
+        if (rc == 0 && s.has_ct && s.has_c)
+            rc = push_keyed(&o->contexts, (uint64_t)s.ct, s.c, pid, pid_tag | 2, node);
+        if (rc == 0 && t == ET_EXECUTOR && s.has_id && s.has_iter)
+            rc = push_keyed(&o->executors, (uint64_t)s.id, (uint64_t)s.iter, 0, 0, node);
+        if (rc == 0 && (t == ET_ITER_GET_NEXT || t == ET_ITER_GET_NEXT_O) && s.has_id && s.has_iter)
+            rc = push_keyed(&o->iterators, (uint64_t)s.id, (uint64_t)s.iter, 0,
+                            t == ET_ITER_GET_NEXT_O, node);
+        if (rc == 0 && t == ET_KERNEL_LAUNCH)
+            rc = push_corr(&o->launches, s.corr, node);
+        if (rc == 0 && t == ET_KERNEL_EXECUTE)
+            rc = push_corr(&o->executes, s.corr, node);
+        if (rc == 0 && t == ET_TFDATA_RUN && s.has_id) {
+            int64_t *id = vec_push(&o->tfdata_ids);
+            if (id == NULL)
+                rc = -ENOMEM;
+            else
+                *id = s.id;
+        }
+        if (rc != 0) {
+            free(stack);
+            return rc;
+        }
+        if (s.is_async) {
+            f->flags[node] |= NF_ASYNC;
+            continue;
+        }
+        while (depth > 0) {
+            uint32_t top = stack[depth - 1];
+            const struct xp_event *te = &ln->events[top - base];
+            int64_t tb = xp_event_start_ps(ln, te), tend = tb + te->duration_ps;
+            if (tb <= b && end <= tend) {
+                f->nest_parent[node] = top;
+                break;
+            }
+            depth--;
+        }
+        stack[depth++] = node;
+    }
+    free(stack);
+    return 0;
+}
+
+static const uint32_t *sort_nevents; /* qsort context; guarded by sort_lock */
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int bigger_line_first(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t nx = sort_nevents[x + 1] - sort_nevents[x], ny = sort_nevents[y + 1] - sort_nevents[y];
+
+    if (nx != ny)
+        return nx > ny ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Pass 1 over every line, then the lists merged in line order (the order a
+ * single pass would have made them in). */
 static int gather(struct forest *f)
 {
     const struct xspace *xs = f->xs;
-    uint32_t p, l, e, flat = 0;
-    uint32_t *stack = NULL;
-    size_t stack_cap = 0;
+    struct gather_job job;
+    struct keyed *k;
+    uint32_t p, i;
+    size_t j;
     int rc = 0;
+    enum xp_stat_type want[] = {XS_PRODUCER_TYPE, XS_PRODUCER_ID, XS_CONSUMER_TYPE,
+                                XS_CONSUMER_ID,   XS_IS_ROOT,     XS_IS_ASYNC,
+                                XS_STEP_ID,       XS_ITER_NUM,    XS_CORRELATION_ID};
 
+    job.f = f;
+    job.facts = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*job.facts));
+    job.outs = calloc(f->nlines ? f->nlines : 1, sizeof(*job.outs));
+    job.order = malloc((f->nlines ? f->nlines : 1) * sizeof(*job.order));
+    if (job.facts == NULL || job.outs == NULL || job.order == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (p = 0; p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
-        int is_host = strcmp(pl->name, "/host:CPU") == 0;
-        int has_pid = 0, any_stat = 0;
-        int64_t pid = 0;
         struct xp_stat st;
-        uint8_t *mtype = malloc(pl->nemeta ? pl->nemeta : 1);
-        enum xp_stat_type want[] = {XS_PRODUCER_TYPE, XS_PRODUCER_ID, XS_CONSUMER_TYPE,
-                                    XS_CONSUMER_ID,   XS_IS_ROOT,     XS_IS_ASYNC,
-                                    XS_STEP_ID,       XS_ITER_NUM,    XS_CORRELATION_ID};
         size_t w;
-
-        if (mtype == NULL)
-            return -ENOMEM;
-        for (e = 0; e < pl->nemeta; e++) {
-            mtype[e] = (uint8_t)name_type(pl->emeta[e].name);
-            if (mtype[e] == ET_EAGER_EXECUTE)
+        job.facts[p].is_host = strcmp(pl->name, "/host:CPU") == 0;
+        for (w = 0; w < sizeof(want) / sizeof(want[0]); w++)
+            job.facts[p].any_stat |= pl->stat_id[want[w]] != XP_NO_STAT;
+        if (xp_plane_stat(pl, XS_PROCESS_ID, &st)) {
+            job.facts[p].has_pid = 1;
+            job.facts[p].pid = (int32_t)xp_stat_int(&st);
+        }
+        for (i = 0; i < pl->nemeta; i++) {
+            if (f->mtype[p][i] == ET_EAGER_EXECUTE)
                 f->has_eager_execute = 1;
         }
-        for (w = 0; w < sizeof(want) / sizeof(want[0]); w++)
-            any_stat |= pl->stat_id[want[w]] != XP_NO_STAT;
-        if (xp_plane_stat(pl, XS_PROCESS_ID, &st)) {
-            has_pid = 1;
-            pid = (int32_t)xp_stat_int(&st);
-        }
-        for (l = 0; l < pl->nlines; l++, flat++) {
-            const struct xp_line *ln = &pl->lines[l];
-            size_t depth = 0;
-            uint32_t base = f->line_base[flat];
-
-            if (stack_cap < ln->nevents) {
-                uint32_t *ns = realloc(stack, ln->nevents * sizeof(*stack));
-                if (ns == NULL) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                stack = ns;
-                stack_cap = ln->nevents;
-            }
-            for (e = 0; e < ln->nevents; e++) {
-                const struct xp_event *ev = &ln->events[e];
-                uint32_t node = base + e;
-                enum ev_type t = (enum ev_type)mtype[ev->meta];
-                struct ev_stats s;
-                int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
-
-                if (any_stat)
-                    read_ev_stats(pl, ln, ev, &s);
-                else
-                    memset(&s, 0, sizeof(s));
-                if (t == ET_NONE && s.has_corr)
-                    t = is_host ? ET_KERNEL_LAUNCH : ET_KERNEL_EXECUTE;
-                f->type[node] = (uint8_t)t;
-                if (s.has_r)
-                    f->root[node] = (int32_t)s.r;
-                else if (t == ET_TRACE_CONTEXT)
-                    f->root[node] = 1;
-                if (f->root[node] > 0) {
-                    uint32_t *r = vec_push(&f->roots);
-                    if (r == NULL) {
-                        rc = -ENOMEM;
-                        goto out;
-                    }
-                    *r = node;
-                }
-                if (s.has_pt && s.has_p &&
-                    push_keyed(&f->contexts, (uint64_t)s.pt, s.p, has_pid ? (uint64_t)pid : 0,
-                               (uint32_t)(has_pid ? 1 : 0), node) != 0) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if (s.has_ct && s.has_c &&
-                    push_keyed(&f->contexts, (uint64_t)s.ct, s.c, has_pid ? (uint64_t)pid : 0,
-                               (uint32_t)(has_pid ? 1 : 0) | 2, node) != 0) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if (t == ET_EXECUTOR && s.has_id && s.has_iter &&
-                    push_keyed(&f->executors, (uint64_t)s.id, (uint64_t)s.iter, 0, 0, node) != 0) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if ((t == ET_ITER_GET_NEXT || t == ET_ITER_GET_NEXT_O) && s.has_id && s.has_iter &&
-                    push_keyed(&f->iterators, (uint64_t)s.id, (uint64_t)s.iter, 0,
-                               t == ET_ITER_GET_NEXT_O, node) != 0) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if (t == ET_KERNEL_LAUNCH && push_keyed(&f->launches, s.corr, 0, 0, 0, node) != 0) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if (t == ET_KERNEL_EXECUTE &&
-                    push_keyed(&f->executes, s.corr, 0, 0, 0, node) != 0) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if (t == ET_TFDATA_RUN && s.has_id) {
-                    int64_t *id = vec_push(&f->tfdata_ids);
-                    if (id == NULL) {
-                        rc = -ENOMEM;
-                        goto out;
-                    }
-                    *id = s.id;
-                }
-                if (s.is_async)
-                    continue;
-                while (depth > 0) {
-                    uint32_t top = stack[depth - 1];
-                    const struct xp_event *te = &ln->events[top - base];
-                    int64_t tb = xp_event_start_ps(ln, te), tend = tb + te->duration_ps;
-                    if (tb <= b && end <= tend) {
-                        if (add_edge(f, top, node) != 0) {
-                            rc = -ENOMEM;
-                            goto out;
-                        }
-                        break;
-                    }
-                    depth--;
-                }
-                stack[depth++] = node;
-            }
-        }
-    out:
-        free(mtype);
-        if (rc != 0)
+    }
+    for (i = 0; i < f->nlines; i++) {
+        line_out_init(&job.outs[i]);
+        job.order[i] = i;
+    }
+    pthread_mutex_lock(&sort_lock);
+    sort_nevents = f->line_base;
+    qsort(job.order, f->nlines, sizeof(*job.order), bigger_line_first);
+    pthread_mutex_unlock(&sort_lock);
+    if ((rc = parallel_for(f->nlines, 0, gather_line, &job)) != 0)
+        goto out;
+    for (i = 0; i < f->nlines && rc == 0; i++) {
+        struct line_out *o = &job.outs[i];
+        if ((rc = vec_append(&f->launches, &o->launches)) != 0 ||
+            (rc = vec_append(&f->executes, &o->executes)) != 0 ||
+            (rc = vec_append(&f->executors, &o->executors)) != 0 ||
+            (rc = vec_append(&f->iterators, &o->iterators)) != 0 ||
+            (rc = vec_append(&f->contexts, &o->contexts)) != 0 ||
+            (rc = vec_append(&f->roots, &o->roots)) != 0 ||
+            (rc = vec_append(&f->tfdata_ids, &o->tfdata_ids)) != 0)
             break;
     }
-    free(stack);
+    k = f->executors.v;
+    for (j = 0; j < f->executors.n; j++)
+        k[j].seq = (uint32_t)j;
+    k = f->iterators.v;
+    for (j = 0; j < f->iterators.n; j++)
+        k[j].seq = (uint32_t)j;
+    k = f->contexts.v;
+    for (j = 0; j < f->contexts.n; j++)
+        k[j].seq = (uint32_t)j;
+out:
+    if (job.outs != NULL) {
+        for (i = 0; i < f->nlines; i++)
+            line_out_free(&job.outs[i]);
+    }
+    free(job.outs);
+    free(job.facts);
+    free(job.order);
     return rc;
 }
 
+/* ---- links across threads --------------------------------------------------- */
+
+static size_t hash_cap(size_t n)
+{
+    size_t cap = 16;
+
+    while (cap < n * 2)
+        cap *= 2;
+    return cap;
+}
+
 /* Connect parents to children that share a key (ConnectInterThread); for a
- * key held by several parents the last inserted one wins. A hash table over
- * the parents' keys: correlation ids are many. */
+ * key held by several parents the last inserted one wins. */
 static int connect_keyed(struct forest *f, struct vec *parents, struct vec *children, int match_tag,
                          uint32_t tag)
 {
     struct keyed *pv = parents->v, *cv = children->v;
     uint32_t *slot;
-    size_t cap = 16, i, mask;
+    size_t cap, i, mask;
 
     if (parents->n == 0 || children->n == 0)
         return 0;
-    while (cap < parents->n * 2)
-        cap *= 2;
+    cap = hash_cap(parents->n);
     mask = cap - 1;
     slot = calloc(cap, sizeof(uint32_t));
     if (slot == NULL)
@@ -623,7 +809,7 @@ static int connect_keyed(struct forest *f, struct vec *parents, struct vec *chil
         while (slot[s] != 0) {
             struct keyed *o = &pv[slot[s] - 1];
             if (o->k1 == cv[i].k1 && o->k2 == cv[i].k2) {
-                if (add_edge(f, o->node, cv[i].node) != 0) {
+                if (add_cross(f, o->node, cv[i].node) != 0) {
                     free(slot);
                     return -ENOMEM;
                 }
@@ -634,6 +820,82 @@ static int connect_keyed(struct forest *f, struct vec *parents, struct vec *chil
     }
     free(slot);
     return 0;
+}
+
+/* KernelLaunch -> KernelExecute by correlation id; the last launch of an id
+ * wins. The lists are released afterwards. */
+static int connect_kernels(struct forest *f)
+{
+    struct corr_node *pv = f->launches.v, *cv = f->executes.v;
+    uint32_t *slot;
+    size_t cap, i, mask;
+    int rc = 0;
+
+    if (f->launches.n == 0 || f->executes.n == 0)
+        goto out;
+    if (f->cross.cap < f->cross.n + f->executes.n) {
+        struct edge *v = realloc(f->cross.v, (f->cross.n + f->executes.n) * sizeof(*v));
+        if (v == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        f->cross.v = v;
+        f->cross.cap = f->cross.n + f->executes.n;
+    }
+    {
+        /* dense ids (the usual case): a direct table instead of a hash */
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (i = 0; i < f->launches.n; i++) {
+            if (pv[i].corr < lo)
+                lo = pv[i].corr;
+            if (pv[i].corr > hi)
+                hi = pv[i].corr;
+        }
+        if (hi - lo < (uint64_t)f->launches.n * 4) {
+            slot = calloc((size_t)(hi - lo) + 1, sizeof(uint32_t));
+            if (slot == NULL) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            for (i = 0; i < f->launches.n; i++)
+                slot[pv[i].corr - lo] = (uint32_t)i + 1;
+            for (i = 0; i < f->executes.n && rc == 0; i++) {
+                uint64_t c = cv[i].corr;
+                if (c >= lo && c <= hi && slot[c - lo] != 0)
+                    rc = add_cross(f, pv[slot[c - lo] - 1].node, cv[i].node);
+            }
+            free(slot);
+            goto out;
+        }
+    }
+    cap = hash_cap(f->launches.n);
+    mask = cap - 1;
+    slot = calloc(cap, sizeof(uint32_t));
+    if (slot == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < f->launches.n; i++) {
+        size_t s = (size_t)((pv[i].corr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+        while (slot[s] != 0 && pv[slot[s] - 1].corr != pv[i].corr)
+            s = (s + 1) & mask;
+        slot[s] = (uint32_t)i + 1;
+    }
+    for (i = 0; i < f->executes.n && rc == 0; i++) {
+        size_t s = (size_t)((cv[i].corr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+        while (slot[s] != 0) {
+            if (pv[slot[s] - 1].corr == cv[i].corr) {
+                rc = add_cross(f, pv[slot[s] - 1].node, cv[i].node);
+                break;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+    free(slot);
+out:
+    vec_free(&f->launches);
+    vec_free(&f->executes);
+    return rc;
 }
 
 /* Producers of a context become parents of all its consumers, unless both
@@ -660,7 +922,7 @@ static int connect_contexts(struct forest *f)
                 if (v[a].tag & 2)
                     continue;
                 for (b = i; b < j; b++) {
-                    if ((v[b].tag & 2) && add_edge(f, v[a].node, v[b].node) != 0)
+                    if ((v[b].tag & 2) && add_cross(f, v[a].node, v[b].node) != 0)
                         return -ENOMEM;
                 }
             }
@@ -720,7 +982,7 @@ static int tf_loops(struct forest *f)
                     }
                 }
                 for (k = j; k < loop_end && v[k].k2 == v[j].k2; k++) {
-                    if (v[k].node != first && add_edge(f, first, v[k].node) != 0) {
+                    if (v[k].node != first && add_cross(f, first, v[k].node) != 0) {
                         rc = -ENOMEM;
                         goto out;
                     }
@@ -761,142 +1023,296 @@ out:
     return rc;
 }
 
-/* Build children and parents adjacency (CSR), keeping edge order. */
-static int build_csr(struct forest *f)
+/* Stable LSD radix sort of edges by child (by_child = 1) or parent, 16 bits
+ * a pass; tmp holds n edges. The result ends in v. */
+static int radix_edges(struct edge *v, struct edge *tmp, size_t n, int by_child)
 {
-    struct edge *ed = f->edges.v;
-    size_t m = f->edges.n, i;
-    uint32_t n = f->n;
+    size_t *count = malloc(65536 * sizeof(size_t));
+    int pass;
 
-    f->child_off = calloc((size_t)n + 1, sizeof(uint32_t));
-    f->parent_off = calloc((size_t)n + 1, sizeof(uint32_t));
-    f->child_v = malloc((m ? m : 1) * sizeof(uint32_t));
-    f->parent_v = malloc((m ? m : 1) * sizeof(uint32_t));
-    if (f->child_off == NULL || f->parent_off == NULL || f->child_v == NULL || f->parent_v == NULL)
+    if (count == NULL)
         return -ENOMEM;
-    for (i = 0; i < m; i++) {
-        f->child_off[ed[i].parent + 1]++;
-        f->parent_off[ed[i].child + 1]++;
-    }
-    for (i = 0; i < n; i++) {
-        f->child_off[i + 1] += f->child_off[i];
-        f->parent_off[i + 1] += f->parent_off[i];
-    }
-    {
-        uint32_t *cfill = malloc((size_t)n * sizeof(uint32_t) + 1);
-        uint32_t *pfill = malloc((size_t)n * sizeof(uint32_t) + 1);
-        if (cfill == NULL || pfill == NULL) {
-            free(cfill);
-            free(pfill);
-            return -ENOMEM;
+    for (pass = 0; pass < 2; pass++) {
+        int sh = pass * 16;
+        size_t i, sum = 0;
+        struct edge *src = pass == 0 ? v : tmp, *dst = pass == 0 ? tmp : v;
+        memset(count, 0, 65536 * sizeof(size_t));
+        for (i = 0; i < n; i++)
+            count[((by_child ? src[i].child : src[i].parent) >> sh) & 0xffff]++;
+        for (i = 0; i < 65536; i++) {
+            size_t c = count[i];
+            count[i] = sum;
+            sum += c;
         }
-        memcpy(cfill, f->child_off, (size_t)n * sizeof(uint32_t));
-        memcpy(pfill, f->parent_off, (size_t)n * sizeof(uint32_t));
-        for (i = 0; i < m; i++) {
-            f->child_v[cfill[ed[i].parent]++] = ed[i].child;
-            f->parent_v[pfill[ed[i].child]++] = ed[i].parent;
-        }
-        free(cfill);
-        free(pfill);
+        for (i = 0; i < n; i++)
+            dst[count[((by_child ? src[i].child : src[i].parent) >> sh) & 0xffff]++] = src[i];
     }
-    vec_free(&f->edges);
+    free(count);
     return 0;
 }
 
-/* A fresh BFS: bump the stamp (clearing on wrap). */
-static void bfs_start(struct forest *f)
+/* The cross edges sorted by child and by parent, and the node flags. */
+static int sort_cross(struct forest *f)
 {
-    if (++f->stamp == 0) {
-        memset(f->seen, 0, (size_t)f->n * sizeof(uint32_t));
-        f->stamp = 1;
+    size_t m = f->cross.n, i;
+    struct edge *tmp;
+
+    if (m == 0)
+        return 0;
+    f->by_child = f->cross.v;
+    f->cross.v = NULL;
+    f->cross.n = f->cross.cap = 0;
+    f->by_parent = malloc(m * sizeof(struct edge));
+    tmp = malloc(m * sizeof(struct edge));
+    if (f->by_parent == NULL || tmp == NULL) {
+        free(tmp);
+        f->cross.n = m; /* by_child still holds them for forest_free */
+        return -ENOMEM;
+    }
+    f->cross.n = m;
+    for (i = 0; i < m; i++) {
+        f->flags[f->by_child[i].child] |= NF_XPARENT;
+        f->flags[f->by_child[i].parent] |= NF_XCHILD;
+    }
+    memcpy(f->by_parent, f->by_child, m * sizeof(struct edge));
+    if (radix_edges(f->by_child, tmp, m, 1) != 0 || radix_edges(f->by_parent, tmp, m, 0) != 0) {
+        free(tmp);
+        return -ENOMEM;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* First index in a sorted edge array whose key (child or parent) >= node. */
+static size_t edge_lower(const struct edge *v, size_t m, int by_child, uint32_t node)
+{
+    size_t lo = 0, hi = m;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((by_child ? v[mid].child : v[mid].parent) < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- searches ------------------------------------------------------------- */
+
+/* Start an upward search: an empty visited set. */
+static int vis_start(struct forest *f)
+{
+    if (f->vis_cap == 0) {
+        f->vis_cap = 64;
+        f->vis_key = calloc(f->vis_cap, sizeof(uint32_t));
+        f->vis_gen = calloc(f->vis_cap, sizeof(uint32_t));
+        if (f->vis_key == NULL || f->vis_gen == NULL)
+            return -ENOMEM;
+    }
+    if (++f->vis_stamp == 0) {
+        memset(f->vis_gen, 0, f->vis_cap * sizeof(uint32_t));
+        f->vis_stamp = 1;
+    }
+    f->queue.n = 0;
+    f->vis_self = NO_NODE;
+    return 0;
+}
+
+static int vis_insert_slot(struct forest *f, uint32_t node)
+{
+    uint32_t mask = f->vis_cap - 1, s = (uint32_t)((node * 0x9e3779b9u) >> 7) & mask;
+
+    while (f->vis_gen[s] == f->vis_stamp) {
+        if (f->vis_key[s] == node)
+            return 0;
+        s = (s + 1) & mask;
+    }
+    f->vis_gen[s] = f->vis_stamp;
+    f->vis_key[s] = node;
+    return 1;
+}
+
+/* Mark node visited and queue it; 0 if it was already visited. */
+static int vis_add(struct forest *f, uint32_t node, int *rc)
+{
+    uint32_t *q;
+
+    if ((f->queue.n + 2) * 2 > f->vis_cap) {
+        /* grow: every visited node is in the queue */
+        uint32_t cap = f->vis_cap * 2;
+        uint32_t *k = calloc(cap, sizeof(uint32_t)), *g = calloc(cap, sizeof(uint32_t));
+        size_t i;
+        if (k == NULL || g == NULL) {
+            free(k);
+            free(g);
+            *rc = -ENOMEM;
+            return 0;
+        }
+        free(f->vis_key);
+        free(f->vis_gen);
+        f->vis_key = k;
+        f->vis_gen = g;
+        f->vis_cap = cap;
+        f->vis_stamp = 1;
+        if (f->vis_self != NO_NODE)
+            vis_insert_slot(f, f->vis_self);
+        for (i = 0; i < f->queue.n; i++)
+            vis_insert_slot(f, ((uint32_t *)f->queue.v)[i]);
+    }
+    if (!vis_insert_slot(f, node))
+        return 0;
+    q = vec_push(&f->queue);
+    if (q == NULL) {
+        *rc = -ENOMEM;
+        return 0;
+    }
+    *q = node;
+    return 1;
+}
+
+/* Queue the parents of x (nesting parent first, then the cross links in
+ * edge order) that were not visited yet. */
+static void add_parents(struct forest *f, uint32_t x, int *rc)
+{
+    if (f->nest_parent[x] != NO_NODE)
+        vis_add(f, f->nest_parent[x], rc);
+    if (f->flags[x] & NF_XPARENT) {
+        size_t i = edge_lower(f->by_child, f->cross.n, 1, x);
+        for (; i < f->cross.n && f->by_child[i].child == x && *rc == 0; i++)
+            vis_add(f, f->by_child[i].parent, rc);
     }
 }
 
 /* Breadth-first search over parents from node (itself included when
  * include_self) for the first node that has `want_type`, or whose root level
- * equals `level` (when want_type < 0). Returns the node or UINT32_MAX. */
+ * equals `level` (when want_type < 0). Returns the node or NO_NODE; *rc is
+ * set on allocation failure. */
 static uint32_t find_ancestor(struct forest *f, uint32_t node, int include_self, int want_type,
-                              int32_t level)
+                              int32_t level, int *rc)
 {
-    size_t head = 0, tail = 0;
-    uint32_t i;
+    size_t head = 0;
 
-    bfs_start(f);
-    f->seen[node] = f->stamp;
+    if ((*rc = vis_start(f)) != 0)
+        return NO_NODE;
     if (include_self) {
-        f->queue[tail++] = node;
+        vis_add(f, node, rc);
     } else {
-        for (i = f->parent_off[node]; i < f->parent_off[node + 1]; i++) {
-            uint32_t p = f->parent_v[i];
-            if (f->seen[p] == f->stamp)
-                continue;
-            f->seen[p] = f->stamp;
-            f->queue[tail++] = p;
-        }
+        vis_insert_slot(f, node);
+        f->vis_self = node;
+        add_parents(f, node, rc);
     }
-    while (head < tail) {
-        uint32_t x = f->queue[head++];
-        if (want_type >= 0 ? f->type[x] == want_type : (f->root[x] > 0 && f->root[x] == level))
+    while (head < f->queue.n && *rc == 0) {
+        uint32_t x = ((uint32_t *)f->queue.v)[head++];
+        if (want_type >= 0 ? f->type[x] == want_type : root_level(f, x) == level)
             return x;
-        for (i = f->parent_off[x]; i < f->parent_off[x + 1]; i++) {
-            uint32_t p = f->parent_v[i];
-            if (f->seen[p] == f->stamp)
-                continue;
-            f->seen[p] = f->stamp;
-            f->queue[tail++] = p;
-        }
+        add_parents(f, x, rc);
     }
-    return UINT32_MAX;
+    return NO_NODE;
 }
 
 /* GetContextStat: the stat on node or its nearest ancestor (BFS). */
-static int context_stat(struct forest *f, uint32_t node, enum xp_stat_type t, struct xp_stat *st)
+static int context_stat(struct forest *f, uint32_t node, enum xp_stat_type t, struct xp_stat *st,
+                        int *rc)
 {
-    size_t head = 0, tail = 0;
-    uint32_t i;
+    size_t head = 0;
 
-    bfs_start(f);
-    f->seen[node] = f->stamp;
-    f->queue[tail++] = node;
-    while (head < tail) {
-        uint32_t x = f->queue[head++];
+    if ((*rc = vis_start(f)) != 0)
+        return 0;
+    vis_add(f, node, rc);
+    while (head < f->queue.n && *rc == 0) {
+        uint32_t x = ((uint32_t *)f->queue.v)[head++];
         if (node_stat(f, x, t, st))
             return 1;
-        for (i = f->parent_off[x]; i < f->parent_off[x + 1]; i++) {
-            uint32_t p = f->parent_v[i];
-            if (f->seen[p] == f->stamp)
-                continue;
-            f->seen[p] = f->stamp;
-            f->queue[tail++] = p;
-        }
+        add_parents(f, x, rc);
     }
     return 0;
 }
 
-/* PropagateGroupId: breadth first through children not yet grouped. */
-static void propagate(struct forest *f, uint32_t root, int32_t g)
+/* The end (exclusive) of the line holding node. */
+static uint32_t line_end(const struct forest *f, uint32_t node)
 {
-    size_t head = 0, tail = 0;
-    uint32_t i;
+    uint32_t lo = 0, hi = f->nlines;
 
-    bfs_start(f);
-    f->seen[root] = f->stamp;
-    f->queue[tail++] = root;
-    while (head < tail) {
-        uint32_t x = f->queue[head++];
-        if (f->gid[x] >= 0)
-            continue;
-        f->gid[x] = g;
-        for (i = f->child_off[x]; i < f->child_off[x + 1]; i++) {
-            uint32_t c = f->child_v[i];
-            if (f->seen[c] == f->stamp)
-                continue;
-            f->seen[c] = f->stamp;
-            f->queue[tail++] = c;
-        }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->line_base[mid] <= node)
+            lo = mid;
+        else
+            hi = mid;
     }
+    while (lo + 1 < f->nlines && f->line_base[lo + 1] <= node)
+        lo++;
+    return f->line_base[lo + 1];
 }
 
+/* PropagateGroupId: every node reachable from root through nodes not yet
+ * grouped gets g. Nesting subtrees are walked as ranges (a grouped node's
+ * subtree is skipped whole); cross links go through a queue of nodes. */
+static int propagate(struct forest *f, uint32_t root, int32_t g)
+{
+    struct vec *q = &f->queue;
+    size_t head = 0;
+
+    if (f->gid[root] >= 0)
+        return 0;
+    f->gid[root] = g;
+    q->n = 0;
+    {
+        uint32_t *r = vec_push(q);
+        if (r == NULL)
+            return -ENOMEM;
+        *r = root;
+    }
+    while (head < q->n) {
+        uint32_t x = ((uint32_t *)q->v)[head++], i, end = line_end(f, x);
+        /* the nesting subtree of x */
+        for (i = x + 1; i < end;) {
+            if (f->flags[i] & NF_ASYNC) {
+                i++;
+                continue;
+            }
+            if (f->nest_parent[i] == NO_NODE || f->nest_parent[i] < x)
+                break; /* past the subtree */
+            if (f->gid[i] >= 0) {
+                /* grouped already: skip its subtree */
+                uint32_t y = i++;
+                while (i < end && ((f->flags[i] & NF_ASYNC) ||
+                                   (f->nest_parent[i] != NO_NODE && f->nest_parent[i] >= y)))
+                    i++;
+                continue;
+            }
+            f->gid[i] = g;
+            if (f->flags[i] & NF_XCHILD) {
+                /* its cross children: queue them (its subtree is walked here) */
+                size_t k = edge_lower(f->by_parent, f->cross.n, 0, i);
+                for (; k < f->cross.n && f->by_parent[k].parent == i; k++) {
+                    uint32_t c = f->by_parent[k].child, *r;
+                    if (f->gid[c] >= 0)
+                        continue;
+                    f->gid[c] = g;
+                    if ((r = vec_push(q)) == NULL)
+                        return -ENOMEM;
+                    *r = c;
+                }
+            }
+            i++;
+        }
+        if (f->flags[x] & NF_XCHILD) {
+            size_t k = edge_lower(f->by_parent, f->cross.n, 0, x);
+            for (; k < f->cross.n && f->by_parent[k].parent == x; k++) {
+                uint32_t c = f->by_parent[k].child, *r;
+                if (f->gid[c] >= 0)
+                    continue;
+                f->gid[c] = g;
+                if ((r = vec_push(q)) == NULL)
+                    return -ENOMEM;
+                *r = c;
+            }
+        }
+    }
+    return 0;
+}
 /* ---- result --------------------------------------------------------------- */
 
 struct groups_mem {
@@ -941,29 +1357,35 @@ static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, in
     int64_t step_num = -1;
     uint32_t p, l, e;
     const struct xp_plane *pl;
+    int rc;
 
-    propagate(f, root, id);
+    if ((rc = propagate(f, root, id)) != 0)
+        return rc;
     node_where(f, root, &p, &l, &e);
     pl = &f->xs->planes[p];
     name[0] = '\0';
-    if (context_stat(f, root, XS_GRAPH_TYPE, &st)) {
+    if (context_stat(f, root, XS_GRAPH_TYPE, &st, &rc)) {
         if (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF || st.kind == XP_STAT_BYTES)
             len = (size_t)snprintf(name, sizeof(name), "%.*s ", (int)(st.len > 400 ? 400 : st.len),
                                    st.str);
         else
             len = (size_t)snprintf(name, sizeof(name), " ");
-    } else if (!is_implicit_root((enum ev_type)f->type[root])) {
+    } else if (rc == 0 && !is_implicit_root((enum ev_type)f->type[root])) {
         len = (size_t)snprintf(name, sizeof(name), "%.400s ",
                                xp_event_meta(pl, &pl->lines[l].events[e])->name);
     }
+    if (rc != 0)
+        return rc;
     num = f->gid[root] >= 0 ? f->gid[root] : 0;
-    if (context_stat(f, root, XS_ITER_NUM, &st)) {
+    if (context_stat(f, root, XS_ITER_NUM, &st, &rc)) {
         num = xp_stat_int(&st);
         step_num = num;
-    } else if (context_stat(f, root, XS_STEP_NUM, &st)) {
+    } else if (rc == 0 && context_stat(f, root, XS_STEP_NUM, &st, &rc)) {
         num = xp_stat_int(&st);
         step_num = num;
     }
+    if (rc != 0)
+        return rc;
     if (len >= sizeof(name))
         len = sizeof(name) - 1;
     snprintf(name + len, sizeof(name) - len, "%" PRId64, num);
@@ -971,27 +1393,57 @@ static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, in
                      !is_implicit_root((enum ev_type)f->type[root]));
 }
 
-static int root_cmp_forest(const struct forest *f, uint32_t a, uint32_t b)
-{
-    int64_t ab, ad, bb, bd;
+/* A root with what orders it: level (higher first), then timespan, then node. */
+struct sort_root {
+    int32_t level;
+    uint32_t node;
+    int64_t begin;
+    int64_t dur;
+};
 
-    if (f->root[a] != f->root[b])
-        return f->root[a] > f->root[b] ? -1 : 1;
-    node_span(f, a, &ab, &ad);
-    node_span(f, b, &bb, &bd);
-    if (span_less(ab, ad, bb, bd))
+static int sort_root_cmp(const void *x, const void *y)
+{
+    const struct sort_root *a = x, *b = y;
+
+    if (a->level != b->level)
+        return a->level > b->level ? -1 : 1;
+    if (span_less(a->begin, a->dur, b->begin, b->dur))
         return -1;
-    if (span_less(bb, bd, ab, ad))
+    if (span_less(b->begin, b->dur, a->begin, a->dur))
         return 1;
-    return a < b ? -1 : a > b;
+    return a->node < b->node ? -1 : a->node > b->node;
 }
 
-static const struct forest *sort_forest; /* qsort context; guarded by sort_lock */
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int root_cmp(const void *x, const void *y)
+/* MarkEagerlyExecuted*: kernels and TensorFlow ops under an EagerExecute
+ * whose is_func is 0. */
+static int mark_eager(struct forest *f)
 {
-    return root_cmp_forest(sort_forest, *(const uint32_t *)x, *(const uint32_t *)y);
+    uint32_t i;
+    int rc = 0;
+
+    f->eager = calloc(f->n ? f->n : 1, 1);
+    if (f->eager == NULL)
+        return -ENOMEM;
+    for (i = 0; i < f->n; i++) {
+        uint32_t x, p, l, e;
+        struct xp_stat st;
+        const struct xp_plane *pl;
+        int64_t id;
+        if (f->type[i] != ET_KERNEL_EXECUTE && f->type[i] != ET_TFOP_RUN)
+            continue;
+        x = find_ancestor(f, i, 1, ET_EAGER_EXECUTE, 0, &rc);
+        if (rc != 0)
+            return rc;
+        if (x == NO_NODE)
+            continue;
+        node_where(f, x, &p, &l, &e);
+        pl = &f->xs->planes[p];
+        id = xp_plane_stat_id_by_name(pl, "is_func");
+        if (event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], id, &st) &&
+            xp_stat_int(&st) == 0)
+            f->eager[i] = 1;
+    }
+    return 0;
 }
 
 /* CreateEventGroups and MarkEagerlyExecuted*. */
@@ -999,7 +1451,7 @@ static int create_groups(struct forest *f, struct xp_groups *g)
 {
     int32_t next = 0;
     size_t i;
-    int rc;
+    int rc = 0;
 
     if (f->loop_roots.n > 0) {
         uint32_t *r = f->loop_roots.v;
@@ -1007,54 +1459,37 @@ static int create_groups(struct forest *f, struct xp_groups *g)
             if ((rc = process_root(f, g, r[i], next++)) != 0)
                 return rc;
         }
-    } else {
-        uint32_t *r = f->roots.v;
+    } else if (f->roots.n > 0) {
+        const struct root_node *rn = f->roots.v;
+        struct sort_root *r = malloc(f->roots.n * sizeof(*r));
         size_t n = 0;
+        if (r == NULL)
+            return -ENOMEM;
         for (i = 0; i < f->roots.n; i++) {
             struct xp_stat st;
-            if (f->tfdata_ids.n > 0 && node_stat(f, r[i], XS_STEP_ID, &st) &&
+            if (f->tfdata_ids.n > 0 && node_stat(f, rn[i].node, XS_STEP_ID, &st) &&
                 is_tfdata_id(f, xp_stat_int(&st)))
                 continue;
-            r[n++] = r[i];
+            r[n].level = rn[i].level;
+            r[n].node = rn[i].node;
+            node_span(f, rn[i].node, &r[n].begin, &r[n].dur);
+            n++;
         }
-        pthread_mutex_lock(&sort_lock);
-        sort_forest = f;
         if (n > 1)
-            qsort(r, n, sizeof(*r), root_cmp);
-        pthread_mutex_unlock(&sort_lock);
-        for (i = 0; i < n; i++) {
-            if (f->gid[r[i]] >= 0)
+            qsort(r, n, sizeof(*r), sort_root_cmp);
+        for (i = 0; i < n && rc == 0; i++) {
+            if (f->gid[r[i].node] >= 0)
                 continue;
-            if (find_ancestor(f, r[i], 0, -1, f->root[r[i]]) != UINT32_MAX)
+            if (find_ancestor(f, r[i].node, 0, -1, r[i].level, &rc) != NO_NODE || rc != 0)
                 continue;
-            if ((rc = process_root(f, g, r[i], next++)) != 0)
-                return rc;
+            rc = process_root(f, g, r[i].node, next++);
         }
+        free(r);
+        if (rc != 0)
+            return rc;
     }
-    if (f->has_eager_execute) {
-        f->eager = calloc(f->n ? f->n : 1, 1);
-        if (f->eager == NULL)
-            return -ENOMEM;
-        for (i = 0; i < f->n; i++) {
-            uint32_t x;
-            struct xp_stat st;
-            uint32_t p, l, e;
-            const struct xp_plane *pl;
-            if (f->type[i] != ET_KERNEL_EXECUTE && f->type[i] != ET_TFOP_RUN)
-                continue;
-            x = find_ancestor(f, (uint32_t)i, 1, ET_EAGER_EXECUTE, 0);
-            if (x == UINT32_MAX)
-                continue;
-            node_where(f, x, &p, &l, &e);
-            pl = &f->xs->planes[p];
-            {
-                int64_t id = xp_plane_stat_id_by_name(pl, "is_func");
-                if (event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], id, &st) &&
-                    xp_stat_int(&st) == 0)
-                    f->eager[i] = 1;
-            }
-        }
-    }
+    if (f->has_eager_execute)
+        return mark_eager(f);
     return 0;
 }
 
@@ -1150,6 +1585,19 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
     }
     free(v);
     return rc;
+}
+
+struct derive_job {
+    struct forest *f;
+    struct xp_groups *g;
+    uint32_t *planes; /* GPU planes */
+};
+
+static int derive_one(void *arg, size_t i)
+{
+    struct derive_job *job = arg;
+
+    return derive_gpu_plane(job->f, job->g, job->planes[i]);
 }
 
 /* ---- assembling xp_groups --------------------------------------------------- */
@@ -1255,8 +1703,32 @@ static int space_is_grouped(const struct xspace *xs)
     return 0;
 }
 
+/* The type of every event metadata ([plane][metadata], one block). */
+static uint8_t **metadata_types(const struct xspace *xs)
+{
+    size_t total = 0, off;
+    uint32_t p, i;
+    uint8_t **mt;
+
+    for (p = 0; p < xs->nplanes; p++)
+        total += xs->planes[p].nemeta;
+    off = (xs->nplanes ? xs->nplanes : 1) * sizeof(uint8_t *);
+    mt = malloc(off + (total ? total : 1));
+    if (mt == NULL)
+        return NULL;
+    total = 0;
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        mt[p] = (uint8_t *)mt + off + total;
+        for (i = 0; i < pl->nemeta; i++)
+            mt[p][i] = (uint8_t)name_type(pl->emeta[i].name);
+        total += pl->nemeta;
+    }
+    return mt;
+}
+
 /* Does anything in the profile make a root or a loop op possible? */
-static int scan_metadata(const struct xspace *xs, int *loop_op)
+static int scan_metadata(const struct xspace *xs, uint8_t *const *mtype, int *loop_op)
 {
     uint32_t p, i;
     int possible = 0;
@@ -1267,7 +1739,7 @@ static int scan_metadata(const struct xspace *xs, int *loop_op)
         if (pl->stat_id[XS_IS_ROOT] != XP_NO_STAT)
             possible = 1;
         for (i = 0; i < pl->nemeta; i++) {
-            enum ev_type t = name_type(pl->emeta[i].name);
+            enum ev_type t = (enum ev_type)mtype[p][i];
             if (t == ET_LOOP_OP)
                 *loop_op = 1;
             if (t == ET_TRACE_CONTEXT || t == ET_EXECUTOR)
@@ -1405,14 +1877,14 @@ static void forest_free(struct forest *f)
     free(f->line_index);
     free(f->plane_first);
     free(f->type);
-    free(f->root);
-    free(f->child_off);
-    free(f->child_v);
-    free(f->parent_off);
-    free(f->parent_v);
-    free(f->seen);
-    free(f->queue);
-    vec_free(&f->edges);
+    free(f->flags);
+    free(f->nest_parent);
+    free(f->by_child);
+    free(f->by_parent);
+    free(f->vis_key);
+    free(f->vis_gen);
+    vec_free(&f->queue);
+    vec_free(&f->cross);
     vec_free(&f->launches);
     vec_free(&f->executes);
     vec_free(&f->executors);
@@ -1424,34 +1896,35 @@ static void forest_free(struct forest *f)
 }
 
 /* The full event forest: GroupTfEvents, then the GPU derived timeline. */
-static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines, uint32_t n)
+static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base, uint32_t nlines,
+                      uint32_t n)
 {
     const struct xspace *xs = g->xs;
     struct forest f;
     uint32_t p, l, flat = 0;
     int rc = -ENOMEM;
 
-    double w0 = dbg_now(), c0 = dbg_cpu();
     memset(&f, 0, sizeof(f));
     f.xs = xs;
+    f.mtype = mtype;
     f.nlines = nlines;
     f.line_base = line_base;
     f.n = n;
-    f.edges.size = sizeof(struct edge);
-    f.launches.size = f.executes.size = f.executors.size = f.iterators.size = f.contexts.size =
-        sizeof(struct keyed);
-    f.roots.size = f.loop_roots.size = sizeof(uint32_t);
+    f.cross.size = sizeof(struct edge);
+    f.launches.size = f.executes.size = sizeof(struct corr_node);
+    f.executors.size = f.iterators.size = f.contexts.size = sizeof(struct keyed);
+    f.roots.size = sizeof(struct root_node);
+    f.loop_roots.size = f.queue.size = sizeof(uint32_t);
     f.tfdata_ids.size = sizeof(int64_t);
     f.line_plane = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
     f.line_index = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
     f.plane_first = malloc(((size_t)xs->nplanes + 1) * sizeof(uint32_t));
-    f.type = calloc((size_t)n + 1, 1);
-    f.root = calloc((size_t)n + 1, sizeof(int32_t));
+    f.type = malloc((size_t)n + 1);
+    f.flags = calloc((size_t)n + 1, 1);
+    f.nest_parent = malloc(((size_t)n + 1) * sizeof(uint32_t));
     f.gid = malloc(((size_t)n + 1) * sizeof(int32_t));
-    f.seen = calloc((size_t)n + 1, sizeof(uint32_t));
-    f.queue = malloc(((size_t)n + 1) * sizeof(uint32_t));
     if (f.line_plane == NULL || f.line_index == NULL || f.plane_first == NULL || f.type == NULL ||
-        f.root == NULL || f.gid == NULL || f.seen == NULL || f.queue == NULL)
+        f.flags == NULL || f.nest_parent == NULL || f.gid == NULL)
         goto out;
     for (p = 0; p < xs->nplanes; p++) {
         f.plane_first[p] = flat;
@@ -1461,15 +1934,8 @@ static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines,
         }
     }
     memset(f.gid, 0xff, ((size_t)n + 1) * sizeof(int32_t));
-    /* nesting gives at most one edge per node: reserve them at once */
-    f.edges.v = malloc(((size_t)n + 1) * sizeof(struct edge));
-    if (f.edges.v == NULL)
-        goto out;
-    f.edges.cap = (size_t)n + 1;
-    DBG_T("g.alloc", w0, c0);
     if ((rc = gather(&f)) != 0)
         goto out;
-    DBG_T("g.gather", w0, c0);
     if (f.tfdata_ids.n > 1)
         qsort(f.tfdata_ids.v, f.tfdata_ids.n, sizeof(int64_t), cmp_i64);
     if ((rc = tf_loops(&f)) != 0)
@@ -1477,27 +1943,29 @@ static int group_full(struct xp_groups *g, uint32_t *line_base, uint32_t nlines,
     /* ConnectInterThread, in XProf's order, then the contexts */
     if ((rc = connect_keyed(&f, &f.executors, &f.iterators, 1, 0)) != 0 ||
         (rc = connect_keyed(&f, &f.executors, &f.iterators, 1, 1)) != 0 ||
-        (rc = connect_keyed(&f, &f.launches, &f.executes, 0, 0)) != 0 ||
-        (rc = connect_contexts(&f)) != 0)
+        (rc = connect_kernels(&f)) != 0 || (rc = connect_contexts(&f)) != 0)
         goto out;
-    if (getenv("XPROFS_T"))
-        fprintf(stderr, "n %u edges %zu launches %zu executes %zu executors %zu iters %zu ctx %zu roots %zu loops %zu\n", f.n, f.edges.n, f.launches.n, f.executes.n, f.executors.n, f.iterators.n, f.contexts.n, f.roots.n, f.loop_roots.n);
-    DBG_T("g.connect", w0, c0);
-    if ((rc = build_csr(&f)) != 0)
+    if ((rc = sort_cross(&f)) != 0)
         goto out;
-    DBG_T("g.csr", w0, c0);
     if ((rc = create_groups(&f, g)) != 0)
         goto out;
-    DBG_T("g.create", w0, c0);
     if (g->ngroups > 0) {
-        for (p = 0; p < xs->nplanes && rc == 0; p++) {
-            if (is_gpu_plane(&xs->planes[p]))
-                rc = derive_gpu_plane(&f, g, p);
+        uint32_t *gpus = malloc((xs->nplanes ? xs->nplanes : 1) * sizeof(uint32_t));
+        struct derive_job job = {&f, g, gpus};
+        uint32_t ngpu = 0;
+        if (gpus == NULL) {
+            rc = -ENOMEM;
+            goto out;
         }
+        for (p = 0; p < xs->nplanes; p++) {
+            if (is_gpu_plane(&xs->planes[p]))
+                gpus[ngpu++] = p;
+        }
+        rc = parallel_for(ngpu, 0, derive_one, &job);
+        free(gpus);
         if (rc != 0)
             goto out;
     }
-    DBG_T("g.derive_gpu", w0, c0);
     rc = attach_tables(g, f.gid, f.eager, line_base);
     f.gid = NULL;
     f.eager = NULL;
@@ -1512,6 +1980,7 @@ int xp_groups_build(const struct xspace *xs, struct xp_groups **gp, struct xp_er
 {
     struct xp_groups *g;
     uint32_t *line_base = NULL, nlines = 0, n = 0;
+    uint8_t **mtype = NULL;
     int loop_op = 0, rc;
 
     *gp = NULL;
@@ -1523,13 +1992,18 @@ int xp_groups_build(const struct xspace *xs, struct xp_groups **gp, struct xp_er
         if ((rc = number_lines(xs, &line_base, &nlines, &n, err)) != 0)
             goto fail;
         rc = read_pre_grouped(g, line_base, n);
-    } else if (!scan_metadata(xs, &loop_op) || loop_op) {
+    } else if ((mtype = metadata_types(xs)) == NULL) {
+        rc = -ENOMEM;
+    } else if (!scan_metadata(xs, mtype, &loop_op) || loop_op) {
         rc = 0; /* nothing can be grouped: every event reads -1 */
     } else {
-        if ((rc = number_lines(xs, &line_base, &nlines, &n, err)) != 0)
+        if ((rc = number_lines(xs, &line_base, &nlines, &n, err)) != 0) {
+            free(mtype);
             goto fail;
-        rc = group_full(g, line_base, nlines, n);
+        }
+        rc = group_full(g, mtype, line_base, nlines, n);
     }
+    free(mtype);
     free(line_base);
     if (rc != 0) {
         xp_err_set(err, rc, "%s: grouping events: %s", xs->path, strerror(-rc));
@@ -1550,9 +2024,7 @@ static int build_groups(struct snapshot *snap, const void *arg, void **value, st
 
     if (rc != 0)
         return rc;
-    double w0 = dbg_now(), c0 = dbg_cpu();
     rc = xp_groups_build(xs, &g, err);
-    DBG_T("groups total", w0, c0);
     *value = g;
     return rc;
 }

@@ -142,6 +142,8 @@ struct kernel_report {
 
 struct op_stats {
     struct arena arena;             /* every string */
+    struct arena *plane_arenas;     /* strings made by GPU planes in parallel */
+    uint32_t nplane_arenas;         /* entries in plane_arenas */
     struct op_metrics_db device_db; /* device_op_metrics_db */
     struct op_metrics_db host_db;   /* host_op_metrics_db */
     struct step_entry *steps;       /* step_db.step_sequence */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dbg_timer.h"
+#include "parallel.h"
 
 void op_stats_free(struct op_stats *os)
 {
@@ -26,6 +26,9 @@ void op_stats_free(struct op_stats *os)
     free(os->steps);
     free(os->kernels);
     arena_free(&os->arena);
+    for (uint32_t i = 0; i < os->nplane_arenas; i++)
+        arena_free(&os->plane_arenas[i]);
+    free(os->plane_arenas);
     free(os);
 }
 
@@ -40,6 +43,82 @@ static struct op_stats *op_stats_new(void)
     op_db_init(&os->host_db);
     os->device_type = "";
     return os;
+}
+
+/* The planes converted in parallel: the host plane (item 0, the biggest)
+ * and the GPU planes, each into its own output; merged in plane order. */
+struct planes_job {
+    struct host_ctx *ctx;
+    int host_plane;                 /* or -1 */
+    int has_device;                 /* for the host plane */
+    struct step_events *host_steps; /* host step events */
+    uint32_t *gpus;                 /* GPU plane indexes */
+    struct gpu_plane_out *outs;     /* [gpu] */
+    uint32_t ngpu;                  /* entries in gpus */
+};
+
+static int convert_one(void *arg, size_t i)
+{
+    struct planes_job *job = arg;
+
+    if (job->host_plane >= 0) {
+        if (i == 0)
+            return op_stats_host_plane(job->ctx, (uint32_t)job->host_plane, job->has_device,
+                                       job->host_steps);
+        i--;
+    }
+    return op_stats_gpu_plane(job->ctx, job->gpus[i], &job->outs[i]);
+}
+
+static int convert_planes(struct host_ctx *ctx, int host_plane, int has_device,
+                          struct step_events *host_steps)
+{
+    const struct xspace *xs = ctx->xs;
+    struct op_stats *os = ctx->os;
+    struct planes_job job;
+    uint32_t p, i;
+    int rc;
+
+    memset(&job, 0, sizeof(job));
+    job.ctx = ctx;
+    job.host_plane = host_plane;
+    job.has_device = has_device;
+    job.host_steps = host_steps;
+    if (os->hardware_type == HW_GPU) {
+        for (p = 0; p < xs->nplanes; p++) {
+            if (strncmp(xs->planes[p].name, "/device:GPU:", 12) == 0)
+                job.ngpu++;
+        }
+    }
+    if (job.ngpu > 0) {
+        job.gpus = malloc(job.ngpu * sizeof(*job.gpus));
+        job.outs = calloc(job.ngpu, sizeof(*job.outs));
+        os->plane_arenas = calloc(job.ngpu, sizeof(*os->plane_arenas));
+        if (job.gpus == NULL || job.outs == NULL || os->plane_arenas == NULL) {
+            free(job.gpus);
+            free(job.outs);
+            return -ENOMEM;
+        }
+        os->nplane_arenas = job.ngpu;
+        for (p = 0, i = 0; p < xs->nplanes; p++) {
+            if (strncmp(xs->planes[p].name, "/device:GPU:", 12) != 0)
+                continue;
+            job.gpus[i] = p;
+            arena_init(&os->plane_arenas[i]);
+            job.outs[i].arena = &os->plane_arenas[i];
+            op_db_init(&job.outs[i].db);
+            i++;
+        }
+    }
+    rc = parallel_for(job.ngpu + (host_plane >= 0 ? 1 : 0), 0, convert_one, &job);
+    for (i = 0; i < job.ngpu; i++) {
+        if (rc == 0)
+            rc = gpu_plane_merge(ctx, &job.outs[i]);
+        gpu_plane_out_free(&job.outs[i]);
+    }
+    free(job.gpus);
+    free(job.outs);
+    return rc;
 }
 
 /* ConvertXSpaceToOpStats (GPU / CPU; TPU device planes are not converted). */
@@ -58,7 +137,6 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     memset(&host_steps, 0, sizeof(host_steps));
     if (os == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
-    double w0 = dbg_now(), c0 = dbg_cpu();
     if ((rc = hlo_map_build(xs, &hlo, err)) != 0) {
         op_stats_free(os);
         return rc;
@@ -67,10 +145,8 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     ctx.groups = groups;
     ctx.hlo = hlo;
     ctx.os = os;
-    DBG_T("o.hlo_map", w0, c0);
     if ((rc = op_stats_env(&ctx)) != 0)
         goto fail;
-    DBG_T("o.env", w0, c0);
     if ((rc = step_events_init(&ctx.steps, groups->ngroups)) != 0)
         goto fail;
     for (p = 0; p < xs->nplanes; p++) {
@@ -81,39 +157,16 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
         if (strcmp(name, "/host:CPU") == 0 && host_plane < 0)
             host_plane = (int)p;
     }
-    if (os->hardware_type == HW_GPU) {
-        for (p = 0; p < xs->nplanes; p++) {
-            struct op_metrics_db db;
-            if (strncmp(xs->planes[p].name, "/device:GPU:", 12) != 0)
-                continue;
-            op_db_init(&db);
-            rc = op_stats_gpu_plane(&ctx, p, &db);
-            if (rc == 0) {
-                op_db_combine(&os->device_db, &os->arena, &db, 1);
-                if (os->device_db.oom)
-                    rc = -ENOMEM;
-            }
-            op_db_free(&db);
-            if (rc != 0)
-                goto fail;
-        }
-    }
-    DBG_T("o.gpu_planes", w0, c0);
+    if (host_plane >= 0 && (rc = step_events_init(&host_steps, groups->ngroups)) != 0)
+        goto fail;
+    if ((rc = convert_planes(&ctx, host_plane, has_device, &host_steps)) != 0)
+        goto fail;
     if ((rc = kernel_map_to_db(&ctx.kernels, os)) != 0)
         goto fail;
-    DBG_T("o.kernel_db", w0, c0);
-    if (host_plane >= 0) {
-        if ((rc = step_events_init(&host_steps, groups->ngroups)) != 0)
-            goto fail;
-        if ((rc = op_stats_host_plane(&ctx, (uint32_t)host_plane, has_device, &host_steps)) != 0)
-            goto fail;
-        if (!has_device && (rc = step_events_union(&ctx.steps, &host_steps)) != 0)
-            goto fail;
-    }
-    DBG_T("o.host_plane", w0, c0);
+    if (host_plane >= 0 && !has_device && (rc = step_events_union(&ctx.steps, &host_steps)) != 0)
+        goto fail;
     if ((rc = op_stats_step_db(os, &ctx.steps, has_device)) != 0)
         goto fail;
-    DBG_T("o.step_db", w0, c0);
     step_events_free(&ctx.steps);
     step_events_free(&host_steps);
     kernel_map_free(&ctx.kernels);
@@ -139,10 +192,8 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     struct op_stats *os;
     int rc;
 
-    double w0 = dbg_now(), c0 = dbg_cpu();
     if ((rc = snapshot_xspace_decoded(snap, host, &xs, err)) != 0)
         return rc;
-    DBG_T("decode", w0, c0);
     if ((rc = snapshot_groups(snap, host, &groups, err)) != 0)
         return rc;
     rc = convert_host(xs, groups, &os, err);

@@ -138,34 +138,34 @@ struct run {
     uint64_t bytes;
 };
 
-static char *copy_str(struct op_stats *os, const char *s)
+static char *copy_str(struct arena *arena, struct op_metrics_db *db, const char *s)
 {
-    char *c = arena_strndup(&os->arena, s, strlen(s));
+    char *c = arena_strndup(arena, s, strlen(s));
 
     if (c == NULL)
-        os->device_db.oom = 1;
+        db->oom = 1;
     return c != NULL ? c : "";
 }
 
 /* DeviceOpMetricsDbBuilder::EnterOp. */
-static void enter_op(struct op_stats *os, struct op_metrics_db *db, uint64_t program_id,
+static void enter_op(struct arena *arena, struct op_metrics_db *db, uint64_t program_id,
                      const char *name, size_t name_len, const char *category,
                      const char *provenance, const char *dedup, const char *long_name, int is_eager,
                      uint64_t occurrences, uint64_t time_ps, const struct hlo_instr *perf,
                      int64_t ev_flops, int64_t ev_bytes)
 {
-    struct op_metrics *m = op_db_row(db, &os->arena, program_id, name, name_len);
+    struct op_metrics *m = op_db_row(db, arena, program_id, name, name_len);
     int64_t flops, bytes, model_flops;
 
     if (m == NULL)
         return;
     if (m->occurrences == 0 && m->category[0] == '\0' && m->provenance[0] == '\0') {
-        m->category = copy_str(os, category[0] ? category : "unknown");
-        m->provenance = copy_str(os, provenance);
+        m->category = copy_str(arena, db, category[0] ? category : "unknown");
+        m->provenance = copy_str(arena, db, provenance);
         if (dedup[0])
-            m->deduplicated_name = copy_str(os, dedup);
+            m->deduplicated_name = copy_str(arena, db, dedup);
         if (long_name[0])
-            m->long_name = copy_str(os, long_name);
+            m->long_name = copy_str(arena, db, long_name);
         m->is_eager = m->is_eager || is_eager;
     }
     m->num_cores = 1;
@@ -209,10 +209,10 @@ static void enter_op(struct op_stats *os, struct op_metrics_db *db, uint64_t pro
     db->total_op_time_ps += time_ps;
 }
 
-static void flush_run(struct op_stats *os, struct op_metrics_db *db, struct run *r)
+static void flush_run(struct arena *arena, struct op_metrics_db *db, struct run *r)
 {
     if (r->instr != NULL)
-        enter_op(os, db, r->program_id, r->name, r->name_len, r->instr->category,
+        enter_op(arena, db, r->program_id, r->name, r->name_len, r->instr->category,
                  r->instr->provenance, r->instr->deduplicated_name, r->instr->expression,
                  r->is_eager, r->occurrences, r->duration, r->instr, (int64_t)r->flops,
                  (int64_t)r->bytes);
@@ -540,12 +540,13 @@ static int kernel_uses_tc(const char *name)
 
 /* ---- the plane ---- */
 
-int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *db)
+int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_out *out)
 {
     const struct xp_plane *pl = &ctx->xs->planes[p];
-    struct op_stats *os = ctx->os;
+    struct arena *arena = out->arena;
+    struct op_metrics_db *db = &out->db;
     struct gpu_ids ids;
-    struct step_events plane_steps;
+    struct step_events *steps = &out->steps;
     uint8_t *has_marker = NULL, *has_event = NULL;
     int64_t first = INT64_MAX, last = 0;
     uint32_t l, e, i, ng = ctx->steps.n;
@@ -574,7 +575,7 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
         free(by_name);
         return -ENOMEM;
     }
-    if ((rc = step_events_init(&plane_steps, ng)) != 0) {
+    if ((rc = step_events_init(steps, ng)) != 0) {
         free(hcache);
         free(by_name);
         return rc;
@@ -615,7 +616,7 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
                 if (instr != NULL) {
                     if (run.instr != NULL && (hl != run.name_len || memcmp(hn, run.name, hl) != 0 ||
                                               group < 0 || (uint64_t)group != run.group))
-                        flush_run(os, db, &run);
+                        flush_run(arena, db, &run);
                     if (run.occurrences == 0) {
                         run.instr = instr;
                         run.name = instr->name;
@@ -636,7 +637,7 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
                 size_t nl, evl = strlen(ev_name);
                 char cat[512];
                 char prov[1024];
-                flush_run(os, db, &run);
+                flush_run(arena, db, &run);
                 tfop_parse(s.tf_op, s.tf_op_len, &op);
                 nl = op.name_len + 1 + evl;
                 if (nl + 1 > name_cap) {
@@ -653,7 +654,7 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
                 memcpy(name_buf + op.name_len + 1, ev_name, evl + 1);
                 snprintf(cat, sizeof(cat), "%.*s", (int)op.type_len, op.type);
                 snprintf(prov, sizeof(prov), "%.*s", (int)s.tf_op_len, s.tf_op);
-                enter_op(os, db, 0, name_buf, nl, cat, prov, "", "", is_eager, 1,
+                enter_op(arena, db, 0, name_buf, nl, cat, prov, "", "", is_eager, 1,
                          (uint64_t)ev->duration_ps, NULL, 0, 0);
             }
 
@@ -663,7 +664,7 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
                 if (by_name[ev->meta] == 0)
                     by_name[ev->meta] = classify_gpu_name(ev_name) + 1;
                 type = classify_gpu_event((uint8_t)(by_name[ev->meta] - 1), &s);
-                struct step_details *d = &plane_steps.by_group[group];
+                struct step_details *d = &steps->by_group[group];
                 int64_t b = xp_event_start_ps(ln, ev);
                 if ((rc = step_add_event(d, b, b + ev->duration_ps, type)) != 0)
                     goto out;
@@ -707,7 +708,7 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
                         struct tfop op;
                         char *nm;
                         tfop_parse(s.tf_op, s.tf_op_len, &op);
-                        nm = arena_strndup(&os->arena, op.name, op.name_len);
+                        nm = arena_strndup(arena, op.name, op.name_len);
                         if (nm == NULL) {
                             rc = -ENOMEM;
                             goto out;
@@ -737,11 +738,11 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
                 }
             }
         }
-        flush_run(os, db, &run);
+        flush_run(arena, db, &run);
     }
     op_db_set_total_time(db, last ? (uint64_t)(last - first) : 0);
-    op_db_add_idle(db, &os->arena);
-    if (db->oom || os->device_db.oom) {
+    op_db_add_idle(db, arena);
+    if (db->oom) {
         rc = -ENOMEM;
         goto out;
     }
@@ -757,19 +758,27 @@ int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t p, struct op_metrics_db *d
         for (i = 0; i < nm; i++) {
             int64_t g = mk[i].group_id;
             if (g >= 0 && (uint64_t)g < ng && has_event[g] &&
-                (rc = step_add_marker(&plane_steps.by_group[g], mk[i].begin_ps, mk[i].end_ps,
+                (rc = step_add_marker(&steps->by_group[g], mk[i].begin_ps, mk[i].end_ps,
                                       MK_DEVICE)) != 0)
                 goto out;
         }
         for (i = 0; i < ng; i++) {
             if (!has_marker[i])
-                plane_steps.by_group[i].present = 0;
+                steps->by_group[i].present = 0;
         }
-        rc = step_events_union(&ctx->steps, &plane_steps);
+        out->any_event = 1;
     }
 out:
-    for (i = 0; rc == 0 && i < kc.n; i++)
-        rc = kernel_map_add(&ctx->kernels, &os->arena, &kc.v[i].rep);
+    /* the kernel reports, in first-seen order, for gpu_plane_merge */
+    if (rc == 0 && kc.n > 0) {
+        out->kernels = malloc(kc.n * sizeof(*out->kernels));
+        if (out->kernels == NULL)
+            rc = -ENOMEM;
+        for (i = 0; rc == 0 && i < kc.n; i++)
+            out->kernels[i] = kc.v[i].rep;
+        if (rc == 0)
+            out->nkernels = kc.n;
+    }
     free(kc.v);
     free(kc.slot);
     free(hcache);
@@ -777,6 +786,30 @@ out:
     free(name_buf);
     free(has_marker);
     free(has_event);
-    step_events_free(&plane_steps);
     return rc;
+}
+
+int gpu_plane_merge(struct host_ctx *ctx, struct gpu_plane_out *out)
+{
+    struct op_stats *os = ctx->os;
+    uint32_t i;
+    int rc = 0;
+
+    if (out->any_event)
+        rc = step_events_union(&ctx->steps, &out->steps);
+    for (i = 0; rc == 0 && i < out->nkernels; i++)
+        rc = kernel_map_add(&ctx->kernels, &os->arena, &out->kernels[i]);
+    if (rc != 0)
+        return rc;
+    op_db_combine(&os->device_db, &os->arena, &out->db, 1);
+    return os->device_db.oom ? -ENOMEM : 0;
+}
+
+void gpu_plane_out_free(struct gpu_plane_out *out)
+{
+    op_db_free(&out->db);
+    step_events_free(&out->steps);
+    free(out->kernels);
+    out->kernels = NULL;
+    out->nkernels = 0;
 }

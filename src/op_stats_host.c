@@ -291,6 +291,41 @@ static int stage_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The stats the host op pass reads, each the first of its id on the event,
+ * found in one walk over the event's stats. */
+struct host_ev_stats {
+    int has_stage_id, has_is_eager, has_tf_op;
+    struct xp_stat stage_id, is_eager, tf_op;
+};
+
+static void read_host_ev_stats(const struct xp_plane *pl, const struct xp_line *ln,
+                               const struct xp_event *ev, int64_t stage_id_id,
+                               struct host_ev_stats *hs)
+{
+    int64_t eager_id = pl->stat_id[XS_IS_EAGER], tf_op_id = pl->stat_id[XS_TF_OP];
+    struct xp_stat_iter it;
+    struct xp_stat st;
+
+    hs->has_stage_id = hs->has_is_eager = hs->has_tf_op = 0;
+    if (stage_id_id == XP_NO_STAT && eager_id == XP_NO_STAT && tf_op_id == XP_NO_STAT)
+        return;
+    xp_stat_iter_init(&it, pl, ln, ev);
+    while (xp_stat_next(&it, &st) == 1) {
+        if (!hs->has_stage_id && stage_id_id != XP_NO_STAT && st.meta_id == stage_id_id) {
+            hs->has_stage_id = 1;
+            hs->stage_id = st;
+        }
+        if (!hs->has_is_eager && eager_id != XP_NO_STAT && st.meta_id == eager_id) {
+            hs->has_is_eager = 1;
+            hs->is_eager = st;
+        }
+        if (!hs->has_tf_op && tf_op_id != XP_NO_STAT && st.meta_id == tf_op_id) {
+            hs->has_tf_op = 1;
+            hs->tf_op = st;
+        }
+    }
+}
+
 int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
                         struct step_events *host_steps)
 {
@@ -385,9 +420,11 @@ int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
             int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
             int eager = 0;
             struct stage_op key, *found;
+            struct host_ev_stats hs;
 
-            if (stage_id_id != XP_NO_STAT && op_event_stat(pl, ln, ev, stage_id_id, &st)) {
-                key.stage_id = xp_stat_int(&st);
+            read_host_ev_stats(pl, ln, ev, stage_id_id, &hs);
+            if (hs.has_stage_id) {
+                key.stage_id = xp_stat_int(&hs.stage_id);
                 found = nstages == 0 ? NULL
                                      : bsearch(&key, stages, nstages, sizeof(*stages), stage_cmp);
                 while (found != NULL && found > stages && found[-1].stage_id == key.stage_id)
@@ -398,16 +435,16 @@ int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
                 op = &by_meta[ev->meta];
             }
             if (op != NULL) {
-                if (op_event_stat(pl, ln, ev, pl->stat_id[XS_IS_EAGER], &st))
-                    eager = xp_stat_int(&st) != 0;
+                if (hs.has_is_eager)
+                    eager = xp_stat_int(&hs.is_eager) != 0;
                 else
                     eager = xp_group_is_eager(ctx->groups, p, l, e);
                 op_id++;
                 acts[nacts++] = (struct activity){b, op_id, 0, (uint8_t)eager, *op};
                 acts[nacts++] = (struct activity){end, op_id, 1, (uint8_t)eager, *op};
             }
-            if (op_event_stat(pl, ln, ev, pl->stat_id[XS_TF_OP], &st) &&
-                (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF) && st.len > 0) {
+            st = hs.tf_op;
+            if (hs.has_tf_op && (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF) && st.len > 0) {
                 struct tfop top;
                 struct host_op hop;
                 tfop_parse(st.str, st.len, &top);

@@ -83,9 +83,25 @@ struct host_ctx {
     struct kernel_map kernels; /* kernel reports */
 };
 
-/* One GPU plane: device op metrics db (appended via combine), step events
- * (union into ctx->steps), kernel reports. */
-int op_stats_gpu_plane(struct host_ctx *ctx, uint32_t plane, struct op_metrics_db *db);
+/* What one GPU plane gives, before it is merged into the host's op_stats. */
+struct gpu_plane_out {
+    struct arena *arena;           /* the plane's strings (kept by the op_stats) */
+    struct op_metrics_db db;       /* device op metrics of the plane */
+    struct step_events steps;      /* its step events */
+    int any_event;                 /* 1: steps goes into the union */
+    struct kernel_report *kernels; /* kernel reports, first seen first */
+    uint32_t nkernels;             /* entries in kernels */
+};
+
+/* One GPU plane: device op metrics, step events, kernel reports into out
+ * (out->db initialised, out->steps zeroed, out->arena set). Reads ctx only,
+ * so planes can run in parallel. */
+int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t plane, struct gpu_plane_out *out);
+
+/* Merge a plane's results into ctx (in plane order): steps union, kernel
+ * reports, device db combine. */
+int gpu_plane_merge(struct host_ctx *ctx, struct gpu_plane_out *out);
+void gpu_plane_out_free(struct gpu_plane_out *out);
 
 /* The host plane: host op metrics db, and host step events for hosts
  * without devices. */
