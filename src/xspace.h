@@ -148,6 +148,9 @@ int xspace_open_buffer(const char *name, const void *data, size_t n, struct xspa
  * its result. */
 int xspace_decode(struct xspace *xs, int nthreads, struct xp_err *err);
 
+/* Release an event array made by xspace_decode (n = its event count). */
+void xp_events_free(struct xp_event *events, uint32_t n);
+
 /* Release everything. NULL is a no-op. */
 void xspace_close(struct xspace *xs);
 

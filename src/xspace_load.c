@@ -695,7 +695,7 @@ void xspace_close(struct xspace *xs)
     for (i = 0; i < xs->nplanes; i++) {
         struct xp_plane *pl = &xs->planes[i];
         for (j = 0; j < pl->nlines; j++) {
-            free(pl->lines[j].events);
+            xp_events_free(pl->lines[j].events, pl->lines[j].nevents);
             free(pl->lines[j].splits);
         }
         idmap_free(&pl->emeta_index);
