@@ -332,6 +332,38 @@ static size_t lower_bound(struct catalog *cat, const char *key)
     return lo;
 }
 
+static int by_last_used_desc(const void *a, const void *b)
+{
+    const struct session *x = *(struct session *const *)a, *y = *(struct session *const *)b;
+    return (x->last_used_ms < y->last_used_ms) - (x->last_used_ms > y->last_used_ms);
+}
+
+void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
+{
+    struct session **live;
+    size_t n = 0, i;
+    int64_t now = now_ms();
+
+    pthread_mutex_lock(&cat->lock);
+    live = malloc((cat->nruns ? cat->nruns : 1) * sizeof(*live));
+    if (live != NULL) {
+        for (i = 0; i < cat->nruns; i++) {
+            if (session_holds_data(cat->runs[i]))
+                live[n++] = session_ref(cat->runs[i]);
+        }
+    }
+    pthread_mutex_unlock(&cat->lock);
+    if (live == NULL)
+        return;
+    qsort(live, n, sizeof(*live), by_last_used_desc);
+    for (i = 0; i < n; i++) {
+        if ((int)i >= max_live || now - live[i]->last_used_ms > idle_ms)
+            session_release(live[i]);
+        session_unref(live[i]);
+    }
+    free(live);
+}
+
 int catalog_is_dir(struct catalog *cat, const char *prefix)
 {
     char key[PATH_MAX];

@@ -276,6 +276,33 @@ static int snapshot_stale(struct session *s, const struct snapshot *snap, int64_
     return 0;
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A hash of the sources' names and fingerprints: equal hashes, same content. */
+static uint64_t snapshot_fp_hash(const struct snapshot *snap)
+{
+    uint64_t h = 1469598103934665603ull;
+    uint32_t i;
+
+    for (i = 0; i < snap->nfiles; i++) {
+        const struct source_file *f = &snap->files[i];
+        const char *c;
+        uint64_t v[4] = {(uint64_t)f->dev, (uint64_t)f->ino, (uint64_t)f->size,
+                         (uint64_t)f->mtime_ns};
+        int k;
+        for (c = f->name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        for (k = 0; k < 4; k++)
+            h = (h ^ v[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
 static int session_get(struct session *s, int check, struct snapshot **snapp, struct xp_err *err)
 {
     struct stat st;
@@ -287,20 +314,54 @@ static int session_get(struct session *s, int check, struct snapshot **snapp, st
         return xp_err_set(err, -ENOENT, "%s: %s", s->dir, strerror(errno));
     dir_mtime = stat_mtime_ns(&st);
     pthread_mutex_lock(&s->lock);
+    s->last_used_ms = now_ms();
     if (s->snap == NULL || (check && snapshot_stale(s, s->snap, dir_mtime))) {
         struct snapshot *fresh = NULL;
         rc = snapshot_build(s, &fresh, err);
         if (rc == 0) {
-            fresh->gen = s->next_gen++;
-            snapshot_unref(s->snap);
-            s->snap = fresh;
+            uint64_t h = snapshot_fp_hash(fresh);
             s->dir_mtime_ns = dir_mtime;
+            if (s->snap != NULL && h == s->fp_hash) {
+                /* Only unrelated files changed: keep what was computed. */
+                snapshot_unref(fresh);
+            } else {
+                /* Unchanged sources after a release keep their generation. */
+                fresh->gen = (s->gen != 0 && h == s->fp_hash) ? s->gen : s->next_gen++;
+                s->gen = fresh->gen;
+                s->fp_hash = h;
+                snapshot_unref(s->snap);
+                s->snap = fresh;
+            }
         }
     }
     if (rc == 0)
         *snapp = snapshot_ref(s->snap);
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+int session_release(struct session *s)
+{
+    struct snapshot *old = NULL;
+
+    pthread_mutex_lock(&s->lock);
+    if (s->snap != NULL && s->snap->inter != NULL) {
+        old = s->snap;
+        s->snap = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    snapshot_unref(old);
+    return old != NULL;
+}
+
+int session_holds_data(struct session *s)
+{
+    int yes;
+
+    pthread_mutex_lock(&s->lock);
+    yes = s->snap != NULL && s->snap->inter != NULL;
+    pthread_mutex_unlock(&s->lock);
+    return yes;
 }
 
 int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *err)

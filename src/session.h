@@ -68,6 +68,9 @@ struct session {
     struct snapshot *snap; /* current snapshot, NULL until first asked */
     uint64_t next_gen;     /* generation for the next snapshot */
     int64_t dir_mtime_ns;  /* run directory mtime when snap was listed */
+    uint64_t fp_hash;      /* fingerprint of the sources of the last snapshot */
+    uint64_t gen;          /* generation of the last snapshot */
+    int64_t last_used_ms;  /* monotonic time of the last session_snapshot*() */
 };
 
 /* Create a session for run directory dir named name. NULL on no memory. */
@@ -83,6 +86,15 @@ int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *
 /* The current snapshot without checking sources (cheap, may be stale); made
  * if there is none. Same contract as session_snapshot. */
 int session_snapshot_cached(struct session *s, struct snapshot **snapp, struct xp_err *err);
+
+/* Drop the current snapshot's computed data (profiles, intermediates) if it
+ * has any; users holding it keep it until they release it. The next
+ * snapshot of unchanged sources gets the same generation, so produced files
+ * stay valid. Returns 1 if something was dropped. */
+int session_release(struct session *s);
+
+/* 1 if the session's current snapshot holds computed data. */
+int session_holds_data(struct session *s);
 
 struct snapshot *snapshot_ref(struct snapshot *snap);
 void snapshot_unref(struct snapshot *snap);

@@ -34,6 +34,7 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
     *vp = NULL;
     if (v == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
+    v->max_live_runs = VFS_MAX_LIVE_RUNS;
     rc = catalog_open(logdir, &v->cat, err);
     if (rc == 0 && cache_init(&v->cache, cache_bytes) != 0)
         rc = xp_err_set(err, -ENOMEM, "out of memory");
@@ -421,6 +422,7 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
     rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
                    fill_tool, &a, blob, err);
     snapshot_unref(a.snap);
+    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
     return rc;
 }
 

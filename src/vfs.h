@@ -43,9 +43,16 @@ struct vfs_node {
     int64_t mtime_ns;        /* newest source mtime (0 above runs) */
 };
 
+/* Computed data (decoded profiles, indexes) is kept for this many runs at
+ * most, and dropped from a run idle for VFS_IDLE_MS; produced files stay in
+ * the blob cache either way. */
+#define VFS_MAX_LIVE_RUNS 4
+#define VFS_IDLE_MS (10 * 60 * 1000)
+
 struct vfs {
     struct catalog *cat; /* the runs */
     struct cache cache;  /* produced files */
+    int max_live_runs;   /* runs whose computed data is kept */
 };
 
 /* Open LOGDIR. cache_bytes bounds the blob cache. */

@@ -55,6 +55,7 @@ struct xfs_dir {
 struct xfs_opts {
     char *logdir; /* first non-option argument */
     int cache_mb; /* -o cache_mb=N */
+    int max_runs; /* -o max_runs=N */
 };
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -504,6 +505,7 @@ static const struct fuse_lowlevel_ops xfs_ops = {
 
 static const struct fuse_opt xfs_opt_spec[] = {
     {"cache_mb=%d", offsetof(struct xfs_opts, cache_mb), 0},
+    {"max_runs=%d", offsetof(struct xfs_opts, max_runs), 0},
     FUSE_OPT_END,
 };
 
@@ -528,6 +530,7 @@ static void usage(const char *prog)
            "  -d                 debug: log every request\n"
            "  -s                 single-threaded\n"
            "  -o cache_mb=N      memory for produced files (default 1024)\n"
+           "  -o max_runs=N      runs whose decoded profiles stay in memory (default 4)\n"
            "Unmount with: fusermount3 -u MOUNTPOINT\n",
            prog);
 }
@@ -536,7 +539,7 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, 1024};
+    struct xfs_opts xo = {NULL, 1024, VFS_MAX_LIVE_RUNS};
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
@@ -563,14 +566,15 @@ int main(int argc, char *argv[])
         usage(argv[0]);
         goto err_out2;
     }
-    if (xo.cache_mb < 0) {
-        fprintf(stderr, "xprofs-mount: cache_mb must be >= 0\n");
+    if (xo.cache_mb < 0 || xo.max_runs < 1) {
+        fprintf(stderr, "xprofs-mount: cache_mb must be >= 0 and max_runs >= 1\n");
         goto err_out2;
     }
     if (vfs_open(xo.logdir, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
     }
+    fs.v->max_live_runs = xo.max_runs;
     if (inodes_init(&fs.inodes) != 0) {
         fprintf(stderr, "xprofs-mount: out of memory\n");
         goto err_out3;

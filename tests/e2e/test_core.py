@@ -266,3 +266,15 @@ def test_generated_profile(tmp_path, synth, xcat, mount):
     assert host["event_count"] == sum(len(l.events) for p in space.planes for l in p.lines)
     names = [p["name"] for p in host["planes"]]
     assert "/host:CPU" in names and "/device:GPU:0" in names and "/device:GPU:1" in names
+
+
+def test_memory_bound_keeps_results(corpus, mount):
+    """With max_runs=1 every run's decoded data is dropped when another run is
+    read; files read again come out the same."""
+    mnt = mount(corpus, "max_runs=1")
+    runs = [JAX_RUN, TF_RUN, "jax08_gemm_rocm/s1"]
+    first = {r: (mnt / r / "summary.json").read_bytes() for r in runs}
+    for r in runs:
+        # a different file needs the run's profile again after the release
+        assert json.loads((mnt / r / "module_list.json").read_text()) is not None
+        assert (mnt / r / "summary.json").read_bytes() == first[r]
