@@ -5,6 +5,7 @@
  * renumbering) and DeriveEventsFromHostTrace (Launch Stats).
  */
 #include "derived.h"
+#include "parallel.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,6 +51,57 @@ static int sorted_cmp(const void *a, const void *b)
     return x->event < y->event ? -1 : x->event > y->event;
 }
 
+/* Sort v[0..n) by sorted_cmp (a total order). Each line's events are
+ * mostly in order already: merge the ascending runs pairwise, so the cost
+ * follows the number of runs. Returns 0 or -ENOMEM. */
+static int sort_runs(struct sorted_ev *v, uint32_t n)
+{
+    uint32_t *runs, nruns = 0, k, r;
+    struct sorted_ev *tmp, *src = v, *dst;
+
+    for (k = 1; k < n && sorted_cmp(&v[k - 1], &v[k]) <= 0; k++)
+        ;
+    if (k >= n)
+        return 0;
+    runs = malloc((n + 1) * sizeof(*runs));
+    tmp = malloc(n * sizeof(*tmp));
+    if (runs == NULL || tmp == NULL) {
+        free(runs);
+        free(tmp);
+        return -ENOMEM;
+    }
+    runs[nruns++] = 0;
+    for (k = 1; k < n; k++) {
+        if (sorted_cmp(&v[k - 1], &v[k]) > 0)
+            runs[nruns++] = k;
+    }
+    runs[nruns] = n;
+    dst = tmp;
+    while (nruns > 1) {
+        uint32_t m = 0;
+        for (r = 0; r < nruns; r += 2) {
+            uint32_t lo = runs[r], mid = runs[r + 1], i, j, o;
+            uint32_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
+            for (i = lo, j = mid, o = lo; i < mid && j < hi;)
+                dst[o++] = sorted_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            runs[m++] = lo;
+        }
+        runs[m] = n;
+        nruns = m;
+        src = dst;
+        dst = src == v ? tmp : v;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof(*v));
+    free(runs);
+    free(tmp);
+    return 0;
+}
+
 /* Events of the given lines (all non-derived lines if only < 0), sorted. */
 static int sorted_events(const struct xp_plane *pl, int64_t only, struct sorted_ev **outp,
                          uint32_t *np)
@@ -77,10 +129,10 @@ static int sorted_events(const struct xp_plane *pl, int64_t only, struct sorted_
             k++;
         }
     }
-    for (k = 1; k < n && sorted_cmp(&v[k - 1], &v[k]) <= 0; k++)
-        ;
-    if (k < n)
-        qsort(v, n, sizeof(*v), sorted_cmp);
+    if (sort_runs(v, n) != 0) {
+        free(v);
+        return -ENOMEM;
+    }
     *outp = v;
     *np = n;
     return 0;
@@ -99,6 +151,7 @@ struct builder_line {
     int32_t last[MAX_LEVELS];    /* event index of the last event per level, -1 */
     int nlevels;                 /* levels ever used (XProf's map size) */
     struct builder_line *dep[2]; /* lines reset with this one at level 0 */
+    uint32_t hint;               /* first allocation of events (an upper bound if known) */
 };
 
 static struct dv_line *line_of(struct builder_line *b)
@@ -223,7 +276,7 @@ static int expand_or_add(struct builder_line *b, const char *name, const char *d
         return -ENOMEM;
     l = line_of(b);
     if (l->nev == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 64;
+        uint32_t cap = l->cap ? l->cap * 2 : b->hint > 64 ? b->hint : 64;
         struct dv_event *ev = realloc(l->ev, cap * sizeof(*ev));
         if (ev == NULL)
             return -ENOMEM;
@@ -342,6 +395,21 @@ static void read_kernel_stats(const struct xp_plane *pl, const struct xp_line *l
     }
 }
 
+/* Give back the unused part of a line sized by its hint. */
+static void shrink_line(struct builder_line *b)
+{
+    struct dv_line *l = line_of(b);
+    struct dv_event *ev;
+
+    if (l == NULL || l->nev == 0 || l->cap == l->nev)
+        return;
+    ev = realloc(l->ev, l->nev * sizeof(*ev));
+    if (ev != NULL) {
+        l->ev = ev;
+        l->cap = l->nev;
+    }
+}
+
 /* Derive the module and op lines of one stream. */
 static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, uint32_t l,
                          int64_t first_id, const struct xp_groups *g)
@@ -366,6 +434,9 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
     modules.dep[0] = &ops;
     if (sorted_events(pl, l, &v, &n) != 0)
         return -ENOMEM;
+    /* At most one module event per kernel; ops lines have one level or few. */
+    modules.hint = n;
+    ops.hint = n;
     for (i = 0; i < n && rc == 0; i++) {
         const struct xp_event *ev = &stream->events[v[i].event];
         struct kernel_stats ks;
@@ -374,7 +445,8 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
         if (!ks.is_kernel)
             continue;
         if (ks.module_len > 0) {
-            char *mname = malloc(ks.module_len + 32);
+            char small[256];
+            char *mname = ks.module_len + 32 <= sizeof(small) ? small : malloc(ks.module_len + 32);
             if (mname == NULL)
                 return -ENOMEM;
             memcpy(mname, ks.module, ks.module_len);
@@ -383,7 +455,8 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
             else
                 mname[ks.module_len] = '\0';
             rc = expand_or_add(&modules, mname, NULL, v[i].ts, v[i].dur, grp, 0);
-            free(mname);
+            if (mname != small)
+                free(mname);
         }
         if (rc == 0 && ks.ops_len > 0) {
             /* One level per "::"-separated op, named "<program>/<op>". */
@@ -407,7 +480,9 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
                 }
                 end = sep != NULL ? (size_t)(sep - ks.ops) : ks.ops_len;
                 {
-                    char *full = malloc(plen + 2 * (end - start) + 2);
+                    char small[512];
+                    size_t need = plen + 2 * (end - start) + 2;
+                    char *full = need <= sizeof(small) ? small : malloc(need);
                     char *disp;
                     if (full == NULL)
                         return -ENOMEM;
@@ -418,7 +493,8 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
                     memcpy(disp, ks.ops + start, end - start);
                     disp[end - start] = '\0';
                     rc = expand_or_add(&ops, full, disp, v[i].ts, v[i].dur, grp, level++);
-                    free(full);
+                    if (full != small)
+                        free(full);
                 }
                 if (sep == NULL)
                     break;
@@ -429,6 +505,8 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
         }
     }
     free(v);
+    shrink_line(&modules);
+    shrink_line(&ops);
     return rc;
 }
 
@@ -509,7 +587,7 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
 {
     const struct xp_plane *host = xspace_find_plane(xs, "/host:CPU");
     struct launch_info **info;
-    uint32_t *ninfo, hp, l, e, d;
+    uint32_t *ninfo, *last, hp, l, e, d;
     int rc = 0;
 
     if (host == NULL || g == NULL || ngpu == 0)
@@ -517,9 +595,11 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
     hp = (uint32_t)(host - xs->planes);
     info = calloc(ngpu, sizeof(*info));
     ninfo = calloc(ngpu, sizeof(*ninfo));
-    if (info == NULL || ninfo == NULL) {
+    last = calloc(ngpu, sizeof(*last));
+    if (info == NULL || ninfo == NULL || last == NULL) {
         free(info);
         free(ninfo);
+        free(last);
         return -ENOMEM;
     }
     for (l = 0; l < host->nlines && rc == 0; l++) {
@@ -552,8 +632,13 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                 continue;
             ts = (uint64_t)xp_event_start_ps(ln, ev);
             dur = (uint64_t)ev->duration_ps;
-            for (k = 0; k < ninfo[dev] && info[dev][k].group != grp; k++)
-                ;
+            /* Launches come in runs of one group: try the last one first. */
+            k = last[dev];
+            if (k >= ninfo[dev] || info[dev][k].group != grp) {
+                for (k = 0; k < ninfo[dev] && info[dev][k].group != grp; k++)
+                    ;
+            }
+            last[dev] = k;
             if (k == ninfo[dev]) {
                 struct launch_info *ni = realloc(info[dev], (k + 1) * sizeof(*ni));
                 if (ni == NULL) {
@@ -614,7 +699,67 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
         free(info[d]);
     free(info);
     free(ninfo);
+    free(last);
     return rc;
+}
+
+/* One parallel task of derived_build: the lines of one GPU plane (Steps,
+ * then its streams' lines) or the Launch Stats lines, into a part of its
+ * own (own arena and lines); the parts are joined in XProf's order after. */
+struct part_task {
+    struct derived *dv;        /* the result: display_ids are written here */
+    const struct xspace *xs;   /* the profile */
+    const struct xp_groups *g; /* grouping, or NULL */
+    const uint32_t *gpu;       /* GPU plane indices */
+    uint32_t ngpu;             /* entries in gpu */
+    struct derived **parts;    /* [0] launch stats, [1 + i] plane gpu[i] */
+    uint32_t *nsteps;          /* [1 + i]: lines of part 1 + i that are Steps lines */
+};
+
+static struct derived *part_new(const struct derived *dv)
+{
+    struct derived *part = calloc(1, sizeof(*part));
+
+    if (part == NULL)
+        return NULL;
+    arena_init(&part->arena);
+    part->display_ids = dv->display_ids; /* shared: each plane writes its own entry */
+    part->nplanes = dv->nplanes;
+    return part;
+}
+
+static int part_run(void *arg, size_t i)
+{
+    struct part_task *t = arg;
+    struct derived *part = part_new(t->dv);
+    int rc;
+
+    if (part == NULL)
+        return -ENOMEM;
+    t->parts[i] = part;
+    if (i == 0)
+        return derive_launch_stats(part, t->xs, t->gpu, t->ngpu, t->g);
+    rc = derive_steps(part, t->xs, t->gpu[i - 1], t->g);
+    t->nsteps[i] = part->nlines;
+    if (rc == 0)
+        rc = derive_annotations(part, t->xs, t->gpu[i - 1], t->g);
+    return rc;
+}
+
+/* Append lines [from, to) of part to dv (moving their events). */
+static int take_lines(struct derived *dv, struct derived *part, uint32_t from, uint32_t to)
+{
+    struct dv_line *l;
+
+    if (to <= from)
+        return 0;
+    l = realloc(dv->lines, (dv->nlines + (to - from)) * sizeof(*l));
+    if (l == NULL)
+        return -ENOMEM;
+    dv->lines = l;
+    memcpy(&dv->lines[dv->nlines], &part->lines[from], (to - from) * sizeof(*l));
+    dv->nlines += to - from;
+    return 0;
 }
 
 int derived_build(const struct xspace *xs, const struct xp_groups *g, struct derived **dvp,
@@ -623,6 +768,7 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, struct der
     struct derived *dv = calloc(1, sizeof(*dv));
     uint32_t *gpu = malloc((xs->nplanes + 1) * sizeof(*gpu));
     uint32_t ngpu = 0, i;
+    struct part_task t;
     int rc = 0;
 
     if (dv == NULL || gpu == NULL) {
@@ -633,18 +779,45 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, struct der
     arena_init(&dv->arena);
     dv->nplanes = xs->nplanes;
     dv->display_ids = calloc(xs->nplanes + 1, sizeof(*dv->display_ids));
-    if (dv->display_ids == NULL)
-        rc = -ENOMEM;
     for (i = 0; i < xs->nplanes; i++) {
         if (strncmp(xs->planes[i].name, "/device:GPU:", 12) == 0)
             gpu[ngpu++] = i;
     }
-    for (i = 0; i < ngpu && rc == 0; i++)
-        rc = derive_steps(dv, xs, gpu[i], g);
-    for (i = 0; i < ngpu && rc == 0; i++)
-        rc = derive_annotations(dv, xs, gpu[i], g);
+    memset(&t, 0, sizeof(t));
+    t.dv = dv;
+    t.xs = xs;
+    t.g = g;
+    t.gpu = gpu;
+    t.ngpu = ngpu;
+    t.parts = calloc(ngpu + 1, sizeof(*t.parts));
+    t.nsteps = calloc(ngpu + 1, sizeof(*t.nsteps));
+    if (dv->display_ids == NULL || t.parts == NULL || t.nsteps == NULL)
+        rc = -ENOMEM;
     if (rc == 0)
-        rc = derive_launch_stats(dv, xs, gpu, ngpu, g);
+        rc = parallel_for(ngpu + 1, 0, part_run, &t);
+    /* XProf's order: Steps of every plane, the streams' lines of every
+     * plane, then Launch Stats. */
+    for (i = 1; i <= ngpu && rc == 0; i++)
+        rc = take_lines(dv, t.parts[i], 0, t.nsteps[i]);
+    for (i = 1; i <= ngpu && rc == 0; i++)
+        rc = take_lines(dv, t.parts[i], t.nsteps[i], t.parts[i]->nlines);
+    if (rc == 0)
+        rc = take_lines(dv, t.parts[0], 0, t.parts[0]->nlines);
+    if (t.parts != NULL) {
+        /* Keep the parts' arenas (the names); their lines now belong to dv
+         * (or, on failure, are freed with the part). */
+        for (i = 0; i <= ngpu; i++) {
+            if (t.parts[i] != NULL && rc == 0)
+                t.parts[i]->nlines = 0;
+            if (t.parts[i] != NULL)
+                t.parts[i]->display_ids = NULL;
+        }
+        if (rc != 0)
+            dv->nlines = 0; /* the events still belong to the parts */
+        dv->parts = t.parts;
+        dv->nparts = ngpu + 1;
+    }
+    free(t.nsteps);
     free(gpu);
     if (rc != 0) {
         derived_free(dv);
@@ -668,6 +841,9 @@ void derived_free(struct derived *dv)
             free(dv->display_ids[i]);
     }
     free(dv->display_ids);
+    for (i = 0; i < dv->nparts; i++)
+        derived_free(dv->parts[i]);
+    free(dv->parts);
     arena_free(&dv->arena);
     free(dv);
 }

@@ -48,11 +48,13 @@ struct dv_line {
 };
 
 struct derived {
-    struct dv_line *lines; /* all derived lines with events */
-    uint32_t nlines;       /* entries in lines */
-    int64_t **display_ids; /* [plane][line]: new display id of a stream, 0 = unchanged */
-    uint32_t nplanes;      /* entries in display_ids */
-    struct arena arena;    /* names */
+    struct dv_line *lines;  /* all derived lines with events */
+    uint32_t nlines;        /* entries in lines */
+    int64_t **display_ids;  /* [plane][line]: new display id of a stream, 0 = unchanged */
+    uint32_t nplanes;       /* entries in display_ids */
+    struct arena arena;     /* names */
+    struct derived **parts; /* the per-plane parts built in parallel (their names) */
+    uint32_t nparts;        /* entries in parts */
 };
 
 /* Derive the lines of xs's GPU planes; g may be NULL (no groups). Returns 0

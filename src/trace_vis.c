@@ -108,15 +108,11 @@ void tv_flowmap_set(struct tv_flowmap *m, uint64_t id, uint8_t val)
     }
 }
 
-void tv_flowmap_erase(struct tv_flowmap *m, uint64_t id)
+/* Remove the used slot s. */
+static void flowmap_erase_slot(struct tv_flowmap *m, uint32_t s)
 {
-    uint32_t s, next;
+    uint32_t next;
 
-    if (m->cap == 0)
-        return;
-    s = flowmap_find(m, id + 1);
-    if (m->keys[s] == 0)
-        return;
     /* Backward-shift deletion keeps probe chains intact without tombstones. */
     next = (s + 1) & (m->cap - 1);
     while (m->keys[next] != 0) {
@@ -131,6 +127,49 @@ void tv_flowmap_erase(struct tv_flowmap *m, uint64_t id)
     }
     m->keys[s] = 0;
     m->n--;
+}
+
+void tv_flowmap_erase(struct tv_flowmap *m, uint64_t id)
+{
+    uint32_t s;
+
+    if (m->cap == 0)
+        return;
+    s = flowmap_find(m, id + 1);
+    if (m->keys[s] != 0)
+        flowmap_erase_slot(m, s);
+}
+
+/* The slot of id, inserted with val if absent (*inserted = 1); UINT32_MAX
+ * when the table cannot grow. One probe for what get + put_new did. */
+static uint32_t flowmap_upsert(struct tv_flowmap *m, uint64_t id, uint8_t val, int *inserted)
+{
+    uint32_t s;
+
+    if ((m->n + 1) * 2 > m->cap && flowmap_grow(m) != 0)
+        return UINT32_MAX;
+    s = flowmap_find(m, id + 1);
+    *inserted = m->keys[s] == 0;
+    if (*inserted) {
+        m->keys[s] = id + 1;
+        m->vals[s] = val;
+        m->n++;
+    }
+    return s;
+}
+
+uint8_t tv_flowmap_first(struct tv_flowmap *m, uint64_t id, uint8_t val, int erase, uint8_t if_oom)
+{
+    int inserted;
+    uint32_t s = flowmap_upsert(m, id, val, &inserted);
+    uint8_t v;
+
+    if (s == UINT32_MAX)
+        return if_oom;
+    v = m->vals[s];
+    if (erase)
+        flowmap_erase_slot(m, s);
+    return v;
 }
 
 int tv_vis_init(struct tv_vis *v, uint64_t res, uint32_t nrows)
@@ -209,21 +248,20 @@ int tv_vis_visible(struct tv_vis *v, const struct tv_vis_event *e)
     if (!visible)
         visible = depth >= r->depth || (e->ts - r->stack[depth]) >= v->res;
     if (e->has_flow) {
-        uint8_t known;
-        int inserted = !tv_flowmap_get(&v->flows, e->flow_id, &known);
-        if (inserted) {
-            known = (uint8_t)visible;
-            tv_flowmap_put_new(&v->flows, e->flow_id, known);
+        /* The flow's first event decides; one probe finds or inserts it. */
+        int inserted;
+        uint32_t s = flowmap_upsert(&v->flows, e->flow_id, (uint8_t)visible, &inserted);
+        if (s == UINT32_MAX) {
+            v->oom = 1;
+            return visible;
         }
         if (!visible) {
-            if (inserted) {
-                known = (uint8_t)(!r->has_flow || (end - r->last_flow) >= v->res);
-                tv_flowmap_set(&v->flows, e->flow_id, known);
-            }
-            visible = known;
+            if (inserted)
+                v->flows.vals[s] = (uint8_t)(!r->has_flow || (end - r->last_flow) >= v->res);
+            visible = v->flows.vals[s];
         }
         if (e->type == 3 /* TV_FLOW_END */)
-            tv_flowmap_erase(&v->flows, e->flow_id);
+            flowmap_erase_slot(&v->flows, s);
         if (visible) {
             r->last_flow = end;
             r->has_flow = 1;

@@ -32,6 +32,9 @@ int tv_flowmap_get(const struct tv_flowmap *m, uint64_t id, uint8_t *val);
 int tv_flowmap_put_new(struct tv_flowmap *m, uint64_t id, uint8_t val);
 void tv_flowmap_set(struct tv_flowmap *m, uint64_t id, uint8_t val);
 void tv_flowmap_erase(struct tv_flowmap *m, uint64_t id);
+/* The value of id, first inserted as val if absent; then erased when erase
+ * is set. Returns if_oom (and sets oom) when the table cannot grow. */
+uint8_t tv_flowmap_first(struct tv_flowmap *m, uint64_t id, uint8_t val, int erase, uint8_t if_oom);
 
 /* One row's state. */
 struct tv_row {

@@ -35,6 +35,7 @@
 #define CUSTOM_PID_FIRST 501
 #define MAX_LONG_NAME 10000
 #define ARG_INTERN_MIN 17 /* string args longer than 16 bytes are interned */
+#define MAX_HLO_IDS 4     /* "hlo_text" stat metadata ids cached per plane */
 
 enum { CTX_GPU_LAUNCH = 9, MAX_CONTEXT = 15 /* later context types read as generic */ };
 
@@ -215,14 +216,17 @@ struct meta_info {
 
 /* Host-building state. */
 struct builder {
-    struct tv_host *h;              /* the index */
-    struct xsrc *src;               /* the source record (kept for args) */
-    const struct xspace *xs;        /* the profile */
-    const struct xp_groups *groups; /* grouping, or NULL */
-    int preprocess;                 /* 1: add flows, groups, derived lines */
-    uint64_t host_id;               /* for synthesized flow ids */
-    struct meta_info *meta;         /* of the current plane */
-    uint32_t nmeta;                 /* entries in meta */
+    struct tv_host *h;                /* the index */
+    struct xsrc *src;                 /* the source record (kept for args) */
+    const struct xspace *xs;          /* the profile */
+    const struct xp_groups *groups;   /* grouping, or NULL */
+    int preprocess;                   /* 1: add flows, groups, derived lines */
+    uint64_t host_id;                 /* for synthesized flow ids */
+    struct meta_info *meta;           /* of the current plane */
+    uint32_t nmeta;                   /* entries in meta */
+    const struct xp_plane *hlo_plane; /* plane of hlo_ids */
+    int64_t hlo_ids[MAX_HLO_IDS];     /* its stat metadata ids named "hlo_text" */
+    uint32_t nhlo_ids;                /* how many (more than MAX_HLO_IDS: not cached) */
 };
 
 /* Record the "@@" frames an event with metadata m produces (long_name). */
@@ -246,11 +250,44 @@ static int meta_frames(struct builder *b, const struct xp_event_meta *m)
     return 0;
 }
 
+/* 1 if the stat's metadata is named "hlo_text" (ids of the current plane
+ * cached by add_plane; any plane when the cache is not set). */
+static int is_hlo_text(const struct builder *b, const struct xp_plane *pl, const struct xp_stat *st)
+{
+    uint32_t i;
+
+    if (b->nhlo_ids > MAX_HLO_IDS || b->hlo_plane != pl)
+        return strcmp(xp_stat_name(pl, st), "hlo_text") == 0;
+    for (i = 0; i < b->nhlo_ids; i++) {
+        if (b->hlo_ids[i] == st->meta_id)
+            return 1;
+    }
+    return 0;
+}
+
+/* Cache the ids of the plane's stat metadata named "hlo_text". */
+static void cache_hlo_ids(struct builder *b, const struct xp_plane *pl)
+{
+    uint32_t i;
+
+    b->hlo_plane = pl;
+    b->nhlo_ids = 0;
+    for (i = 0; i < pl->nsmeta; i++) {
+        /* The id must resolve to this entry, as xp_stat_name resolves it. */
+        if (strcmp(pl->smeta[i].name, "hlo_text") != 0 ||
+            xp_plane_stat_meta(pl, pl->smeta[i].id) != &pl->smeta[i])
+            continue;
+        if (b->nhlo_ids < MAX_HLO_IDS)
+            b->hlo_ids[b->nhlo_ids] = pl->smeta[i].id;
+        b->nhlo_ids++;
+    }
+}
+
 /* hlo_text string stats of length > 16 are "@@" frames too. */
 static int stat_frame(struct builder *b, const struct xp_plane *pl, const struct xp_stat *st)
 {
     if ((st->kind == XP_STAT_STR || st->kind == XP_STAT_REF) && st->len >= ARG_INTERN_MIN &&
-        strcmp(xp_stat_name(pl, st), "hlo_text") == 0)
+        is_hlo_text(b, pl, st))
         return tv_add_frame(b->h, st->str, st->len);
     return 0;
 }
@@ -492,6 +529,7 @@ static int add_plane(struct builder *b, const struct shown_plane *sp)
     b->meta = calloc(pl->nemeta ? pl->nemeta : 1, sizeof(*b->meta));
     if (b->meta == NULL)
         return -ENOMEM;
+    cache_hlo_ids(b, pl);
     for (l = 0; l < pl->nlines && rc == 0; l++) {
         const struct xp_line *ln = &pl->lines[l];
         int counter = strcmp(ln->name, "_counters_") == 0;
