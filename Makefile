@@ -19,7 +19,7 @@ PYTEST   ?= pytest-3
 DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
-           libmicrohttpd-dev bc time
+           libmicrohttpd-dev bc time chromium
 
 PKGS     = libprotobuf-c libcjson zlib
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
