@@ -387,15 +387,36 @@ void gt_pyrepr(double v, char *buf, size_t n)
         snprintf(buf, n, signbit(v) ? "-0.0" : "0.0");
         return;
     }
-    /* The shortest digits that read back as v, but at most 16 of them: the
-     * reference CSVs TraceLens publishes carry 16 significant digits. */
-    for (prec = 1; prec <= 16; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-        if (strtod(tmp, NULL) == v)
-            break;
+    /* Fast path: a whole number of thousandths (µs with ns resolution), small
+     * enough that no shorter decimal reads back as v. */
+    if (fabs(v) >= 1e-4 && fabs(v) < 1e12) {
+        double t = round(v * 1000);
+        if (t / 1000 == v) {
+            long long q = llabs((long long)t);
+            int len =
+                snprintf(tmp, sizeof(tmp), "%s%lld.%03lld", v < 0 ? "-" : "", q / 1000, q % 1000);
+            while (len > 2 && tmp[len - 1] == '0' && tmp[len - 2] != '.')
+                tmp[--len] = 0;
+            snprintf(buf, n, "%s", tmp);
+            return;
+        }
     }
-    if (prec > 16)
-        snprintf(tmp, sizeof(tmp), "%.15e", v);
+    /* The shortest digits that read back as v, but at most 16 of them: the
+     * reference CSVs TraceLens publishes carry 16 significant digits. Reading
+     * back is monotonic in the precision, so bisect. */
+    {
+        int lo = 1, hi = 16;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            snprintf(tmp, sizeof(tmp), "%.*e", mid - 1, v);
+            if (strtod(tmp, NULL) == v)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        prec = lo;
+        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
+    }
     /* tmp = [-]d.ddde[+-]xx */
     e = strchr(tmp, 'e');
     exp10 = atoi(e + 1);
@@ -562,6 +583,7 @@ static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *er
     struct gt_acc *acc = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*acc));
     int64_t *seen = malloc((xs->nplanes ? xs->nplanes : 1) * sizeof(*seen));
     size_t nacc = 0, nseen = 0, i;
+    uint8_t *cls = NULL;
     uint32_t p, l, e;
     int rc = 0;
 
@@ -576,6 +598,15 @@ static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *er
         int any = 0;
         if (strncmp(pl->name, "/device:GPU:", 12) != 0)
             continue;
+        /* Classes per event metadata: names repeat, classifying is not free. */
+        free(cls);
+        cls = malloc(pl->nemeta ? pl->nemeta : 1);
+        if (cls == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        for (e = 0; e < pl->nemeta; e++)
+            cls[e] = (uint8_t)gt_classify_jax(xp_shown_name(&pl->emeta[e]));
         a = &acc[nacc];
         a->pid = 1 + pl->id > 500 || 1 + pl->id < 1 ? 1 : 1 + pl->id;
         a->name = strdup(pl->name);
@@ -594,10 +625,9 @@ static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *er
                 continue;
             for (e = 0; e < ln->nevents; e++) {
                 const struct xp_event *ev = &ln->events[e];
-                const char *name = xp_shown_name(xp_event_meta(pl, ev));
                 double ts = (double)xp_event_start_ps(ln, ev) / 1e6;
                 double dur = (double)(ev->duration_ps > 0 ? ev->duration_ps : 1) / 1e6;
-                rc = acc_add(a, gt_classify_jax(name), ts, dur);
+                rc = acc_add(a, (enum gt_class)cls[ev->meta], ts, dur);
                 if (rc != 0)
                     break;
             }
@@ -605,6 +635,7 @@ static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *er
         if (any)
             seen[nseen++] = a->pid;
     }
+    free(cls);
     if (rc == 0)
         rc = order_accs(acc, nacc, seen, nseen);
     if (rc == 0)

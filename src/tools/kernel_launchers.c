@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,9 @@ static const struct category categories[] = {
 
 #define NCATEGORIES (sizeof(categories) / sizeof(categories[0]))
 #define UNCATEGORIZED "Uncategorized Events/XLA"
+/* Marks event metadata that is not a kernel (memcpy, memset). */
+static const char not_kernel[] = "not a kernel";
+#define NOT_KERNEL not_kernel
 
 static const char *match_category(const char *s)
 {
@@ -68,47 +72,6 @@ static const char *kernel_category(const char *name, const char *hlo_op)
     return by_name != NULL ? by_name : UNCATEGORIZED;
 }
 
-/* A kernel row. Names point into the snapshot's profiles. */
-struct row {
-    char *name;           /* kernel name (owned) */
-    const char *category; /* static */
-    double ts;            /* µs */
-    double dur;           /* µs */
-    int64_t pid;          /* TraceLens gpu pid */
-    int64_t tid;          /* stream */
-    double latency;       /* µs, NaN if no launching host event */
-    int host;             /* index among the covered hosts */
-};
-
-struct rows {
-    struct row *v;
-    size_t n, cap;
-};
-
-static int rows_push(struct rows *r, const struct row *x)
-{
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 256;
-        struct row *v = realloc(r->v, cap * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        r->v = v;
-        r->cap = cap;
-    }
-    r->v[r->n++] = *x;
-    return 0;
-}
-
-static void rows_free(struct rows *r)
-{
-    size_t i;
-
-    for (i = 0; i < r->n; i++)
-        free(r->v[i].name);
-    free(r->v);
-}
-
-/* Is a GPU stream event a kernel (TraceLens's "kernel" category)? */
 static int is_kernel_name(const char *name)
 {
     static const char *const not_kernels[] = {"copy", "memcpy", "memset"};
@@ -208,142 +171,187 @@ static int xspace_corrs(const struct xspace *xs, struct corr **vp, size_t *np)
     return 0;
 }
 
-static int rows_from_xspace(const struct xspace *xs, int host, struct rows *r)
-{
-    struct corr *corrs = NULL;
-    size_t ncorrs = 0;
-    uint32_t p, l, e;
-    int rc = xspace_corrs(xs, &corrs, &ncorrs);
+/* ---- visiting kernels in trace order ---------------------------------------- */
 
-    if (rc != 0)
-        return rc;
-    for (p = 0; p < xs->nplanes && rc == 0; p++) {
-        const struct xp_plane *pl = &xs->planes[p];
-        int64_t pid;
-        if (strncmp(pl->name, "/device:GPU:", 12) != 0)
-            continue;
-        pid = 1 + pl->id > 500 || 1 + pl->id < 1 ? 1 : 1 + pl->id;
-        for (l = 0; l < pl->nlines && rc == 0; l++) {
-            const struct xp_line *ln = &pl->lines[l];
-            const char *lname = ln->display_name[0] ? ln->display_name : ln->name;
-            if (strncmp(lname, "Stream", 6) != 0)
-                continue;
-            for (e = 0; e < ln->nevents; e++) {
-                const struct xp_event *ev = &ln->events[e];
-                const struct xp_event_meta *m = xp_event_meta(pl, ev);
-                const char *name = m->display_name[0] ? m->display_name : m->name;
-                struct xp_stat st;
-                char hlo_op[512];
-                struct row x;
-                if (!is_kernel_name(name))
-                    continue;
-                memset(&x, 0, sizeof(x));
-                hlo_op[0] = 0;
-                if (xp_event_stat(pl, ln, ev, XS_HLO_OP, &st))
-                    stat_string(&st, hlo_op, sizeof(hlo_op));
-                x.name = strdup(name);
-                if (x.name == NULL) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                x.category = kernel_category(name, hlo_op);
-                x.ts = (double)xp_event_start_ps(ln, ev) / 1e6;
-                x.dur = (double)(ev->duration_ps > 0 ? ev->duration_ps : 1) / 1e6;
-                x.pid = pid;
-                x.tid = (uint32_t)(ln->display_id ? ln->display_id : ln->id);
-                x.latency = NAN;
-                if (xp_event_stat(pl, ln, ev, XS_CORRELATION_ID, &st))
-                    x.latency = x.ts - corr_find(corrs, ncorrs, xp_stat_int(&st));
-                x.host = host;
-                rc = rows_push(r, &x);
-                if (rc != 0)
-                    free(x.name);
-            }
-        }
-    }
-    free(corrs);
-    return rc;
+/* One kernel as the visitor hands it over. name points into the profile. */
+struct kernel {
+    const char *name;     /* kernel name */
+    const char *category; /* static */
+    double ts;            /* µs */
+    double dur;           /* µs */
+    int64_t pid;          /* TraceLens gpu pid */
+    int64_t tid;          /* stream */
+    int64_t corr;         /* correlation id, CT_NONE if none or not asked */
+    int host;             /* index among the covered hosts */
+};
+
+typedef int (*kernel_fn)(void *arg, const struct kernel *k);
+
+/* A GPU stream line in trace order: (pid, tid), then file order. */
+struct line_ref {
+    const struct xp_plane *plane;
+    const struct xp_line *line;
+    int64_t pid;
+    int64_t tid;
+    uint32_t seq;
+};
+
+static int line_ref_cmp(const void *a, const void *b)
+{
+    const struct line_ref *x = a, *y = b;
+
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int rows_from_json(const struct ctrace *ct, int host, struct rows *r)
+/* Events of one line for the order comparator. */
+static const struct xp_line *sort_line;
+
+static int event_order_cmp(const void *a, const void *b)
 {
-    struct corr *corrs = NULL;
-    size_t ncorrs = 0, cap = 0, i, w;
+    const struct xp_event *x = &sort_line->events[*(const uint32_t *)a];
+    const struct xp_event *y = &sort_line->events[*(const uint32_t *)b];
+
+    if (x->offset_ps != y->offset_ps)
+        return x->offset_ps < y->offset_ps ? -1 : 1;
+    if (x->duration_ps != y->duration_ps)
+        return x->duration_ps > y->duration_ps ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The events of a line in (start, longer first) order: NULL when the file
+ * order already is that order, else a sorted index array (caller frees). */
+static int line_order(const struct xp_line *ln, uint32_t **idxp)
+{
+    uint32_t e, *idx;
+
+    *idxp = NULL;
+    for (e = 1; e < ln->nevents; e++) {
+        const struct xp_event *a = &ln->events[e - 1], *b = &ln->events[e];
+        if (a->offset_ps > b->offset_ps ||
+            (a->offset_ps == b->offset_ps && a->duration_ps < b->duration_ps))
+            break;
+    }
+    if (e >= ln->nevents)
+        return 0;
+    idx = malloc(ln->nevents * sizeof(*idx));
+    if (idx == NULL)
+        return -ENOMEM;
+    for (e = 0; e < ln->nevents; e++)
+        idx[e] = e;
+    sort_line = ln; /* qsort has no context argument; callers are serialised */
+    qsort(idx, ln->nevents, sizeof(*idx), event_order_cmp);
+    *idxp = idx;
+    return 0;
+}
+
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int visit_xspace(const struct xspace *xs, int host, int want_corr, kernel_fn fn, void *arg)
+{
+    struct line_ref *refs = NULL;
+    const char **name_cat = NULL;
+    size_t n = 0, cap = 0, i;
+    uint32_t p, l;
     int rc = 0;
 
-    for (i = 0; i < ct->nevents; i++) {
-        const struct ctrace_event *ev = &ct->events[i];
-        if (ev->pid != 701 || (ev->flags & CT_PID_STR) || ev->correlation == CT_NONE)
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        if (strncmp(pl->name, "/device:GPU:", 12) != 0)
             continue;
-        if (ncorrs == cap) {
-            struct corr *nv;
-            cap = cap ? cap * 2 : 1024;
-            nv = realloc(corrs, cap * sizeof(*nv));
-            if (nv == NULL) {
-                free(corrs);
-                return -ENOMEM;
-            }
-            corrs = nv;
-        }
-        corrs[ncorrs].id = ev->correlation;
-        corrs[ncorrs].ts = ev->ts;
-        ncorrs++;
-    }
-    if (ncorrs > 0) {
-        qsort(corrs, ncorrs, sizeof(*corrs), corr_cmp);
-        for (i = 0, w = 0; i < ncorrs; i++) {
-            if (w > 0 && corrs[w - 1].id == corrs[i].id)
+        for (l = 0; l < pl->nlines; l++) {
+            const struct xp_line *ln = &pl->lines[l];
+            const char *lname = ln->display_name[0] ? ln->display_name : ln->name;
+            if (ln->nevents == 0 || strncmp(lname, "Stream", 6) != 0)
                 continue;
-            corrs[w++] = corrs[i];
+            if (n == cap) {
+                struct line_ref *v;
+                cap = cap ? cap * 2 : 64;
+                v = realloc(refs, cap * sizeof(*v));
+                if (v == NULL) {
+                    free(refs);
+                    return -ENOMEM;
+                }
+                refs = v;
+            }
+            refs[n].plane = pl;
+            refs[n].line = ln;
+            refs[n].pid = 1 + pl->id > 500 || 1 + pl->id < 1 ? 1 : 1 + pl->id;
+            refs[n].tid = (uint32_t)(ln->display_id ? ln->display_id : ln->id);
+            refs[n].seq = (uint32_t)n;
+            n++;
         }
-        ncorrs = w;
     }
-    for (i = 0; i < ct->nevents && rc == 0; i++) {
-        const struct ctrace_event *ev = &ct->events[i];
-        const char *name = ctrace_str(ct, ev->name);
-        struct row x;
-        char hlo_op[512];
-        cJSON *args, *op;
-        if (ev->ph == 'M' || !(ev->flags & CT_HAS_TS) || !(ev->flags & CT_HAS_DUR))
-            continue;
-        if (strstr(ctrace_event_process_name(ct, ev), "/device:GPU") == NULL ||
-            strncmp(ctrace_event_thread_name(ct, ev), "Stream", 6) != 0 || !is_kernel_name(name))
-            continue;
-        hlo_op[0] = 0;
-        args = ctrace_event_args(ct, ev);
-        op = cJSON_GetObjectItemCaseSensitive(args, "hlo_op");
-        if (cJSON_IsString(op)) {
-            strncpy(hlo_op, op->valuestring, sizeof(hlo_op) - 1);
-            hlo_op[sizeof(hlo_op) - 1] = 0;
+    if (n > 0)
+        qsort(refs, n, sizeof(*refs), line_ref_cmp);
+    for (i = 0; i < n && rc == 0; i++) {
+        const struct xp_plane *pl = refs[i].plane;
+        const struct xp_line *ln = refs[i].line;
+        uint32_t *idx, k;
+        if (i == 0 || pl != refs[i - 1].plane) {
+            /* Per event metadata: kernel or not, and the category its name
+             * gives (names repeat; matching them is not free). */
+            free(name_cat);
+            name_cat = malloc((pl->nemeta ? pl->nemeta : 1) * sizeof(*name_cat));
+            if (name_cat == NULL) {
+                rc = -ENOMEM;
+                break;
+            }
+            for (k = 0; k < pl->nemeta; k++) {
+                const struct xp_event_meta *m = &pl->emeta[k];
+                const char *name = m->display_name[0] ? m->display_name : m->name;
+                name_cat[k] = is_kernel_name(name) ? match_category(name) : NOT_KERNEL;
+            }
         }
-        cJSON_Delete(args);
-        memset(&x, 0, sizeof(x));
-        x.name = strdup(name);
-        if (x.name == NULL)
-            return -ENOMEM;
-        x.category = kernel_category(name, hlo_op);
-        x.ts = ev->ts;
-        x.dur = ev->dur;
-        x.pid = ev->pid;
-        x.tid = ev->tid;
-        x.latency =
-            ev->correlation != CT_NONE ? ev->ts - corr_find(corrs, ncorrs, ev->correlation) : NAN;
-        x.host = host;
-        rc = rows_push(r, &x);
+        pthread_mutex_lock(&sort_lock);
+        rc = line_order(ln, &idx);
+        pthread_mutex_unlock(&sort_lock);
         if (rc != 0)
-            free(x.name);
+            break;
+        for (k = 0; k < ln->nevents && rc == 0; k++) {
+            const struct xp_event *ev = &ln->events[idx != NULL ? idx[k] : k];
+            const struct xp_event_meta *m = xp_event_meta(pl, ev);
+            struct kernel x;
+            struct xp_stat st;
+            char hlo_op[512];
+            const char *by_name = name_cat[ev->meta];
+            if (by_name == NOT_KERNEL)
+                continue;
+            x.name = m->display_name[0] ? m->display_name : m->name;
+            x.category = by_name != NULL ? by_name : UNCATEGORIZED;
+            if ((by_name == NULL || strncmp(by_name, "FA ", 3) != 0) &&
+                pl->stat_id[XS_HLO_OP] != XP_NO_STAT && xp_event_stat(pl, ln, ev, XS_HLO_OP, &st) &&
+                stat_string(&st, hlo_op, sizeof(hlo_op)))
+                x.category = kernel_category(x.name, hlo_op);
+            x.ts = (double)xp_event_start_ps(ln, ev) / 1e6;
+            x.dur = (double)(ev->duration_ps > 0 ? ev->duration_ps : 1) / 1e6;
+            x.pid = refs[i].pid;
+            x.tid = refs[i].tid;
+            x.corr = CT_NONE;
+            if (want_corr && xp_event_stat(pl, ln, ev, XS_CORRELATION_ID, &st))
+                x.corr = xp_stat_int(&st);
+            x.host = host;
+            rc = fn(arg, &x);
+        }
+        free(idx);
     }
-    free(corrs);
+    free(name_cat);
+    free(refs);
     return rc;
 }
 
-/* Trace order: host, pid, tid, then start ascending, longer first. */
-static int row_cmp(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
+/* JAX Chrome trace: GPU stream events, ordered by (pid, tid, ts, longer
+ * first, file order) through an index array. */
+static const struct ctrace *sort_ct;
 
-    if (x->host != y->host)
-        return x->host < y->host ? -1 : 1;
+static int ct_order_cmp(const void *a, const void *b)
+{
+    const struct ctrace_event *x = &sort_ct->events[*(const uint32_t *)a];
+    const struct ctrace_event *y = &sort_ct->events[*(const uint32_t *)b];
+
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid)
@@ -352,43 +360,142 @@ static int row_cmp(const void *a, const void *b)
         return x->ts < y->ts ? -1 : 1;
     if (x->dur != y->dur)
         return x->dur > y->dur ? -1 : 1;
-    return strcmp(x->name, y->name);
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int collect(struct tool_ctx *ctx, struct rows *r)
+static int visit_json(const struct ctrace *ct, int host, kernel_fn fn, void *arg)
 {
-    int i, n = tool_host_count(ctx), rc;
+    uint32_t *idx = malloc((ct->nevents ? ct->nevents : 1) * sizeof(*idx)), n = 0, i;
+    int rc = 0;
 
-    memset(r, 0, sizeof(*r));
-    for (i = 0; i < n; i++) {
+    if (idx == NULL)
+        return -ENOMEM;
+    for (i = 0; i < ct->nevents; i++) {
+        const struct ctrace_event *ev = &ct->events[i];
+        if (ev->ph == 'M' || !(ev->flags & CT_HAS_TS) || !(ev->flags & CT_HAS_DUR) ||
+            (ev->flags & (CT_PID_STR | CT_TID_STR)))
+            continue;
+        if (strstr(ctrace_event_process_name(ct, ev), "/device:GPU") == NULL ||
+            strncmp(ctrace_event_thread_name(ct, ev), "Stream", 6) != 0 ||
+            !is_kernel_name(ctrace_str(ct, ev->name)))
+            continue;
+        idx[n++] = i;
+    }
+    pthread_mutex_lock(&sort_lock);
+    sort_ct = ct;
+    qsort(idx, n, sizeof(*idx), ct_order_cmp);
+    pthread_mutex_unlock(&sort_lock);
+    for (i = 0; i < n && rc == 0; i++) {
+        const struct ctrace_event *ev = &ct->events[idx[i]];
+        struct kernel x;
+        char hlo_op[512];
+        cJSON *args = ctrace_event_args(ct, ev);
+        cJSON *op = cJSON_GetObjectItemCaseSensitive(args, "hlo_op");
+        hlo_op[0] = 0;
+        if (cJSON_IsString(op)) {
+            strncpy(hlo_op, op->valuestring, sizeof(hlo_op) - 1);
+            hlo_op[sizeof(hlo_op) - 1] = 0;
+        }
+        cJSON_Delete(args);
+        x.name = ctrace_str(ct, ev->name);
+        x.category = kernel_category(x.name, hlo_op);
+        x.ts = ev->ts;
+        x.dur = ev->dur;
+        x.pid = ev->pid;
+        x.tid = ev->tid;
+        x.corr = ev->correlation;
+        x.host = host;
+        rc = fn(arg, &x);
+    }
+    free(idx);
+    return rc;
+}
+
+/* Host events (pid 701) of a JAX Chrome trace with a correlation id. */
+static int json_corrs(const struct ctrace *ct, struct corr **vp, size_t *np)
+{
+    struct corr *v = NULL;
+    size_t n = 0, cap = 0, i, w;
+
+    for (i = 0; i < ct->nevents; i++) {
+        const struct ctrace_event *ev = &ct->events[i];
+        if (ev->pid != 701 || (ev->flags & CT_PID_STR) || ev->correlation == CT_NONE)
+            continue;
+        if (n == cap) {
+            struct corr *nv;
+            cap = cap ? cap * 2 : 1024;
+            nv = realloc(v, cap * sizeof(*nv));
+            if (nv == NULL) {
+                free(v);
+                return -ENOMEM;
+            }
+            v = nv;
+        }
+        v[n].id = ev->correlation;
+        v[n].ts = ev->ts;
+        n++;
+    }
+    if (n > 0) {
+        qsort(v, n, sizeof(*v), corr_cmp);
+        for (i = 0, w = 0; i < n; i++) {
+            if (w > 0 && v[w - 1].id == v[i].id)
+                continue;
+            v[w++] = v[i];
+        }
+        n = w;
+    }
+    *vp = v;
+    *np = n;
+    return 0;
+}
+
+/* Per-host state handed to the callbacks. */
+struct visit_ctx {
+    kernel_fn fn;       /* the caller's callback */
+    void *arg;          /* its argument */
+    struct corr *corrs; /* this host's launches, when asked */
+    size_t ncorrs;
+    uint64_t count; /* kernels seen */
+};
+
+/* Visit the kernels of every covered JAX host in trace order. With want_corr,
+ * k->corr is set and corr_ts() answers the launch time. */
+static int visit(struct tool_ctx *ctx, int want_corr, struct visit_ctx *vc)
+{
+    int i, n = tool_host_count(ctx), rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
         const char *host = tool_host(ctx, i);
+        vc->corrs = NULL;
+        vc->ncorrs = 0;
         if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) != NULL) {
             struct xspace *xs;
             rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err);
+            if (rc != 0)
+                return rc;
+            if (want_corr)
+                rc = xspace_corrs(xs, &vc->corrs, &vc->ncorrs);
             if (rc == 0)
-                rc = rows_from_xspace(xs, i, r);
+                rc = visit_xspace(xs, i, want_corr, vc->fn, vc);
         } else if (snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL &&
                    snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) == NULL) {
             const struct ctrace *ct;
             rc = ctrace_snapshot(ctx->snap, host, &ct, ctx->err);
+            if (rc != 0)
+                return rc;
+            if (want_corr)
+                rc = json_corrs(ct, &vc->corrs, &vc->ncorrs);
             if (rc == 0)
-                rc = rows_from_json(ct, i, r);
-        } else {
-            continue;
+                rc = visit_json(ct, i, vc->fn, vc);
         }
+        free(vc->corrs);
+        vc->corrs = NULL;
         if (rc == -ENOMEM)
-            xp_err_set(ctx->err, rc, "out of memory");
-        if (rc != 0) {
-            rows_free(r);
-            return rc;
-        }
+            return xp_err_set(ctx->err, rc, "out of memory");
     }
-    if (r->n == 0) {
-        rows_free(r);
+    if (rc == 0 && vc->count == 0)
         return xp_err_set(ctx->err, -ENOENT, "no GPU kernels found (JAX/XLA profiles only)");
-    }
-    qsort(r->v, r->n, sizeof(*r->v), row_cmp);
-    return 0;
+    return rc;
 }
 
 static void put_num(struct out *o, double v)
@@ -401,43 +508,58 @@ static void put_num(struct out *o, double v)
     out_puts(o, buf);
 }
 
-static int launchers_csv(struct tool_ctx *ctx, struct out *o)
-{
-    struct rows r;
-    size_t i;
-    int multi = tool_host_count(ctx) > 1, rc = collect(ctx, &r);
+/* ---- kernel_launchers.csv ----------------------------------------------------- */
 
-    if (rc != 0)
-        return rc;
-    out_puts(o, "name,op category,total_direct_kernel_time,direct_kernel_count,pid,tid,"
-                "GPU_kernel_launch_latency");
-    out_puts(o, multi ? ",host\n" : "\n");
-    for (i = 0; i < r.n; i++) {
-        const struct row *x = &r.v[i];
-        out_csv_str(o, x->name, strlen(x->name));
+struct csv_ctx {
+    struct visit_ctx vc; /* first: the callbacks get a struct visit_ctx * */
+    struct tool_ctx *ctx;
+    struct out *o;
+    int multi;
+};
+
+static int write_row(void *arg, const struct kernel *k)
+{
+    struct csv_ctx *c = arg;
+    struct out *o = c->o;
+    double latency = NAN;
+
+    c->vc.count++;
+    if (k->corr != CT_NONE)
+        latency = k->ts - corr_find(c->vc.corrs, c->vc.ncorrs, k->corr);
+    out_csv_str(o, k->name, strlen(k->name));
+    out_putc(o, ',');
+    out_csv_str(o, k->category, strlen(k->category));
+    out_putc(o, ',');
+    put_num(o, k->dur);
+    out_puts(o, ",1,");
+    out_i64(o, k->pid);
+    out_putc(o, ',');
+    out_i64(o, k->tid);
+    out_putc(o, ',');
+    put_num(o, latency);
+    if (c->multi) {
+        const char *h = tool_host(c->ctx, k->host);
         out_putc(o, ',');
-        out_csv_str(o, x->category, strlen(x->category));
-        out_putc(o, ',');
-        put_num(o, x->dur);
-        out_puts(o, ",1,");
-        out_i64(o, x->pid);
-        out_putc(o, ',');
-        out_i64(o, x->tid);
-        out_putc(o, ',');
-        put_num(o, x->latency);
-        if (multi) {
-            const char *h = tool_host(ctx, x->host);
-            out_putc(o, ',');
-            out_csv_str(o, h, strlen(h));
-        }
-        out_putc(o, '\n');
+        out_csv_str(o, h, strlen(h));
     }
-    rows_free(&r);
+    out_putc(o, '\n');
     return 0;
 }
 
-/* ---- summaries -------------------------------------------------------------- */
+static int launchers_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct csv_ctx c;
 
+    memset(&c, 0, sizeof(c));
+    c.vc.fn = write_row;
+    c.ctx = ctx;
+    c.o = o;
+    c.multi = tool_host_count(ctx) > 1;
+    out_puts(o, "name,op category,total_direct_kernel_time,direct_kernel_count,pid,tid,"
+                "GPU_kernel_launch_latency");
+    out_puts(o, c.multi ? ",host\n" : "\n");
+    return visit(ctx, 1, &c.vc);
+}
 struct group {
     const char *key; /* name or category */
     double sum;      /* Kahan sum of durations, µs */
@@ -485,143 +607,153 @@ static double numpy_sum(const double *v, size_t n)
     return v[0] + pairwise_sum(v + 1, n - 1);
 }
 
-static int key_cmp(const void *a, const void *b)
+/* Groups keyed by name or category, with pandas' Kahan group sums. */
+struct group_ctx {
+    struct visit_ctx vc; /* first: the callbacks get a struct visit_ctx * */
+    int by_category;
+    struct group *groups;
+    size_t ngroups, cap;
+    uint32_t *slots; /* hash slots: group index + 1, 0 = empty */
+    size_t nslots;
+    int64_t pids[512]; /* distinct pids seen (xplane gpu pids are at most 500) */
+    size_t npids;
+};
+
+static uint64_t key_hash(const char *s)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    uint64_t h = 1469598103934665603ull;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
 }
 
-/* Groups of rows by name (by_category = 0) or category, sorted by key, then
- * stably by sum descending (pandas' sort_values on these sizes). */
-static int make_groups(const struct rows *r, int by_category, struct group **gp, size_t *np)
+static int group_slots_grow(struct group_ctx *g)
 {
-    const char **keys = malloc(r->n * sizeof(*keys));
-    struct group *g;
-    size_t i, n = 0, k;
+    size_t nslots = g->nslots ? g->nslots * 2 : 256, i;
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
 
-    if (keys == NULL)
+    if (slots == NULL)
         return -ENOMEM;
-    for (i = 0; i < r->n; i++)
-        keys[i] = by_category ? r->v[i].category : r->v[i].name;
-    qsort(keys, r->n, sizeof(*keys), key_cmp);
-    g = calloc(r->n, sizeof(*g));
-    if (g == NULL) {
-        free(keys);
-        return -ENOMEM;
+    for (i = 0; i < g->ngroups; i++) {
+        size_t s = key_hash(g->groups[i].key) & (nslots - 1);
+        while (slots[s] != 0)
+            s = (s + 1) & (nslots - 1);
+        slots[s] = (uint32_t)(i + 1);
     }
-    for (i = 0; i < r->n; i++) {
-        if (n > 0 && strcmp(g[n - 1].key, keys[i]) == 0)
-            continue;
-        g[n++].key = keys[i];
-    }
-    free(keys);
-    /* Sums in row order (pandas' groupby visits rows in order). */
-    for (i = 0; i < r->n; i++) {
-        const char *key = by_category ? r->v[i].category : r->v[i].name;
-        size_t lo = 0, hi = n;
-        double y, t;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (strcmp(g[mid].key, key) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        k = lo;
-        y = r->v[i].dur - g[k].comp;
-        t = g[k].sum + y;
-        g[k].comp = t - g[k].sum - y;
-        g[k].sum = t;
-        g[k].count++;
-    }
-    /* Stable insertion sort by sum, descending. */
-    for (i = 1; i < n; i++) {
-        struct group x = g[i];
-        size_t j = i;
-        while (j > 0 && g[j - 1].sum < x.sum) {
-            g[j] = g[j - 1];
-            j--;
-        }
-        g[j] = x;
-    }
-    for (i = 0; i < n; i++)
-        g[i].ms = g[i].sum / 1000;
-    *gp = g;
-    *np = n;
+    free(g->slots);
+    g->slots = slots;
+    g->nslots = nslots;
     return 0;
 }
 
-/* Distinct pids among the rows. */
-static size_t distinct_pids(const struct rows *r)
+static int add_to_group(void *arg, const struct kernel *k)
 {
-    size_t i, k, n = 0;
-    int64_t *seen = malloc(r->n * sizeof(*seen));
+    struct group_ctx *g = arg;
+    const char *key = g->by_category ? k->category : k->name;
+    struct group *gr;
+    size_t s, i;
+    double y, t;
 
-    if (seen == NULL)
-        return 1;
-    for (i = 0; i < r->n; i++) {
-        for (k = 0; k < n && seen[k] != r->v[i].pid; k++)
-            ;
-        if (k == n)
-            seen[n++] = r->v[i].pid;
+    g->vc.count++;
+    for (i = 0; i < g->npids && g->pids[i] != k->pid; i++)
+        ;
+    if (i == g->npids && g->npids < sizeof(g->pids) / sizeof(g->pids[0]))
+        g->pids[g->npids++] = k->pid;
+    if ((g->ngroups + 1) * 2 > g->nslots && group_slots_grow(g) != 0)
+        return -ENOMEM;
+    s = key_hash(key) & (g->nslots - 1);
+    while (g->slots[s] != 0 && strcmp(g->groups[g->slots[s] - 1].key, key) != 0)
+        s = (s + 1) & (g->nslots - 1);
+    if (g->slots[s] == 0) {
+        if (g->ngroups == g->cap) {
+            size_t cap = g->cap ? g->cap * 2 : 64;
+            struct group *v = realloc(g->groups, cap * sizeof(*v));
+            if (v == NULL)
+                return -ENOMEM;
+            g->groups = v;
+            g->cap = cap;
+        }
+        memset(&g->groups[g->ngroups], 0, sizeof(*g->groups));
+        g->groups[g->ngroups].key = key;
+        g->slots[s] = (uint32_t)(++g->ngroups);
     }
-    free(seen);
-    return n ? n : 1;
+    gr = &g->groups[g->slots[s] - 1];
+    y = k->dur - gr->comp;
+    t = gr->sum + y;
+    gr->comp = t - gr->sum - y;
+    gr->sum = t;
+    gr->count++;
+    return 0;
+}
+
+static int group_key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct group *)a)->key, ((const struct group *)b)->key);
 }
 
 static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
 {
-    struct rows r;
-    struct group *g;
-    double *ms, total, cum = 0;
-    size_t n, i, ngpus;
-    int rc = collect(ctx, &r);
+    struct group_ctx g;
+    double *ms = NULL, total, cum = 0;
+    size_t i;
+    int rc;
 
-    if (rc != 0)
-        return rc;
-    rc = make_groups(&r, by_category, &g, &n);
+    memset(&g, 0, sizeof(g));
+    g.vc.fn = add_to_group;
+    g.by_category = by_category;
+    rc = visit(ctx, 0, &g.vc);
+    if (rc == 0 && (ms = malloc(g.ngroups * sizeof(*ms))) == NULL)
+        rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
     if (rc != 0) {
-        rows_free(&r);
-        return xp_err_set(ctx->err, rc, "out of memory");
+        free(g.groups);
+        free(g.slots);
+        return rc;
     }
-    ms = malloc(n * sizeof(*ms));
-    if (ms == NULL) {
-        free(g);
-        rows_free(&r);
-        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    /* groupby sorts by key; sort_values(descending) keeps ties in that order. */
+    qsort(g.groups, g.ngroups, sizeof(*g.groups), group_key_cmp);
+    for (i = 1; i < g.ngroups; i++) {
+        struct group x = g.groups[i];
+        size_t j = i;
+        while (j > 0 && g.groups[j - 1].sum < x.sum) {
+            g.groups[j] = g.groups[j - 1];
+            j--;
+        }
+        g.groups[j] = x;
     }
-    for (i = 0; i < n; i++)
-        ms[i] = g[i].ms;
-    total = numpy_sum(ms, n);
-    ngpus = distinct_pids(&r);
+    for (i = 0; i < g.ngroups; i++)
+        ms[i] = g.groups[i].ms = g.groups[i].sum / 1000;
+    total = numpy_sum(ms, g.ngroups);
     if (by_category)
         out_puts(o, "op category,Count,total_direct_kernel_time_ms,Percentage (%),"
                     "Cumulative Percentage (%),time ms per gpu\n");
     else
         out_puts(o, "name,total_direct_kernel_time_sum,Count,total_direct_kernel_time_ms,"
                     "Percentage (%),Cumulative Percentage (%),time ms per gpu\n");
-    for (i = 0; i < n; i++) {
-        double pct = g[i].ms / total * 100;
+    for (i = 0; i < g.ngroups; i++) {
+        const struct group *gr = &g.groups[i];
+        double pct = gr->ms / total * 100;
         cum = i == 0 ? pct : cum + pct;
-        out_csv_str(o, g[i].key, strlen(g[i].key));
+        out_csv_str(o, gr->key, strlen(gr->key));
         out_putc(o, ',');
         if (!by_category) {
-            put_num(o, g[i].sum);
+            put_num(o, gr->sum);
             out_putc(o, ',');
         }
-        out_u64(o, g[i].count);
+        out_u64(o, gr->count);
         out_putc(o, ',');
-        put_num(o, g[i].ms);
+        put_num(o, gr->ms);
         out_putc(o, ',');
         put_num(o, pct);
         out_putc(o, ',');
         put_num(o, cum);
         out_putc(o, ',');
-        put_num(o, g[i].ms / (double)ngpus);
+        put_num(o, gr->ms / (double)g.npids);
         out_putc(o, '\n');
     }
     free(ms);
-    free(g);
-    rows_free(&r);
+    free(g.groups);
+    free(g.slots);
     return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,44 @@ static void test_pyrepr(void **state)
     assert_string_equal(buf, "0.06926099999999999");
 }
 
+/* Random values: the text reads back as the value and no shorter precision
+ * would (the fast path for thousandths agrees with the general search). */
+static void test_pyrepr_random(void **state)
+{
+    unsigned seed = 99;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 20000; i++) {
+        char buf[64], tmp[64];
+        double v;
+        int digits = 0, k, p;
+        if (i % 2)
+            v = (double)((long long)rand_r(&seed) * 977 % 2000000000000LL) / 1000;
+        else
+            v = (double)rand_r(&seed) / (double)(rand_r(&seed) + 1) * 1e3;
+        gt_pyrepr(v, buf, sizeof(buf));
+        for (k = 0; buf[k] != 0 && buf[k] != 'e'; k++)
+            digits += buf[k] >= '0' && buf[k] <= '9';
+        for (p = 1; p <= 17; p++) {
+            snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
+            if (strtod(tmp, NULL) == v)
+                break;
+        }
+        if (p <= 16) {
+            assert_true(strtod(buf, NULL) == v);
+            /* as many significant digits as the shortest form (leading
+             * "0." zeros and trailing ".0" do not count) */
+            snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
+            assert_true(strtod(buf, NULL) == strtod(tmp, NULL));
+            assert_true(digits <= p + 6);
+        } else {
+            snprintf(tmp, sizeof(tmp), "%.15e", v);
+            assert_true(strtod(buf, NULL) == strtod(tmp, NULL));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_metrics_example), cmocka_unit_test(test_metrics_empty),
         cmocka_unit_test(test_metrics_random),  cmocka_unit_test(test_classify),
         cmocka_unit_test(test_pyset_order),     cmocka_unit_test(test_pyrepr),
+        cmocka_unit_test(test_pyrepr_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
