@@ -59,7 +59,10 @@ for size in $SIZES; do
     printf 'reader: full decode (1 thread)\t%s\t%s\t%s\t%s\n' "$mb" "$dec1" "-" "-" >> "$ROWS"
     for b in "$(dirname "$0")"/bench_*.sh; do
         [ -e "$b" ] || continue
-        sh "$b" "$BUILD" "$mb" "$logdir" >> "$ROWS" || echo "$b failed" >&2
+        # Keep tool rows only: the scripts' own baseline, ratio and comparison
+        # rows are computed here once for all.
+        sh "$b" "$BUILD" "$mb" "$logdir" | grep -v -e '^#' -e '^barewalk' -e '(target)' >> "$ROWS" ||
+            echo "$b failed" >&2
     done
 done
 
