@@ -5,6 +5,7 @@
  * renumbering) and DeriveEventsFromHostTrace (Launch Stats).
  */
 #include "derived.h"
+#include "bigalloc.h"
 #include "parallel.h"
 
 #include <errno.h>
@@ -64,10 +65,10 @@ static int sort_runs(struct sorted_ev *v, uint32_t n)
     if (k >= n)
         return 0;
     runs = malloc((n + 1) * sizeof(*runs));
-    tmp = malloc(n * sizeof(*tmp));
+    tmp = big_malloc(n * sizeof(*tmp));
     if (runs == NULL || tmp == NULL) {
         free(runs);
-        free(tmp);
+        big_free(tmp);
         return -ENOMEM;
     }
     runs[nruns++] = 0;
@@ -98,7 +99,7 @@ static int sort_runs(struct sorted_ev *v, uint32_t n)
     if (src != v)
         memcpy(v, src, n * sizeof(*v));
     free(runs);
-    free(tmp);
+    big_free(tmp);
     return 0;
 }
 
@@ -114,7 +115,7 @@ static int sorted_events(const struct xp_plane *pl, int64_t only, struct sorted_
             continue;
         n += pl->lines[l].nevents;
     }
-    v = malloc((n ? n : 1) * sizeof(*v));
+    v = big_malloc((n ? n : 1) * sizeof(*v));
     if (v == NULL)
         return -ENOMEM;
     for (l = 0; l < pl->nlines; l++) {
@@ -130,7 +131,7 @@ static int sorted_events(const struct xp_plane *pl, int64_t only, struct sorted_
         }
     }
     if (sort_runs(v, n) != 0) {
-        free(v);
+        big_free(v);
         return -ENOMEM;
     }
     *outp = v;
@@ -277,7 +278,7 @@ static int expand_or_add(struct builder_line *b, const char *name, const char *d
     l = line_of(b);
     if (l->nev == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : b->hint > 64 ? b->hint : 64;
-        struct dv_event *ev = realloc(l->ev, cap * sizeof(*ev));
+        struct dv_event *ev = big_realloc(l->ev, cap * sizeof(*ev));
         if (ev == NULL)
             return -ENOMEM;
         l->ev = ev;
@@ -345,7 +346,7 @@ static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
         snprintf(name, sizeof(name), "%d", grp);
         rc = expand_or_add(&steps, name, NULL, v[i].ts, v[i].dur, grp, 0);
     }
-    free(v);
+    big_free(v);
     if (rc == 0 && steps.li >= 0) {
         struct dv_line *l = line_of(&steps);
         for (i = 0; i < l->nev; i++) {
@@ -403,7 +404,7 @@ static void shrink_line(struct builder_line *b)
 
     if (l == NULL || l->nev == 0 || l->cap == l->nev)
         return;
-    ev = realloc(l->ev, l->nev * sizeof(*ev));
+    ev = big_realloc(l->ev, l->nev * sizeof(*ev));
     if (ev != NULL) {
         l->ev = ev;
         l->cap = l->nev;
@@ -504,7 +505,7 @@ static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p
                 reset_last(&ops, level);
         }
     }
-    free(v);
+    big_free(v);
     shrink_line(&modules);
     shrink_line(&ops);
     return rc;
@@ -834,7 +835,7 @@ void derived_free(struct derived *dv)
     if (dv == NULL)
         return;
     for (i = 0; i < dv->nlines; i++)
-        free(dv->lines[i].ev);
+        big_free(dv->lines[i].ev);
     free(dv->lines);
     if (dv->display_ids != NULL) {
         for (i = 0; i < dv->nplanes; i++)

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "bigalloc.h"
 #include "op_stats_tfop.h"
 #include "parallel.h"
 #include "wire.h"
@@ -202,7 +203,7 @@ static void *vec_push(struct vec *a)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 64;
-        void *v = realloc(a->v, cap * a->size);
+        void *v = big_realloc(a->v, cap * a->size);
         if (v == NULL)
             return NULL;
         a->v = v;
@@ -213,7 +214,7 @@ static void *vec_push(struct vec *a)
 
 static void vec_free(struct vec *a)
 {
-    free(a->v);
+    big_free(a->v);
     a->v = NULL;
     a->n = a->cap = 0;
 }
@@ -233,7 +234,7 @@ static int vec_append(struct vec *dst, struct vec *src)
     }
     if (dst->n + src->n > dst->cap) {
         size_t cap = dst->n + src->n;
-        void *v = realloc(dst->v, cap * dst->size);
+        void *v = big_realloc(dst->v, cap * dst->size);
         if (v == NULL)
             return -ENOMEM;
         dst->v = v;
@@ -834,7 +835,7 @@ static int connect_kernels(struct forest *f)
     if (f->launches.n == 0 || f->executes.n == 0)
         goto out;
     if (f->cross.cap < f->cross.n + f->executes.n) {
-        struct edge *v = realloc(f->cross.v, (f->cross.n + f->executes.n) * sizeof(*v));
+        struct edge *v = big_realloc(f->cross.v, (f->cross.n + f->executes.n) * sizeof(*v));
         if (v == NULL) {
             rc = -ENOMEM;
             goto out;
@@ -1062,10 +1063,10 @@ static int sort_cross(struct forest *f)
     f->by_child = f->cross.v;
     f->cross.v = NULL;
     f->cross.n = f->cross.cap = 0;
-    f->by_parent = malloc(m * sizeof(struct edge));
-    tmp = malloc(m * sizeof(struct edge));
+    f->by_parent = big_malloc(m * sizeof(struct edge));
+    tmp = big_malloc(m * sizeof(struct edge));
     if (f->by_parent == NULL || tmp == NULL) {
-        free(tmp);
+        big_free(tmp);
         f->cross.n = m; /* by_child still holds them for forest_free */
         return -ENOMEM;
     }
@@ -1076,10 +1077,10 @@ static int sort_cross(struct forest *f)
     }
     memcpy(f->by_parent, f->by_child, m * sizeof(struct edge));
     if (radix_edges(f->by_child, tmp, m, 1) != 0 || radix_edges(f->by_parent, tmp, m, 0) != 0) {
-        free(tmp);
+        big_free(tmp);
         return -ENOMEM;
     }
-    free(tmp);
+    big_free(tmp);
     return 0;
 }
 
@@ -1421,7 +1422,7 @@ static int mark_eager(struct forest *f)
     uint32_t i;
     int rc = 0;
 
-    f->eager = calloc(f->n ? f->n : 1, 1);
+    f->eager = big_calloc(f->n ? f->n : 1, 1);
     if (f->eager == NULL)
         return -ENOMEM;
     for (i = 0; i < f->n; i++) {
@@ -1512,6 +1513,57 @@ static int sorted_ev_cmp(const void *a, const void *b)
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* Sort v[0..n) by sorted_ev_cmp (a total order: nodes differ). Each line's
+ * events are mostly in order already: merge the ascending runs pairwise, so
+ * the cost follows the number of runs. Returns 0 or -ENOMEM. */
+static int sort_ev_runs(struct sorted_ev *v, size_t n)
+{
+    size_t *runs, nruns = 0, k, r;
+    struct sorted_ev *tmp, *src = v, *dst;
+
+    for (k = 1; k < n && sorted_ev_cmp(&v[k - 1], &v[k]) <= 0; k++)
+        ;
+    if (k >= n)
+        return 0;
+    runs = big_malloc((n + 1) * sizeof(*runs));
+    tmp = big_malloc(n * sizeof(*tmp));
+    if (runs == NULL || tmp == NULL) {
+        big_free(runs);
+        big_free(tmp);
+        return -ENOMEM;
+    }
+    runs[nruns++] = 0;
+    for (k = 1; k < n; k++) {
+        if (sorted_ev_cmp(&v[k - 1], &v[k]) > 0)
+            runs[nruns++] = k;
+    }
+    runs[nruns] = n;
+    dst = tmp;
+    while (nruns > 1) {
+        size_t m = 0;
+        for (r = 0; r < nruns; r += 2) {
+            size_t lo = runs[r], mid = runs[r + 1], i, j, o;
+            size_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
+            for (i = lo, j = mid, o = lo; i < mid && j < hi;)
+                dst[o++] = sorted_ev_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            runs[m++] = lo;
+        }
+        runs[m] = n;
+        nruns = m;
+        src = dst;
+        dst = src == v ? tmp : v;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof(*v));
+    big_free(runs);
+    big_free(tmp);
+    return 0;
+}
+
 int xp_line_id_is_derived(int64_t id)
 {
     int32_t v = (int32_t)id;
@@ -1558,7 +1610,7 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
     }
     if (n == 0)
         return 0;
-    v = malloc(n * sizeof(*v));
+    v = big_malloc(n * sizeof(*v));
     if (v == NULL)
         return -ENOMEM;
     n = 0;
@@ -1573,7 +1625,10 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
             n++;
         }
     }
-    qsort(v, n, sizeof(*v), sorted_ev_cmp);
+    if (sort_ev_runs(v, n) != 0) {
+        big_free(v);
+        return -ENOMEM;
+    }
     for (i = 0; i < n && rc == 0; i++) {
         int32_t *gp = &f->gid[v[i].node];
         if (*gp >= 0)
@@ -1583,7 +1638,7 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
         if (*gp >= 0)
             rc = push_marker(g, p, &cap, *gp, v[i].begin, v[i].begin + v[i].dur);
     }
-    free(v);
+    big_free(v);
     return rc;
 }
 
@@ -1640,8 +1695,8 @@ void xp_groups_free(struct xp_groups *g)
     free(g->nsteps);
     free(g->groups);
     if (m != NULL) {
-        free(m->gid_block);
-        free(m->eager_block);
+        big_free(m->gid_block);
+        big_free(m->eager_block);
         arena_free(&m->arena);
         free(m);
     }
@@ -1753,7 +1808,7 @@ static int scan_metadata(const struct xspace *xs, uint8_t *const *mtype, int *lo
 static int read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n)
 {
     const struct xspace *xs = g->xs;
-    int32_t *gid = malloc(((size_t)n ? n : 1) * sizeof(int32_t));
+    int32_t *gid = big_malloc(((size_t)n ? n : 1) * sizeof(int32_t));
     int64_t max_id = -1;
     char **names = NULL;
     uint32_t p, l, e, flat = 0;
@@ -1876,11 +1931,11 @@ static void forest_free(struct forest *f)
     free(f->line_plane);
     free(f->line_index);
     free(f->plane_first);
-    free(f->type);
-    free(f->flags);
-    free(f->nest_parent);
-    free(f->by_child);
-    free(f->by_parent);
+    big_free(f->type);
+    big_free(f->flags);
+    big_free(f->nest_parent);
+    big_free(f->by_child);
+    big_free(f->by_parent);
     free(f->vis_key);
     free(f->vis_gen);
     vec_free(&f->queue);
@@ -1919,10 +1974,10 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     f.line_plane = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
     f.line_index = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
     f.plane_first = malloc(((size_t)xs->nplanes + 1) * sizeof(uint32_t));
-    f.type = malloc((size_t)n + 1);
-    f.flags = calloc((size_t)n + 1, 1);
-    f.nest_parent = malloc(((size_t)n + 1) * sizeof(uint32_t));
-    f.gid = malloc(((size_t)n + 1) * sizeof(int32_t));
+    f.type = big_malloc((size_t)n + 1);
+    f.flags = big_calloc((size_t)n + 1, 1);
+    f.nest_parent = big_malloc(((size_t)n + 1) * sizeof(uint32_t));
+    f.gid = big_malloc(((size_t)n + 1) * sizeof(int32_t));
     if (f.line_plane == NULL || f.line_index == NULL || f.plane_first == NULL || f.type == NULL ||
         f.flags == NULL || f.nest_parent == NULL || f.gid == NULL)
         goto out;
@@ -1970,8 +2025,8 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     f.gid = NULL;
     f.eager = NULL;
 out:
-    free(f.gid);
-    free(f.eager);
+    big_free(f.gid);
+    big_free(f.eager);
     forest_free(&f);
     return rc;
 }

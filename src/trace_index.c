@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "bigalloc.h"
 #include "trace_json.h"
 #include "trace_levels.h"
 #include "trace_vis.h"
@@ -293,7 +294,7 @@ int tv_reserve(struct tv_host *h, size_t n)
         return 0;
     if (n > UINT32_MAX - 1)
         return -ENOMEM;
-    e = realloc(h->events, n * sizeof(*e));
+    e = big_realloc(h->events, n * sizeof(*e));
     if (e == NULL)
         return -ENOMEM;
     h->events = e;
@@ -322,7 +323,7 @@ uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned cat
 
     if (h->nflows == b->flow_cap) {
         uint32_t cap = b->flow_cap ? b->flow_cap * 2 : 1024;
-        uint64_t *f = realloc(h->flows, cap * sizeof(*f));
+        uint64_t *f = big_realloc(h->flows, cap * sizeof(*f));
         if (f == NULL)
             return 0;
         h->flows = f;
@@ -375,9 +376,9 @@ void tv_host_free(struct tv_host *h)
         free(h->devices[i].res);
     free(h->devices);
     free(h->tracks);
-    free(h->events);
-    free(h->by_level);
-    free(h->flows);
+    big_free(h->events);
+    big_free(h->by_level);
+    big_free(h->flows);
     free(h->frames);
     free(h->name_rank);
     if (h->build != NULL)

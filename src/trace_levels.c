@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigalloc.h"
+
 /* Comparator key of a track: pid, then threads before channels, then tid. */
 static uint64_t track_key(const struct tv_track *t)
 {
@@ -332,13 +334,13 @@ static void heap_down(struct merge_heap *m, uint32_t i)
 static int global_order(struct tv_host *h, uint32_t **orderp)
 {
     struct merge_heap m = {h, NULL, NULL, 0};
-    uint32_t *order = malloc((h->nevents ? h->nevents : 1) * sizeof(*order));
+    uint32_t *order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*order));
     uint32_t t, i = 0;
 
     m.pos = malloc((h->ntracks + 1) * sizeof(*m.pos));
     m.end = malloc((h->ntracks + 1) * sizeof(*m.end));
     if (order == NULL || m.pos == NULL || m.end == NULL) {
-        free(order);
+        big_free(order);
         free(m.pos);
         free(m.end);
         return -ENOMEM;
@@ -558,7 +560,7 @@ static int build_level_index(struct tv_host *h, const uint32_t *order)
         total += count[L];
     }
     h->level_start[TV_LEVELS] = total;
-    h->by_level = malloc((total ? total : 1) * sizeof(*h->by_level));
+    h->by_level = big_malloc((total ? total : 1) * sizeof(*h->by_level));
     if (h->by_level == NULL)
         return -ENOMEM;
     for (i = 0; i < h->nevents; i++) {
@@ -597,7 +599,7 @@ int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
     if (rc != 0)
         goto fail;
     number_events(h, order);
-    flow_level = malloc(h->nflows ? h->nflows : 1);
+    flow_level = big_malloc(h->nflows ? h->nflows : 1);
     if (flow_level == NULL) {
         rc = -ENOMEM;
         goto fail;
@@ -620,15 +622,15 @@ int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
         h->frames[j++] = h->frames[i];
     }
     h->nframes = j;
-    free(order);
-    free(flow_level);
+    big_free(order);
+    big_free(flow_level);
     if (h->build != NULL)
         free(h->build->slots);
     free(h->build);
     h->build = NULL;
     return 0;
 fail:
-    free(order);
-    free(flow_level);
+    big_free(order);
+    big_free(flow_level);
     return xp_err_set(err, rc, "%s: out of memory while indexing the trace", h->hostname);
 }

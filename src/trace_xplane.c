@@ -459,6 +459,7 @@ static int add_derived_line(struct builder *b, uint32_t di, uint32_t pid)
     for (k = 0; k < dl->nev; k++) {
         const struct dv_event *de = &dl->ev[k];
         struct tv_event te;
+        size_t name_len;
         memset(&te, 0, sizeof(te));
         te.ts = de->ts;
         te.dur = de->dur;
@@ -471,13 +472,13 @@ static int add_derived_line(struct builder *b, uint32_t di, uint32_t pid)
             te.name = tv_cstr(b->h, de->display != NULL ? de->display : de->name);
         if (te.name == 0 || tv_add_event(b->h, &te) != 0)
             return -ENOMEM;
-        if (de->display != NULL && strlen(de->name) >= ARG_INTERN_MIN) {
+        if (de->display != NULL && (name_len = strlen(de->name)) >= ARG_INTERN_MIN) {
             /* One frame per distinct full name: intern it to find new ones. */
             uint32_t before = tv_str_count(b->h);
-            uint32_t full = tv_cstr(b->h, de->name);
+            uint32_t full = tv_str(b->h, de->name, name_len);
             if (full == 0)
                 return -ENOMEM;
-            if (tv_str_count(b->h) != before && tv_add_frame(b->h, de->name, strlen(de->name)) != 0)
+            if (tv_str_count(b->h) != before && tv_add_frame(b->h, de->name, name_len) != 0)
                 return -ENOMEM;
         }
     }

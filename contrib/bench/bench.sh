@@ -17,7 +17,7 @@ set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 SIZES=${BENCH_SIZES:-"80 1000"}
 DIR=${BENCH_DIR:-/tmp/xprofs-bench}
-OUT=$PWD/bench-out
+OUT=${BENCH_OUT:-$PWD/bench-out}
 mkdir -p "$DIR" "$OUT"
 ROWS=$OUT/rows.tsv
 : > "$ROWS"
