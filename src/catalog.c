@@ -1,6 +1,7 @@
 /*
  * catalog.c - finding runs under LOGDIR; see catalog.h.
  */
+#include "sort.h"
 #include "catalog.h"
 
 #include <dirent.h>
@@ -227,7 +228,7 @@ static int rescan_locked(struct catalog *cat)
         if (s != NULL)
             runs[n++] = s;
     }
-    qsort(runs, n, sizeof(*runs), session_cmp);
+    xp_qsort(runs, n, sizeof(*runs), session_cmp);
     /* Drop duplicates (a name reached two ways keeps its first directory). */
     if (n > 1) {
         size_t w = 1;
@@ -355,7 +356,7 @@ void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
     pthread_mutex_unlock(&cat->lock);
     if (live == NULL)
         return;
-    qsort(live, n, sizeof(*live), by_last_used_desc);
+    xp_qsort(live, n, sizeof(*live), by_last_used_desc);
     for (i = 0; i < n; i++) {
         if ((int)i >= max_live || now - live[i]->last_used_ms > idle_ms)
             session_release(live[i]);

@@ -10,6 +10,7 @@
  * scanner is iterative (an explicit depth counter, no recursion) and checks
  * every index against the buffer end.
  */
+#include "sort.h"
 #include "ctrace.h"
 
 #include <errno.h>
@@ -905,8 +906,8 @@ static int build_metadata(struct ctrace *ct)
     }
     ct->nprocesses = pn;
     ct->nthreads = tn;
-    qsort(ct->processes, pn, sizeof(*ct->processes), proc_cmp);
-    qsort(ct->threads, tn, sizeof(*ct->threads), thread_cmp);
+    xp_qsort(ct->processes, pn, sizeof(*ct->processes), proc_cmp);
+    xp_qsort(ct->threads, tn, sizeof(*ct->threads), thread_cmp);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
  * datatable.c - DataTable JSON and CSV writers (see datatable.h).
  */
+#include "sort.h"
 #include "datatable.h"
 
 #include <math.h>
@@ -384,7 +385,7 @@ static void write_props(const struct dt_table *t, struct out *o)
         return;
     }
     memcpy(sorted, t->props, t->nprops * sizeof(*sorted));
-    qsort(sorted, t->nprops, sizeof(*sorted), prop_cmp);
+    xp_qsort(sorted, t->nprops, sizeof(*sorted), prop_cmp);
     out_puts(o, ",\"p\":{");
     for (i = 0; i < t->nprops; i++) {
         if (i > 0)

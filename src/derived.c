@@ -4,6 +4,7 @@
  * DeriveEventsFromAnnotations (XLA Modules / XLA Ops per stream, display id
  * renumbering) and DeriveEventsFromHostTrace (Launch Stats).
  */
+#include "sort.h"
 #include "derived.h"
 #include "bigalloc.h"
 #include "parallel.h"
@@ -551,7 +552,7 @@ static int derive_annotations(struct derived *dv, const struct xspace *xs, uint3
         streams[ns].nevents = pl->lines[i].nevents;
         ns++;
     }
-    qsort(streams, ns, sizeof(*streams), stream_cmp);
+    xp_qsort(streams, ns, sizeof(*streams), stream_cmp);
     for (i = 0; i < ns && rc == 0; i++) {
         uint32_t first_line = dv->nlines, k;
         if (next_id + LINES_PER_STREAM > THREAD_ID_DEVICE_DERIVED_MAX)

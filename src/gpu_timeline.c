@@ -3,6 +3,7 @@
  * gpu_timeline.h): interval algebra, classification, the three sources
  * (xplane, JAX Chrome trace, PyTorch trace) and the per-snapshot cache.
  */
+#include "sort.h"
 #include "gpu_timeline.h"
 
 #include <ctype.h>
@@ -34,7 +35,7 @@ size_t gt_merge(struct gt_interval *v, size_t n)
 
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof(*v), interval_cmp);
+    xp_qsort(v, n, sizeof(*v), interval_cmp);
     for (i = 1; i < n; i++) {
         if (v[i].start <= v[m].end) {
             if (v[i].end > v[m].end)

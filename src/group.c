@@ -19,6 +19,7 @@
  * read as is, with its own Steps line. The fast path: a profile without any
  * possible root (most JAX traces) is answered without decoding a stat.
  */
+#include "sort.h"
 #include "group.h"
 
 #include <errno.h>
@@ -728,7 +729,7 @@ static int gather(struct forest *f)
     }
     pthread_mutex_lock(&sort_lock);
     sort_nevents = f->line_base;
-    qsort(job.order, f->nlines, sizeof(*job.order), bigger_line_first);
+    xp_qsort(job.order, f->nlines, sizeof(*job.order), bigger_line_first);
     pthread_mutex_unlock(&sort_lock);
     if ((rc = parallel_for(f->nlines, 0, gather_line, &job)) != 0)
         goto out;
@@ -907,7 +908,7 @@ static int connect_contexts(struct forest *f)
     size_t n = f->contexts.n, i = 0, j, a, b;
 
     if (n > 1)
-        qsort(v, n, sizeof(*v), keyed_cmp);
+        xp_qsort(v, n, sizeof(*v), keyed_cmp);
     while (i < n) {
         size_t nprod = 0, ncons = 0;
         for (j = i; j < n && v[j].k1 == v[i].k1 && v[j].k2 == v[i].k2 && v[j].k3 == v[i].k3 &&
@@ -956,7 +957,7 @@ static int tf_loops(struct forest *f)
     int rc = 0;
 
     if (n > 1)
-        qsort(v, n, sizeof(*v), keyed_cmp);
+        xp_qsort(v, n, sizeof(*v), keyed_cmp);
     while (i < n) {
         size_t loop_end = i, iters = 0;
         int only_zero;
@@ -1477,7 +1478,7 @@ static int create_groups(struct forest *f, struct xp_groups *g)
             n++;
         }
         if (n > 1)
-            qsort(r, n, sizeof(*r), sort_root_cmp);
+            xp_qsort(r, n, sizeof(*r), sort_root_cmp);
         for (i = 0; i < n && rc == 0; i++) {
             if (f->gid[r[i].node] >= 0)
                 continue;
@@ -1992,7 +1993,7 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     if ((rc = gather(&f)) != 0)
         goto out;
     if (f.tfdata_ids.n > 1)
-        qsort(f.tfdata_ids.v, f.tfdata_ids.n, sizeof(int64_t), cmp_i64);
+        xp_qsort(f.tfdata_ids.v, f.tfdata_ids.n, sizeof(int64_t), cmp_i64);
     if ((rc = tf_loops(&f)) != 0)
         goto out;
     /* ConnectInterThread, in XProf's order, then the contexts */

@@ -1,6 +1,7 @@
 /*
  * intervals.c - interval sums, unions and iterative nesting; see intervals.h.
  */
+#include "sort.h"
 #include "intervals.h"
 
 #include <errno.h>
@@ -42,7 +43,7 @@ static int span_cmp(const void *a, const void *b)
 void xp_spans_sort(struct xp_span *v, size_t n)
 {
     if (n > 1)
-        qsort(v, n, sizeof(*v), span_cmp);
+        xp_qsort(v, n, sizeof(*v), span_cmp);
 }
 
 int64_t xp_spans_union_within(struct xp_span *v, size_t n, int64_t lo, int64_t hi)

@@ -8,6 +8,7 @@
  * is kept and renumbered 0..; each host's cores are re-keyed
  * host * 1000 + core.
  */
+#include "sort.h"
 #include "op_stats_int.h"
 
 #include <errno.h>
@@ -272,7 +273,7 @@ int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, ui
         dst->hbm_utilization_percent += s->hbm_utilization_percent;
     }
     if (dst->nhostnames > 1)
-        qsort(dst->hostnames, dst->nhostnames, sizeof(*dst->hostnames), str_ptr_cmp);
+        xp_qsort(dst->hostnames, dst->nhostnames, sizeof(*dst->hostnames), str_ptr_cmp);
     dst->kernels = malloc((nkernels ? nkernels : 1) * sizeof(*dst->kernels));
     if (dst->kernels == NULL)
         return -ENOMEM;

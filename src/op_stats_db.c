@@ -5,6 +5,7 @@
  * Ports of op_metrics_db_utils.cc, op_metrics_db_combiner.cc,
  * op_metrics_to_record.{h,cc} and kernel_stats_utils.cc (grouping by op).
  */
+#include "sort.h"
 #include "op_stats.h"
 
 #include <errno.h>
@@ -245,7 +246,7 @@ const struct op_metrics **op_db_sorted(const struct op_metrics_db *db, uint32_t 
         return NULL;
     for (i = 0; i < db->nrows; i++)
         v[i] = &db->rows[i];
-    qsort(v, db->nrows, sizeof(*v), sorted_cmp);
+    xp_qsort(v, db->nrows, sizeof(*v), sorted_cmp);
     *n = max != 0 && db->nrows > max ? max : db->nrows;
     return v;
 }
@@ -411,7 +412,7 @@ struct op_kernel_group *op_kernels_by_op(const struct op_stats *os, uint32_t *n)
         if (k->is_kernel_using_tensor_core)
             g[j].tensor_core_duration_ns += k->total_duration_ns;
     }
-    qsort(g, m, sizeof(*g), group_cmp);
+    xp_qsort(g, m, sizeof(*g), group_cmp);
     *n = m;
     return g;
 }

@@ -12,6 +12,7 @@
  *   Window.dimensions = 1; WindowDimension: window_dilation = 5,
  *                                           base_dilation = 6
  */
+#include "sort.h"
 #include "op_stats_hlo.h"
 
 #include <errno.h>
@@ -363,7 +364,7 @@ static int parse_module(struct hlo_map *m, const uint8_t *p, size_t n, struct hl
         }
     }
     if (mod->ninstrs > 1)
-        qsort(mod->instrs, mod->ninstrs, sizeof(*mod->instrs), instr_cmp);
+        xp_qsort(mod->instrs, mod->ninstrs, sizeof(*mod->instrs), instr_cmp);
     return 0;
 }
 
@@ -455,7 +456,7 @@ int hlo_map_build(const struct xspace *xs, struct hlo_map **mp, struct xp_err *e
         }
     }
     if (m->nmods > 1)
-        qsort(m->mods, m->nmods, sizeof(*m->mods), mod_cmp);
+        xp_qsort(m->mods, m->nmods, sizeof(*m->mods), mod_cmp);
     *mp = m;
     return 0;
 }

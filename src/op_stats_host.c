@@ -7,6 +7,7 @@
  * xprof/utils/op_utils.cc) and ConvertHostThreadsXPlaneToStepEvents
  * (xprof/convert/xplane_to_step_events.cc).
  */
+#include "sort.h"
 #include "op_stats_int.h"
 
 #include <errno.h>
@@ -108,7 +109,7 @@ static int replay(struct op_stats *os, struct op_metrics_db *db, struct activity
 
     if (n == 0)
         return 0;
-    qsort(acts, n, sizeof(*acts), activity_cmp);
+    xp_qsort(acts, n, sizeof(*acts), activity_cmp);
     stack = malloc(n * sizeof(*stack));
     if (stack == NULL)
         return -ENOMEM;

@@ -2,6 +2,7 @@
  * op_stats_kernel.c - the kernel stats db: reports merged by key, sorted by
  * total duration, top 1000 (xprof/utils/kernel_stats_utils.cc).
  */
+#include "sort.h"
 #include "op_stats_int.h"
 
 #include <errno.h>
@@ -161,7 +162,7 @@ int kernel_map_to_db(const struct kernel_map *km, struct op_stats *os)
 
 void kernels_sort_top(struct op_stats *os)
 {
-    qsort(os->kernels, os->nkernels, sizeof(*os->kernels), report_order);
+    xp_qsort(os->kernels, os->nkernels, sizeof(*os->kernels), report_order);
     if (os->nkernels > MAX_KERNELS)
         os->nkernels = MAX_KERNELS;
 }

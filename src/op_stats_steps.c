@@ -5,6 +5,7 @@
  * StepTime, ComputePrecisionStats) and xprof/convert/step_events_to_steps_db.cc
  * (GPU/CPU path: one core, id 1).
  */
+#include "sort.h"
 #include "op_stats_int.h"
 
 #include <errno.h>
@@ -154,7 +155,7 @@ static int non_overlapped(struct step_details *d)
         b[2 * i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
         b[2 * i + 1] = (struct boundary){d->events[i].end, d->events[i].type, 0};
     }
-    qsort(b, n, sizeof(*b), boundary_cmp);
+    xp_qsort(b, n, sizeof(*b), boundary_cmp);
     for (i = 0; i + 1 < n; i++) {
         int t = b[i].type;
         if (b[i].start) {

@@ -1,6 +1,7 @@
 /*
  * query.c - parsing and checking `?k=v&...` options; see query.h.
  */
+#include "sort.h"
 #include "query.h"
 
 #include <errno.h>
@@ -160,7 +161,7 @@ int query_parse(const char *s, const struct query_key *keys, struct query *q, st
         query_free(q);
         return rc;
     }
-    qsort(q->params, (size_t)q->n, sizeof(q->params[0]), param_cmp);
+    xp_qsort(q->params, (size_t)q->n, sizeof(q->params[0]), param_cmp);
     return 0;
 }
 

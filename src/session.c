@@ -1,6 +1,7 @@
 /*
  * session.c - runs, their snapshots and single-flight intermediates; see session.h.
  */
+#include "sort.h"
 #include "session.h"
 
 #include <dirent.h>
@@ -193,7 +194,7 @@ static int snapshot_build(struct session *s, struct snapshot **snapp, struct xp_
     }
     closedir(d);
     if (snap->nfiles > 0)
-        qsort(snap->files, snap->nfiles, sizeof(*snap->files), file_cmp);
+        xp_qsort(snap->files, snap->nfiles, sizeof(*snap->files), file_cmp);
 
     /* Hosts: from xplane files; a run without any takes its trace files. */
     snap->hosts = calloc(snap->nfiles ? snap->nfiles : 1, sizeof(*snap->hosts));
@@ -213,7 +214,7 @@ static int snapshot_build(struct session *s, struct snapshot **snapp, struct xp_
                 snap->hosts[snap->nhosts++] = snap->files[i].host;
         }
     }
-    qsort(snap->hosts, snap->nhosts, sizeof(*snap->hosts), host_cmp);
+    xp_qsort(snap->hosts, snap->nhosts, sizeof(*snap->hosts), host_cmp);
     *snapp = snap;
     return 0;
 }

@@ -2,6 +2,7 @@
  * steps.c - the step/region model: the builder both trace sources feed, and
  * the once-per-snapshot intermediate; see steps.h and steps_build.h.
  */
+#include "sort.h"
 #include "steps.h"
 
 #include <errno.h>
@@ -151,7 +152,7 @@ int st_add_name(struct st_builder *b, const char *name, size_t len, struct xp_er
 void st_sort_names(struct st_builder *b)
 {
     if (b->m->nstep_names > 1)
-        qsort(b->m->step_names, b->m->nstep_names, sizeof(*b->m->step_names), name_cmp);
+        xp_qsort(b->m->step_names, b->m->nstep_names, sizeof(*b->m->step_names), name_cmp);
 }
 
 const char *st_has_name(const struct st_builder *b, const char *name, size_t len)
@@ -198,7 +199,7 @@ void st_sort_events(struct st_ev *ev, uint32_t n)
             break;
     }
     if (i < n)
-        qsort(ev, n, sizeof(*ev), ev_cmp);
+        xp_qsort(ev, n, sizeof(*ev), ev_cmp);
 }
 
 /* 1 if e belongs to the step s: it starts inside it, or is a point at its end. */

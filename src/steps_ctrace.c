@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "steps_build.h"
 
 #define PS_LIMIT_US 9.0e12 /* |µs| beyond which ps no longer fit an int64 */
@@ -208,7 +209,7 @@ static struct track_key *step_tracks(const struct ctrace *ct, const char **tab, 
         free(keys);
         return calloc(1, sizeof(*keys));
     }
-    qsort(keys, k, sizeof(*keys), key_cmp);
+    xp_qsort(keys, k, sizeof(*keys), key_cmp);
     for (i = 1, *n = 1; i < k; i++) {
         if (key_cmp(&keys[i], &keys[*n - 1]) != 0)
             keys[(*n)++] = keys[i];
@@ -310,7 +311,7 @@ static int feed(struct st_builder *b, const struct ctrace *ct, const char **tab,
         mem[n++] = (struct member){(uint32_t)(hit - keys), i};
     }
     if (n > 1)
-        qsort(mem, n, sizeof(*mem), member_cmp);
+        xp_qsort(mem, n, sizeof(*mem), member_cmp);
     rc = feed_tracks(b, ct, tab, mem, n, err);
     free(mem);
     free(keys);

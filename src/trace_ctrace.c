@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "ctrace.h"
 #include "trace_index.h"
 #include "trace_json.h"
@@ -152,7 +153,7 @@ static int collect_procs(const struct ctrace *ct, struct proc **procsp, uint32_t
         n++;
     }
     if (n > 0)
-        qsort(procs, n, sizeof(*procs), proc_cmp);
+        xp_qsort(procs, n, sizeof(*procs), proc_cmp);
     *procsp = procs;
     *np = n;
     return 0;

@@ -4,6 +4,7 @@
  * event details) when a tool reads it, and its place among the snapshot's
  * intermediates. Sorting and zoom levels are in trace_levels.c.
  */
+#include "sort.h"
 #include "trace_index.h"
 
 #include <errno.h>
@@ -560,7 +561,7 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
     if (rc == 0) {
         /* events[] is in output order: ascending index is the answer. */
         if (out.n > 1)
-            qsort(out.v, out.n, sizeof(*out.v), cmp_u32);
+            xp_qsort(out.v, out.n, sizeof(*out.v), cmp_u32);
         *idxp = out.v;
         *np = out.n;
         out.v = NULL;

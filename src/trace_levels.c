@@ -16,6 +16,7 @@
  * FLOW_END event (XProf keeps it for the whole trace), which bounds memory by
  * the flows still open; only a flow id reused after its end can differ.
  */
+#include "sort.h"
 #include "trace_levels.h"
 
 #include <errno.h>
@@ -612,10 +613,10 @@ int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
     if (rc != 0)
         goto fail;
     if (h->ndevices > 1)
-        qsort(h->devices, h->ndevices, sizeof(*h->devices), device_cmp);
+        xp_qsort(h->devices, h->ndevices, sizeof(*h->devices), device_cmp);
     /* Stack frames: ascending hash, duplicates removed. */
     if (h->nframes > 1)
-        qsort(h->frames, h->nframes, sizeof(*h->frames), frame_cmp);
+        xp_qsort(h->frames, h->nframes, sizeof(*h->frames), frame_cmp);
     for (i = 0, j = 0; i < h->nframes; i++) {
         if (j > 0 && h->frames[j - 1].hash == h->frames[i].hash)
             continue;

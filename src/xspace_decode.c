@@ -7,6 +7,7 @@
  * from the mapped file into each line's event array. Nothing else is
  * allocated per event.
  */
+#include "sort.h"
 #include "xspace.h"
 
 #include <errno.h>
@@ -192,7 +193,7 @@ static int plan_tasks(struct xspace *xs, struct decode_job *job, struct xp_err *
         }
     }
     job->ntasks = k;
-    qsort(job->tasks, job->ntasks, sizeof(*job->tasks), task_cmp);
+    xp_qsort(job->tasks, job->ntasks, sizeof(*job->tasks), task_cmp);
     return 0;
 }
 

@@ -7,6 +7,7 @@
  * decoded by several threads) without decoding them. Event and stat metadata
  * entries are small and decoded with protobuf-c into the arena.
  */
+#include "sort.h"
 #include "xspace.h"
 
 #include <errno.h>
@@ -451,7 +452,7 @@ static int index_lines(struct xspace *xs, struct xp_err *err)
             k++;
         }
     }
-    qsort(tasks, n, sizeof(*tasks), line_task_cmp);
+    xp_qsort(tasks, n, sizeof(*tasks), line_task_cmp);
     rc = parallel_for(n, 0, index_line_task, tasks);
     if (rc != 0) {
         for (i = 0; i < n; i++) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "ctrace.h"
 #include "gpu_timeline.h"
 #include "tool.h"
@@ -155,7 +156,7 @@ static int xspace_corrs(const struct xspace *xs, struct corr **vp, size_t *np)
     }
     /* Stable by id: mergesort-free approach, keep the latest start. */
     if (n > 0) {
-        qsort(v, n, sizeof(*v), corr_cmp);
+        xp_qsort(v, n, sizeof(*v), corr_cmp);
         for (i = 0, w = 0; i < n; i++) {
             if (w > 0 && v[w - 1].id == v[i].id) {
                 if (v[i].ts > v[w - 1].ts)
@@ -243,7 +244,7 @@ static int line_order(const struct xp_line *ln, uint32_t **idxp)
     for (e = 0; e < ln->nevents; e++)
         idx[e] = e;
     sort_line = ln; /* qsort has no context argument; callers are serialised */
-    qsort(idx, ln->nevents, sizeof(*idx), event_order_cmp);
+    xp_qsort(idx, ln->nevents, sizeof(*idx), event_order_cmp);
     *idxp = idx;
     return 0;
 }
@@ -286,7 +287,7 @@ static int visit_xspace(const struct xspace *xs, int host, int want_corr, kernel
         }
     }
     if (n > 0)
-        qsort(refs, n, sizeof(*refs), line_ref_cmp);
+        xp_qsort(refs, n, sizeof(*refs), line_ref_cmp);
     for (i = 0; i < n && rc == 0; i++) {
         const struct xp_plane *pl = refs[i].plane;
         const struct xp_line *ln = refs[i].line;
@@ -383,7 +384,7 @@ static int visit_json(const struct ctrace *ct, int host, kernel_fn fn, void *arg
     }
     pthread_mutex_lock(&sort_lock);
     sort_ct = ct;
-    qsort(idx, n, sizeof(*idx), ct_order_cmp);
+    xp_qsort(idx, n, sizeof(*idx), ct_order_cmp);
     pthread_mutex_unlock(&sort_lock);
     for (i = 0; i < n && rc == 0; i++) {
         const struct ctrace_event *ev = &ct->events[idx[i]];
@@ -436,7 +437,7 @@ static int json_corrs(const struct ctrace *ct, struct corr **vp, size_t *np)
         n++;
     }
     if (n > 0) {
-        qsort(v, n, sizeof(*v), corr_cmp);
+        xp_qsort(v, n, sizeof(*v), corr_cmp);
         for (i = 0, w = 0; i < n; i++) {
             if (w > 0 && v[w - 1].id == v[i].id)
                 continue;
@@ -711,7 +712,7 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
         return rc;
     }
     /* groupby sorts by key; sort_values(descending) keeps ties in that order. */
-    qsort(g.groups, g.ngroups, sizeof(*g.groups), group_key_cmp);
+    xp_qsort(g.groups, g.ngroups, sizeof(*g.groups), group_key_cmp);
     for (i = 1; i < g.ngroups; i++) {
         struct group x = g.groups[i];
         size_t j = i;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "tool.h"
 
 static int name_cmp(const void *a, const void *b)
@@ -95,7 +96,7 @@ static int module_list_produce(struct tool_ctx *ctx, struct out *o)
         }
     }
     if (rc == 0) {
-        qsort(names, n, sizeof(*names), name_cmp);
+        xp_qsort(names, n, sizeof(*names), name_cmp);
         out_putc(o, '[');
         for (i = 0; i < n; i++) {
             if (i > 0)

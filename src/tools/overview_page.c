@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "datatable.h"
 #include "op_stats.h"
 #include "op_stats_input.h"
@@ -258,7 +259,7 @@ static int diagnostics_table(const struct op_stats *os, const struct ip_analysis
     if (os->nerrors > 0)
         memcpy(errors, os->errors, os->nerrors * sizeof(*errors));
     if (ne > 1)
-        qsort(errors, ne, sizeof(*errors), str_cmp);
+        xp_qsort(errors, ne, sizeof(*errors), str_cmp);
     if (ne == 0 && strcmp(os->device_type, "CPU") != 0 && os->device_core_count <= 0)
         errors[ne++] = "No TensorCore device trace was collected. This might happen if your job "
                        "hadn't been run on the device when sampling was turned on. You could try "

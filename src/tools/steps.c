@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "steps.h"
 #include "tool.h"
 
@@ -448,7 +449,7 @@ static double percentile(const int64_t *v, uint64_t n, double p)
 /* min, median, mean, max, p90 of v[0..n) (sorted here) with sum. */
 static void summarize(int64_t *v, uint64_t n, int64_t sum, double out5[5])
 {
-    qsort(v, n, sizeof(*v), i64_cmp);
+    xp_qsort(v, n, sizeof(*v), i64_cmp);
     out5[0] = (double)v[0];
     out5[1] = percentile(v, n, 0.5);
     out5[2] = (double)sum / (double)n;
@@ -580,7 +581,7 @@ static int write_aggs(struct out *o, int json, struct collect *c)
     uint64_t i, j, na = 0;
 
     if (c->n > 0) {
-        qsort(c->e, c->n, sizeof(*c->e), entry_cmp);
+        xp_qsort(c->e, c->n, sizeof(*c->e), entry_cmp);
         aggs = malloc(c->n * sizeof(*aggs));
         tmp = malloc(c->n * sizeof(*tmp));
         if (aggs == NULL || tmp == NULL) {
@@ -595,7 +596,7 @@ static int write_aggs(struct out *o, int json, struct collect *c)
         aggregate(c->e, i, j, tmp, &aggs[na++]);
     }
     if (na > 1)
-        qsort(aggs, na, sizeof(*aggs), agg_cmp);
+        xp_qsort(aggs, na, sizeof(*aggs), agg_cmp);
     for (i = 0; i < na; i++)
         write_agg(o, json, i == 0, &aggs[i], c->step_ps);
     free(aggs);

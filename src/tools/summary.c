@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "tool.h"
 
 static int name_cmp(const void *a, const void *b)
@@ -31,7 +32,7 @@ static void write_stat_names(struct out *o, const struct xp_plane *pl)
     }
     for (i = 0; i < pl->nsmeta; i++)
         names[n++] = pl->smeta[i].name;
-    qsort(names, n, sizeof(*names), name_cmp);
+    xp_qsort(names, n, sizeof(*names), name_cmp);
     for (i = 0; i < n; i++) {
         if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
             continue;

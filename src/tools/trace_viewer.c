@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "tool.h"
 #include "trace_index.h"
 #include "trace_json.h"
@@ -179,7 +180,7 @@ static int collect_frames(const struct host_part *parts, int nparts, struct fram
             all[k++] = parts[p].h->frames[i];
     }
     if (total > 1)
-        qsort(all, total, sizeof(*all), frame_cmp);
+        xp_qsort(all, total, sizeof(*all), frame_cmp);
     for (i = 0, j = 0; i < total; i++) {
         if (j > 0 && all[j - 1].hash == all[i].hash)
             continue;

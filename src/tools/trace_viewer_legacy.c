@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
 #include "tool.h"
 #include "trace_index.h"
 #include "trace_json.h"
@@ -143,7 +144,7 @@ static int collect(struct legacy *lg)
                 rc = push_line(lg, order[i], -1, (int32_t)l, derived_key(dv->lines[l].id));
         }
         if (rc == 0)
-            qsort(lg->lines + first, lg->nlines - first, sizeof(*lg->lines), legacy_line_cmp);
+            xp_qsort(lg->lines + first, lg->nlines - first, sizeof(*lg->lines), legacy_line_cmp);
     }
     free(order);
     return rc;
@@ -445,7 +446,7 @@ static void write_event(struct out *o, const struct legacy *lg, const struct leg
     if (m.oom)
         o->oom = 1;
     if (m.n > 1)
-        qsort(m.v, m.n, sizeof(*m.v), kv_cmp);
+        xp_qsort(m.v, m.n, sizeof(*m.v), kv_cmp);
     out_putc(o, '{');
     if (m.n > 0) {
         out_puts(o, "\"args\": {");
@@ -567,7 +568,7 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
         return xp_err_set(ctx->err, rc, "out of memory");
     }
     if (n > cap) {
-        qsort(ev, n, sizeof(*ev), event_ts_cmp);
+        xp_qsort(ev, n, sizeof(*ev), event_ts_cmp);
         n = (uint32_t)cap;
     }
     out_puts(o, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\n"
