@@ -7,12 +7,21 @@
 #include <string.h>
 
 extern const struct tool tool_summary_json;
-extern const struct tool tool_trace_viewer_json;
-extern const struct tool tool_trace_viewer_legacy_json;
 extern const struct tool tool_hosts_json;
 extern const struct tool tool_tools_json;
 extern const struct tool tool_errors_txt;
 extern const struct tool tool_module_list_json;
+
+extern const struct tool tool_overview_page_json;
+extern const struct tool tool_input_pipeline_analyzer_json;
+extern const struct tool tool_framework_op_stats_json;
+extern const struct tool tool_framework_op_stats_csv;
+extern const struct tool tool_kernel_stats_json;
+extern const struct tool tool_kernel_stats_csv;
+
+extern const struct tool tool_trace_viewer_json;
+extern const struct tool tool_trace_viewer_legacy_json;
+
 extern const struct tool tool_steps_csv;
 extern const struct tool tool_steps_json;
 extern const struct tool tool_regions_csv;
@@ -24,24 +33,40 @@ extern const struct tool tool_gpu_timeline_json;
 extern const struct tool tool_kernel_launchers_csv;
 extern const struct tool tool_kernel_launchers_summary_csv;
 extern const struct tool tool_kernel_launchers_summary_by_category_csv;
-extern const struct tool tool_overview_page_json;
-extern const struct tool tool_input_pipeline_analyzer_json;
-extern const struct tool tool_framework_op_stats_json;
-extern const struct tool tool_framework_op_stats_csv;
-extern const struct tool tool_kernel_stats_json;
-extern const struct tool tool_kernel_stats_csv;
+
+/* clang-format off */
 const struct tool *const tool_table[] = {
-    &tool_overview_page_json, &tool_input_pipeline_analyzer_json,
-    &tool_framework_op_stats_json, &tool_framework_op_stats_csv,
-    &tool_kernel_stats_json, &tool_kernel_stats_csv,
-    &tool_trace_viewer_json, &tool_trace_viewer_legacy_json,
-    &tool_steps_csv, &tool_steps_json, &tool_regions_csv, &tool_regions_json,
-    &tool_gpu_timeline_csv, &tool_gpu_events_averages_csv, &tool_gpu_timeline_json,
-    &tool_kernel_launchers_csv, &tool_kernel_launchers_summary_csv,
+    /* the run itself (summary.c, hosts.c, tools_json.c, errors.c, module_list.c) */
+    &tool_summary_json,
+    &tool_hosts_json,
+    &tool_tools_json,
+    &tool_errors_txt,
+    &tool_module_list_json,
+    /* XProf's op statistics (overview_page.c, input_pipeline.c, framework_op_stats.c, kernel_stats.c) */
+    &tool_overview_page_json,
+    &tool_input_pipeline_analyzer_json,
+    &tool_framework_op_stats_json,
+    &tool_framework_op_stats_csv,
+    &tool_kernel_stats_json,
+    &tool_kernel_stats_csv,
+    /* XProf's trace viewer (trace_viewer.c, trace_viewer_legacy.c) */
+    &tool_trace_viewer_json,
+    &tool_trace_viewer_legacy_json,
+    /* steps and regions (steps.c) */
+    &tool_steps_csv,
+    &tool_steps_json,
+    &tool_regions_csv,
+    &tool_regions_json,
+    /* TraceLens's GPU timeline and kernel launchers (gpu_timeline.c, kernel_launchers.c) */
+    &tool_gpu_timeline_csv,
+    &tool_gpu_events_averages_csv,
+    &tool_gpu_timeline_json,
+    &tool_kernel_launchers_csv,
+    &tool_kernel_launchers_summary_csv,
     &tool_kernel_launchers_summary_by_category_csv,
-    &tool_summary_json, &tool_hosts_json,       &tool_tools_json,
-    &tool_errors_txt,   &tool_module_list_json, NULL,
+    NULL,
 };
+/* clang-format on */
 
 const struct tool *tool_find(const char *file, unsigned scope)
 {
