@@ -388,18 +388,32 @@ void gt_pyrepr(double v, char *buf, size_t n)
         snprintf(buf, n, signbit(v) ? "-0.0" : "0.0");
         return;
     }
-    /* Fast path: a whole number of thousandths (µs with ns resolution), small
-     * enough that no shorter decimal reads back as v. */
-    if (fabs(v) >= 1e-4 && fabs(v) < 1e12) {
-        double t = round(v * 1000);
-        if (t / 1000 == v) {
-            long long q = llabs((long long)t);
-            int len =
-                snprintf(tmp, sizeof(tmp), "%s%lld.%03lld", v < 0 ? "-" : "", q / 1000, q % 1000);
-            while (len > 2 && tmp[len - 1] == '0' && tmp[len - 2] != '.')
-                tmp[--len] = 0;
-            snprintf(buf, n, "%s", tmp);
-            return;
+    /* Fast paths: a whole number of thousandths (µs with ns resolution) below
+     * 1e12, or of millionths (ps resolution) below 1e9. There the value's ulp is
+     * far below the last decimal, so no shorter decimal reads back as v, and the
+     * digits with trailing zeros trimmed are exactly Python's repr. */
+    if (fabs(v) >= 1e-4) {
+        static const struct {
+            double scale;
+            double limit;
+            int places;
+            long long div;
+        } fast[] = {{1e3, 1e12, 3, 1000}, {1e6, 1e9, 6, 1000000}};
+        size_t f;
+        for (f = 0; f < sizeof(fast) / sizeof(fast[0]); f++) {
+            double t;
+            if (fabs(v) >= fast[f].limit)
+                continue;
+            t = round(v * fast[f].scale);
+            if (t / fast[f].scale == v) {
+                long long q = llabs((long long)t);
+                int len = snprintf(tmp, sizeof(tmp), "%s%lld.%0*lld", v < 0 ? "-" : "",
+                                   q / fast[f].div, fast[f].places, q % fast[f].div);
+                while (len > 2 && tmp[len - 1] == '0' && tmp[len - 2] != '.')
+                    tmp[--len] = 0;
+                snprintf(buf, n, "%s", tmp);
+                return;
+            }
         }
     }
     /* The shortest digits that read back as v, but at most 16 of them: the

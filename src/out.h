@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OUT_CHUNK (1u << 20) /* bytes per chunk; every chunk but the last is full */
+#define OUT_CHUNK (2u << 20) /* bytes per chunk; every chunk but the last is full */
 
 struct out {
     char **chunks;  /* chunk pointers, each OUT_CHUNK bytes */
