@@ -108,9 +108,6 @@ $(BUILD)/ui-proxy/%.o: ui-proxy/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/xprofs-barewalk: $(BUILD)/contrib/bench/barewalk.o
-	$(CC) $(LDFLAGS) -o $@ $^
-
 $(BUILD)/xprofs-ui: $(BUILD)/ui-proxy/assets_data.o
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -53,55 +53,10 @@ static int sorted_cmp(const void *a, const void *b)
     return x->event < y->event ? -1 : x->event > y->event;
 }
 
-/* Sort v[0..n) by sorted_cmp (a total order). Each line's events are
- * mostly in order already: merge the ascending runs pairwise, so the cost
- * follows the number of runs. Returns 0 or -ENOMEM. */
-static int sort_runs(struct sorted_ev *v, uint32_t n)
+static int sorted_cmp_ctx(const void *a, const void *b, void *ctx)
 {
-    uint32_t *runs, nruns = 0, k, r;
-    struct sorted_ev *tmp, *src = v, *dst;
-
-    for (k = 1; k < n && sorted_cmp(&v[k - 1], &v[k]) <= 0; k++)
-        ;
-    if (k >= n)
-        return 0;
-    runs = malloc((n + 1) * sizeof(*runs));
-    tmp = big_malloc(n * sizeof(*tmp));
-    if (runs == NULL || tmp == NULL) {
-        free(runs);
-        big_free(tmp);
-        return -ENOMEM;
-    }
-    runs[nruns++] = 0;
-    for (k = 1; k < n; k++) {
-        if (sorted_cmp(&v[k - 1], &v[k]) > 0)
-            runs[nruns++] = k;
-    }
-    runs[nruns] = n;
-    dst = tmp;
-    while (nruns > 1) {
-        uint32_t m = 0;
-        for (r = 0; r < nruns; r += 2) {
-            uint32_t lo = runs[r], mid = runs[r + 1], i, j, o;
-            uint32_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
-            for (i = lo, j = mid, o = lo; i < mid && j < hi;)
-                dst[o++] = sorted_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-            runs[m++] = lo;
-        }
-        runs[m] = n;
-        nruns = m;
-        src = dst;
-        dst = src == v ? tmp : v;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof(*v));
-    free(runs);
-    big_free(tmp);
-    return 0;
+    (void)ctx;
+    return sorted_cmp(a, b);
 }
 
 /* Events of the given lines (all non-derived lines if only < 0), sorted. */
@@ -131,7 +86,7 @@ static int sorted_events(const struct xp_plane *pl, int64_t only, struct sorted_
             k++;
         }
     }
-    if (sort_runs(v, n) != 0) {
+    if (xp_sort_runs(v, n, sizeof(*v), sorted_cmp_ctx, NULL) != 0) {
         big_free(v);
         return -ENOMEM;
     }

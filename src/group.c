@@ -1514,55 +1514,10 @@ static int sorted_ev_cmp(const void *a, const void *b)
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Sort v[0..n) by sorted_ev_cmp (a total order: nodes differ). Each line's
- * events are mostly in order already: merge the ascending runs pairwise, so
- * the cost follows the number of runs. Returns 0 or -ENOMEM. */
-static int sort_ev_runs(struct sorted_ev *v, size_t n)
+static int sorted_ev_cmp_ctx(const void *a, const void *b, void *ctx)
 {
-    size_t *runs, nruns = 0, k, r;
-    struct sorted_ev *tmp, *src = v, *dst;
-
-    for (k = 1; k < n && sorted_ev_cmp(&v[k - 1], &v[k]) <= 0; k++)
-        ;
-    if (k >= n)
-        return 0;
-    runs = big_malloc((n + 1) * sizeof(*runs));
-    tmp = big_malloc(n * sizeof(*tmp));
-    if (runs == NULL || tmp == NULL) {
-        big_free(runs);
-        big_free(tmp);
-        return -ENOMEM;
-    }
-    runs[nruns++] = 0;
-    for (k = 1; k < n; k++) {
-        if (sorted_ev_cmp(&v[k - 1], &v[k]) > 0)
-            runs[nruns++] = k;
-    }
-    runs[nruns] = n;
-    dst = tmp;
-    while (nruns > 1) {
-        size_t m = 0;
-        for (r = 0; r < nruns; r += 2) {
-            size_t lo = runs[r], mid = runs[r + 1], i, j, o;
-            size_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
-            for (i = lo, j = mid, o = lo; i < mid && j < hi;)
-                dst[o++] = sorted_ev_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-            runs[m++] = lo;
-        }
-        runs[m] = n;
-        nruns = m;
-        src = dst;
-        dst = src == v ? tmp : v;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof(*v));
-    big_free(runs);
-    big_free(tmp);
-    return 0;
+    (void)ctx;
+    return sorted_ev_cmp(a, b);
 }
 
 int xp_line_id_is_derived(int64_t id)
@@ -1626,7 +1581,7 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
             n++;
         }
     }
-    if (sort_ev_runs(v, n) != 0) {
+    if (xp_sort_runs(v, n, sizeof(*v), sorted_ev_cmp_ctx, NULL) != 0) {
         big_free(v);
         return -ENOMEM;
     }

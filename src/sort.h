@@ -1,5 +1,6 @@
 /*
- * sort.h - qsort that accepts empty arrays.
+ * sort.h - sorting helpers: qsort that accepts empty arrays, and a merge of
+ * ascending runs for arrays that are mostly in order already.
  *
  * qsort's array argument is declared non-null, and an empty array is often a
  * NULL pointer here; UBSan (rightly) reports such calls. xp_qsort skips arrays
@@ -16,5 +17,14 @@ static inline void xp_qsort(void *base, size_t n, size_t size,
     if (n > 1)
         qsort(base, n, size, cmp);
 }
+
+/* Comparator with a context pointer (like qsort_r's). */
+typedef int (*xp_cmp_ctx_fn)(const void *a, const void *b, void *ctx);
+
+/* Sort base[0..n) of size-byte elements by cmp, stably: find the ascending
+ * runs and merge them pairwise, so the cost follows the number of runs, not
+ * the number of elements (events of one timeline come almost sorted).
+ * Returns 0 or -ENOMEM (the array is then unchanged). */
+int xp_sort_runs(void *base, size_t n, size_t size, xp_cmp_ctx_fn cmp, void *ctx);
 
 #endif

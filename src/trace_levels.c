@@ -154,70 +154,10 @@ static int track_out_cmp(const void *a, const void *b, void *arg)
     return c;
 }
 
-/* Merge the sorted runs a[0..na) and b[0..nb) into out. */
-static void merge_two(const struct tv_host *h, const struct tv_event *a, uint32_t na,
-                      const struct tv_event *b, uint32_t nb, struct tv_event *out)
+/* tv_event_cmp with the host as qsort_r-style context. */
+static int track_cmp(const void *a, const void *b, void *h)
 {
-    uint32_t i = 0, j = 0, k = 0;
-
-    while (i < na && j < nb) {
-        if (tv_event_cmp(h, &b[j], &a[i]) < 0)
-            out[k++] = b[j++];
-        else
-            out[k++] = a[i++];
-    }
-    memcpy(&out[k], &a[i], (na - i) * sizeof(*out));
-    k += na - i;
-    memcpy(&out[k], &b[j], (nb - j) * sizeof(*out));
-}
-
-/* Sort one track's events by the comparator (a total order, so any correct
- * sort gives the same result). Events of a line are mostly in order already:
- * find the ascending runs and merge them pairwise, so the cost follows the
- * number of runs, not the number of events. tmp holds c events. */
-static int sort_track(const struct tv_host *h, struct tv_event *ev, uint32_t c)
-{
-    uint32_t *runs, nruns = 0, k, r;
-    struct tv_event *tmp, *src = ev, *dst;
-
-    if (c < 2)
-        return 0;
-    for (k = 1; k < c && tv_event_cmp(h, &ev[k - 1], &ev[k]) <= 0; k++)
-        ;
-    if (k == c)
-        return 0;
-    runs = malloc((c + 1) * sizeof(*runs));
-    tmp = malloc(c * sizeof(*tmp));
-    if (runs == NULL || tmp == NULL) {
-        free(runs);
-        free(tmp);
-        return -ENOMEM;
-    }
-    runs[nruns++] = 0;
-    for (k = 1; k < c; k++) {
-        if (tv_event_cmp(h, &ev[k - 1], &ev[k]) > 0)
-            runs[nruns++] = k;
-    }
-    runs[nruns] = c;
-    dst = tmp;
-    while (nruns > 1) {
-        uint32_t n = 0;
-        for (r = 0; r < nruns; r += 2) {
-            uint32_t lo = runs[r], mid = runs[r + 1];
-            uint32_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
-            merge_two(h, &src[lo], mid - lo, &src[mid], hi - mid, &dst[lo]);
-            runs[n++] = lo;
-        }
-        runs[n] = c;
-        nruns = n;
-        src = dst;
-        dst = src == ev ? tmp : ev;
-    }
-    if (src != ev)
-        memcpy(ev, src, c * sizeof(*ev));
-    free(runs);
-    free(tmp);
-    return 0;
+    return tv_event_cmp(h, a, b);
 }
 
 static int order_tracks(struct tv_host *h)
@@ -283,7 +223,7 @@ static int order_tracks(struct tv_host *h)
         struct tv_event *ev = &h->events[sorted[t].first];
         uint32_t c = sorted[t].count;
         if (rc == 0)
-            rc = sort_track(h, ev, c);
+            rc = xp_sort_runs(ev, c, sizeof(*ev), track_cmp, h);
     }
     free(new_of_old);
     free(old_of_new);

@@ -1,0 +1,64 @@
+/*
+ * sort.c - sorting mostly-sorted arrays by merging their ascending runs; see sort.h.
+ */
+#include "sort.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "bigalloc.h"
+
+int xp_sort_runs(void *base, size_t n, size_t size, xp_cmp_ctx_fn cmp, void *ctx)
+{
+    char *v = base, *tmp, *src, *dst;
+    size_t *runs, nruns = 0, k, r;
+
+    if (n < 2)
+        return 0;
+    for (k = 1; k < n && cmp(v + (k - 1) * size, v + k * size, ctx) <= 0; k++)
+        ;
+    if (k >= n)
+        return 0;
+    runs = big_malloc((n + 1) * sizeof(*runs));
+    tmp = big_malloc(n * size);
+    if (runs == NULL || tmp == NULL) {
+        big_free(runs);
+        big_free(tmp);
+        return -ENOMEM;
+    }
+    runs[nruns++] = 0;
+    for (k = 1; k < n; k++) {
+        if (cmp(v + (k - 1) * size, v + k * size, ctx) > 0)
+            runs[nruns++] = k;
+    }
+    runs[nruns] = n;
+    src = v;
+    dst = tmp;
+    while (nruns > 1) {
+        size_t m = 0;
+        for (r = 0; r < nruns; r += 2) {
+            size_t lo = runs[r], mid = runs[r + 1], i = lo, j = mid, o = lo;
+            size_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
+            while (i < mid && j < hi) {
+                /* ties take the left run first: the merge is stable */
+                if (cmp(src + j * size, src + i * size, ctx) < 0)
+                    memcpy(dst + o++ * size, src + j++ * size, size);
+                else
+                    memcpy(dst + o++ * size, src + i++ * size, size);
+            }
+            memcpy(dst + o * size, src + i * size, (mid - i) * size);
+            o += mid - i;
+            memcpy(dst + o * size, src + j * size, (hi - j) * size);
+            runs[m++] = lo;
+        }
+        runs[m] = n;
+        nruns = m;
+        src = dst;
+        dst = src == v ? tmp : v;
+    }
+    if (src != v)
+        memcpy(v, src, n * size);
+    big_free(runs);
+    big_free(tmp);
+    return 0;
+}
