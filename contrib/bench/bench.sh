@@ -14,6 +14,7 @@
 # Cold = first read after mounting/starting; warm = the same read again.
 # The table goes to bench-out/bench.md and between the bench markers of README.md.
 set -eu
+. "$(dirname "$0")/lib.sh"
 BUILD=$(cd "${1:-build}" && pwd)
 SIZES=${BENCH_SIZES:-"80 1000"}
 DIR=${BENCH_DIR:-/tmp/xprofs-bench}
@@ -33,11 +34,6 @@ best3() {
         if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
     done
     printf '%.4f' "$best"
-}
-
-# peak RSS in MB of a command
-peak_mb() {
-    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
 }
 
 for size in $SIZES; do

@@ -11,31 +11,7 @@
 # (gpu_timeline cold <= trace viewer cold) when that tool exists.
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
-
-secs() {
-    s=$(date +%s.%N)
-    "$@" > /dev/null
-    e=$(date +%s.%N)
-    echo "$e - $s" | bc -l | awk '{printf "%.4f", $1}'
-}
-
-peak_mb() {
-    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
-}
-
-# one_file LOGDIR RUN FILE MB
-one_file() {
-    path="$2/$3"
-    if ! "$BUILD/xprofs" cat "$1" "$path" > /dev/null 2>&1; then
-        return 0
-    fi
-    rss=$(peak_mb "$BUILD/xprofs" cat "$1" "$path")
-    cold=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w1=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w2=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    warm=$(printf '%s\n%s\n' "$w1" "$w2" | sort -n | head -1)
-    printf '%s\t%s\t%s\t%s\t%s\n' "$3" "$4" "$cold" "$warm" "$rss"
-}
+. "$(dirname "$0")/lib.sh"
 
 # bench LOGDIR MB
 bench() {

@@ -14,29 +14,8 @@
 # in the mount's snapshot); warm is a second read (kernel page cache).
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 TOOLS="overview_page.json input_pipeline_analyzer.json framework_op_stats.json kernel_stats.json framework_op_stats.csv kernel_stats.csv"
-
-secs() {
-    s=$(date +%s.%N)
-    "$@" > /dev/null
-    e=$(date +%s.%N)
-    echo "$e - $s" | bc -l | awk '{printf "%.4f", $1}'
-}
-
-peak_mb() {
-    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
-}
-
-# one_file LOGDIR RUN FILE MB
-one_file() {
-    path="$2/$3"
-    cold=$(secs "$BUILD/xprofs" cat "$1" "$path") || return 0
-    w1=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w2=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    warm=$(printf '%s\n%s\n' "$w1" "$w2" | sort -n | head -1)
-    rss=$(peak_mb "$BUILD/xprofs" cat "$1" "$path")
-    printf '%s\t%s\t%s\t%s\t%s\n' "$3" "$4" "$cold" "$warm" "$rss"
-}
 
 # mounted LOGDIR RUN MB: the tools once op_stats exists in the mount
 mounted() {

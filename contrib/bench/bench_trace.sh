@@ -16,19 +16,8 @@
 # profile and building the index; warm = the best of two more runs.
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 
-now() { date +%s.%N; }
-
-secs() {
-    s=$(now)
-    "$@" > /dev/null
-    e=$(now)
-    echo "$e - $s" | bc -l | awk '{printf "%.4f", $1}'
-}
-
-peak_mb() {
-    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
-}
 
 row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@"; }
 

@@ -122,8 +122,8 @@ def test_no_escape(tmp_path, mount, xcat):
     mnt = mount(logdir)
     assert os.listdir(mnt / "r1" / "raw") == ["good.xplane.pb"]
     assert not (mnt / "outside").exists()
-    assert not os.path.exists(str(mnt / "r1") + "/../../secret.xplane.pb") or \
-        os.path.realpath(str(mnt / "r1") + "/../..") != str(tmp_path)
+    # The mount shows the run and README.txt, nothing from outside LOGDIR.
+    assert sorted(os.listdir(mnt)) == ["README.txt", "r1"]
     for bad in ["../secret.xplane.pb", "r1/../../secret.xplane.pb", "r1/raw/../../x",
                 "/etc/passwd", "r1/raw/evil.xplane.pb"]:
         r = xcat(logdir, bad, check=False)
