@@ -433,6 +433,17 @@ static int token_double(const struct scan *sc, size_t a, size_t b, double *v)
     return 0;
 }
 
+/* 1 if the number token s[a..b) is a JSON integer (no '.', 'e' or 'E'):
+ * Python's json module reads it as an int, not a float. */
+static int token_is_integer(const struct scan *sc, size_t a, size_t b)
+{
+    for (; a < b; a++) {
+        if (sc->s[a] == '.' || sc->s[a] == 'e' || sc->s[a] == 'E')
+            return 0;
+    }
+    return 1;
+}
+
 /* The token s[a..b) as an integer: JSON integers, integral doubles, and
  * strings holding a decimal or 0x-hex integer. 1 if it is one. */
 static int token_int(const struct scan *sc, size_t a, size_t b, int64_t *v)
@@ -605,7 +616,7 @@ static int read_event(struct ctrace *ct, struct scan *sc, struct ctrace_event *e
         case 4: /* "ts" "ph" "id" */
             if (key_is(&sub, ka, kb, "ts")) {
                 if (token_double(&sub, va, vb, &ev->ts))
-                    ev->flags |= CT_HAS_TS;
+                    ev->flags |= CT_HAS_TS | (token_is_integer(&sub, va, vb) ? CT_TS_INT : 0);
             } else if (key_is(&sub, ka, kb, "ph")) {
                 if (sub.s[va] == '"' && vb - va > 2)
                     ev->ph = sub.s[va + 1];
@@ -620,7 +631,7 @@ static int read_event(struct ctrace *ct, struct scan *sc, struct ctrace_event *e
         case 5: /* "dur" "pid" "tid" "cat" */
             if (key_is(&sub, ka, kb, "dur")) {
                 if (token_double(&sub, va, vb, &ev->dur))
-                    ev->flags |= CT_HAS_DUR;
+                    ev->flags |= CT_HAS_DUR | (token_is_integer(&sub, va, vb) ? CT_DUR_INT : 0);
             } else if (key_is(&sub, ka, kb, "pid")) {
                 rc = read_id_field(ct, &sub, va, vb, vesc, &ev->pid, &ev->flags, CT_PID_STR);
             } else if (key_is(&sub, ka, kb, "tid")) {

@@ -43,6 +43,8 @@ enum ctrace_flags {
     CT_PID_STR = 4,         /* "pid" was a string: pid holds its string id */
     CT_TID_STR = 8,         /* "tid" was a string: tid holds its string id */
     CT_BIND_ENCLOSING = 16, /* flow event with "bp":"e" */
+    CT_TS_INT = 32,         /* "ts" was a JSON integer (Python reads an int) */
+    CT_DUR_INT = 64,        /* "dur" was a JSON integer */
 };
 
 /* One trace event. Times are microseconds as the file writes them, parsed

@@ -29,13 +29,22 @@ static int interval_cmp(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static int interval_cmp_ctx(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return interval_cmp(a, b);
+}
+
 size_t gt_merge(struct gt_interval *v, size_t n)
 {
     size_t i, m = 0;
 
     if (n == 0)
         return 0;
-    xp_qsort(v, n, sizeof(*v), interval_cmp);
+    /* Intervals come in runs sorted by start (one per stream): merge the
+     * runs; qsort if there is no memory for that. */
+    if (xp_sort_runs(v, n, sizeof(*v), interval_cmp_ctx, NULL) != 0)
+        xp_qsort(v, n, sizeof(*v), interval_cmp);
     for (i = 1; i < n; i++) {
         if (v[i].start <= v[m].end) {
             if (v[i].end > v[m].end)
@@ -89,27 +98,31 @@ double gt_length(const struct gt_interval *v, size_t n)
 
 int gt_metrics(struct gt_interval *cls[3], size_t ncls[3], double metric[GT_NMETRICS])
 {
-    size_t ncomp, ncomm, nmem, nall = ncls[0] + ncls[1] + ncls[2], nx, nmc, nem, k;
-    struct gt_interval *all, *tmp;
+    size_t ncomp, ncomm, nmem, nall = ncls[0] + ncls[1] + ncls[2], nx, nmc, nem, ntmp;
+    struct gt_interval *all, *tmp, *second;
 
     if (nall == 0)
         return -EINVAL;
+    ncomp = gt_merge(cls[GT_COMPUTATION], ncls[GT_COMPUTATION]);
+    ncomm = gt_merge(cls[GT_COMMUNICATION], ncls[GT_COMMUNICATION]);
+    nmem = gt_merge(cls[GT_MEMCPY], ncls[GT_MEMCPY]);
+    /* The union of all intervals is the union of the merged classes (the
+     * same connected pieces), which are fewer and already in order. */
+    nall = ncomp + ncomm + nmem;
+    ntmp = ncomp + (ncomm > nmem ? ncomm : nmem) + 1;
     all = malloc(nall * sizeof(*all));
-    tmp = malloc((2 * nall + 2) * sizeof(*tmp));
+    tmp = malloc(ntmp * sizeof(*tmp));
     if (all == NULL || tmp == NULL) {
         free(all);
         free(tmp);
         return -ENOMEM;
     }
-    nx = 0;
-    for (k = 0; k < 3; k++) {
-        if (ncls[k] > 0)
-            memcpy(all + nx, cls[k], ncls[k] * sizeof(*all));
-        nx += ncls[k];
-    }
-    ncomp = gt_merge(cls[GT_COMPUTATION], ncls[GT_COMPUTATION]);
-    ncomm = gt_merge(cls[GT_COMMUNICATION], ncls[GT_COMMUNICATION]);
-    nmem = gt_merge(cls[GT_MEMCPY], ncls[GT_MEMCPY]);
+    if (ncomp > 0)
+        memcpy(all, cls[GT_COMPUTATION], ncomp * sizeof(*all));
+    if (ncomm > 0)
+        memcpy(all + ncomp, cls[GT_COMMUNICATION], ncomm * sizeof(*all));
+    if (nmem > 0)
+        memcpy(all + ncomp + ncomm, cls[GT_MEMCPY], nmem * sizeof(*all));
     nall = gt_merge(all, nall);
 
     metric[GT_TOTAL_TIME] = all[nall - 1].end - all[0].start;
@@ -121,17 +134,15 @@ int gt_metrics(struct gt_interval *cls[3], size_t ncls[3], double metric[GT_NMET
     /* (memcpy \ comp) \ comm: the first result lives in tmp[0..nmc), the
      * second after it. Each subtraction yields at most nb + na pieces. */
     nmc = gt_subtract(cls[GT_COMPUTATION], ncomp, cls[GT_MEMCPY], nmem, tmp);
-    {
-        struct gt_interval *second = malloc((nmc + ncomm + 1) * sizeof(*second));
-        if (second == NULL) {
-            free(all);
-            free(tmp);
-            return -ENOMEM;
-        }
-        nem = gt_subtract(cls[GT_COMMUNICATION], ncomm, tmp, nmc, second);
-        metric[GT_EXPOSED_MEMCPY_TIME] = gt_length(second, nem);
-        free(second);
+    second = malloc((nmc + ncomm + 1) * sizeof(*second));
+    if (second == NULL) {
+        free(all);
+        free(tmp);
+        return -ENOMEM;
     }
+    nem = gt_subtract(cls[GT_COMMUNICATION], ncomm, tmp, nmc, second);
+    metric[GT_EXPOSED_MEMCPY_TIME] = gt_length(second, nem);
+    free(second);
     metric[GT_BUSY_TIME] = gt_length(all, nall);
     metric[GT_IDLE_TIME] = metric[GT_TOTAL_TIME] - metric[GT_BUSY_TIME];
     free(all);
@@ -368,105 +379,6 @@ fallback: /* out of memory: first-seen order */
     return m;
 }
 
-/* ---- Python float repr ----------------------------------------------------- */
-
-void gt_pyrepr(double v, char *buf, size_t n)
-{
-    char tmp[40], digits[20];
-    int prec, exp10, nd, k, pos;
-    char *e;
-
-    if (isnan(v)) {
-        snprintf(buf, n, "nan");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(buf, n, v > 0 ? "inf" : "-inf");
-        return;
-    }
-    if (v == 0) {
-        snprintf(buf, n, signbit(v) ? "-0.0" : "0.0");
-        return;
-    }
-    /* Fast paths: a whole number of thousandths (µs with ns resolution) below
-     * 1e12, or of millionths (ps resolution) below 1e9. There the value's ulp is
-     * far below the last decimal, so no shorter decimal reads back as v, and the
-     * digits with trailing zeros trimmed are exactly Python's repr. */
-    if (fabs(v) >= 1e-4) {
-        static const struct {
-            double scale;
-            double limit;
-            int places;
-            long long div;
-        } fast[] = {{1e3, 1e12, 3, 1000}, {1e6, 1e9, 6, 1000000}};
-        size_t f;
-        for (f = 0; f < sizeof(fast) / sizeof(fast[0]); f++) {
-            double t;
-            if (fabs(v) >= fast[f].limit)
-                continue;
-            t = round(v * fast[f].scale);
-            if (t / fast[f].scale == v) {
-                long long q = llabs((long long)t);
-                int len = snprintf(tmp, sizeof(tmp), "%s%lld.%0*lld", v < 0 ? "-" : "",
-                                   q / fast[f].div, fast[f].places, q % fast[f].div);
-                while (len > 2 && tmp[len - 1] == '0' && tmp[len - 2] != '.')
-                    tmp[--len] = 0;
-                snprintf(buf, n, "%s", tmp);
-                return;
-            }
-        }
-    }
-    /* The shortest digits that read back as v, but at most 16 of them: the
-     * reference CSVs TraceLens publishes carry 16 significant digits. Reading
-     * back is monotonic in the precision, so bisect. */
-    {
-        int lo = 1, hi = 16;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            snprintf(tmp, sizeof(tmp), "%.*e", mid - 1, v);
-            if (strtod(tmp, NULL) == v)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        prec = lo;
-        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-    }
-    /* tmp = [-]d.ddde[+-]xx */
-    e = strchr(tmp, 'e');
-    exp10 = atoi(e + 1);
-    nd = 0;
-    for (k = tmp[0] == '-' ? 1 : 0; tmp + k < e; k++) {
-        if (tmp[k] != '.')
-            digits[nd++] = tmp[k];
-    }
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    digits[nd] = 0;
-    pos = 0;
-    if (v < 0)
-        buf[pos++] = '-';
-    if (exp10 < -4 || exp10 >= 16) {
-        pos += snprintf(buf + pos, n - pos, "%c", digits[0]);
-        if (nd > 1)
-            pos += snprintf(buf + pos, n - pos, ".%s", digits + 1);
-        snprintf(buf + pos, n - pos, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
-    } else if (exp10 < 0) {
-        pos += snprintf(buf + pos, n - pos, "0.");
-        for (k = 0; k < -exp10 - 1; k++)
-            buf[pos++] = '0';
-        snprintf(buf + pos, n - pos, "%s", digits);
-    } else {
-        for (k = 0; k <= exp10; k++)
-            buf[pos++] = k < nd ? digits[k] : '0';
-        buf[pos++] = '.';
-        if (nd > exp10 + 1)
-            snprintf(buf + pos, n - pos, "%s", digits + exp10 + 1);
-        else
-            snprintf(buf + pos, n - pos, "0");
-    }
-}
-
 /* ---- building devices ------------------------------------------------------ */
 
 /* Growable interval lists of one device. */
@@ -477,6 +389,21 @@ struct gt_acc {
     size_t n[3], cap[3];
     uint64_t nevents;
 };
+
+/* Room for n more intervals of class c. */
+static int acc_reserve(struct gt_acc *a, enum gt_class c, size_t n)
+{
+    struct gt_interval *v;
+
+    if (a->n[c] + n <= a->cap[c])
+        return 0;
+    v = realloc(a->v[c], (a->n[c] + n) * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    a->v[c] = v;
+    a->cap[c] = a->n[c] + n;
+    return 0;
+}
 
 static int acc_add(struct gt_acc *a, enum gt_class c, double ts, double dur)
 {
@@ -593,6 +520,17 @@ static const char *xp_shown_name(const struct xp_event_meta *m)
     return m->display_name[0] ? m->display_name : m->name;
 }
 
+/* A line whose events count: named "Stream #...", or unnamed with an id
+ * below 100. */
+static int counted_line(const struct xp_line *ln)
+{
+    const char *lname = ln->display_name[0] ? ln->display_name : ln->name;
+
+    if (lname[0] != 0)
+        return strncmp(lname, "Stream #", 8) == 0;
+    return (uint32_t)(ln->display_id ? ln->display_id : ln->id) < 100;
+}
+
 static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *err)
 {
     struct gt_acc *acc = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*acc));
@@ -600,7 +538,8 @@ static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *er
     size_t nacc = 0, nseen = 0, i;
     uint8_t *cls = NULL;
     uint32_t p, l, e;
-    int rc = 0;
+    size_t count[3];
+    int rc = 0, c;
 
     if (acc == NULL || seen == NULL) {
         free(acc);
@@ -630,13 +569,22 @@ static int from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *er
             break;
         }
         nacc++;
+        /* Count each class first: the arrays are allocated once. */
+        memset(count, 0, sizeof(count));
+        for (l = 0; l < pl->nlines; l++) {
+            const struct xp_line *ln = &pl->lines[l];
+            if (!counted_line(ln))
+                continue;
+            for (e = 0; e < ln->nevents; e++)
+                count[cls[ln->events[e].meta]]++;
+        }
+        for (c = 0; c < 3 && rc == 0; c++)
+            rc = acc_reserve(a, (enum gt_class)c, count[c]);
         for (l = 0; l < pl->nlines && rc == 0; l++) {
             const struct xp_line *ln = &pl->lines[l];
-            const char *lname = ln->display_name[0] ? ln->display_name : ln->name;
             if (ln->nevents > 0)
                 any = 1;
-            if (lname[0] != 0 ? strncmp(lname, "Stream #", 8) != 0
-                              : (uint32_t)(ln->display_id ? ln->display_id : ln->id) >= 100)
+            if (!counted_line(ln))
                 continue;
             for (e = 0; e < ln->nevents; e++) {
                 const struct xp_event *ev = &ln->events[e];

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_gpu.sh - gpu_timeline.csv and kernel_launchers.csv on generated profiles.
+# bench_gpu.sh - the TraceLens tables (gpu_timeline, kernel_launchers) on generated profiles.
 #
 #   contrib/bench/bench_gpu.sh BUILD_DIR                 80 MB and 1 GB, made here
 #   contrib/bench/bench_gpu.sh BUILD_DIR SIZE_MB LOGDIR  one profile (from bench.sh)
@@ -7,8 +7,9 @@
 # Prints rows tool<TAB>profile_MB<TAB>cold_s<TAB>warm_s<TAB>peak_rss_MB. Each
 # read is one `xprofs cat` process (the converter core, no FUSE): cold = the
 # first read of the file, warm = the best of two more; peak RSS of the cold
-# run. The trace viewer's cold time is printed alongside for the target
-# (gpu_timeline cold <= trace viewer cold) when that tool exists.
+# run. Covers gpu_timeline.csv / .json and the three kernel_launchers tables;
+# the trace viewer's times (resolution=8000, what the UI asks for) are printed
+# alongside for the target (each table cold <= trace viewer cold).
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 . "$(dirname "$0")/lib.sh"
@@ -16,13 +17,15 @@ BUILD=$(cd "${1:-build}" && pwd)
 # bench LOGDIR MB
 bench() {
     run=$("$BUILD/xprofs" ls "$1" | grep "/$" | head -1 | tr -d /)
-    for f in gpu_timeline.csv kernel_launchers.csv; do
+    for f in gpu_timeline.csv gpu_timeline.json kernel_launchers.csv \
+        kernel_launchers_summary.csv kernel_launchers_summary_by_category.csv; do
         one_file "$1" "$run" "$f" "$2"
     done
-    # The target: the trace viewer's cold time on the same profile (one read).
+    # The target: the trace viewer at the resolution the UI asks for, on the
+    # same profile (cold = first read, as for the rows above).
     if "$BUILD/xprofs" ls "$1" "$run" | grep -qx trace_viewer.json; then
-        printf 'trace_viewer.json (target)\t%s\t%s\t-\t-\n' "$2" \
-            "$(secs "$BUILD/xprofs" cat "$1" "$run/trace_viewer.json")"
+        one_file "$1" "$run" "trace_viewer.json?resolution=8000" "$2" |
+            sed 's/^trace_viewer.json?resolution=8000/& (target)/'
     fi
 }
 

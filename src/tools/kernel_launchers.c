@@ -9,8 +9,8 @@
  * correlation_id. Summaries group by name / category with pandas' arithmetic
  * (Kahan group sums, numpy pairwise totals, running cumulative percentages).
  *
- * Sources: .xplane.pb hosts and JAX Chrome traces. PyTorch traces are not
- * served here (TraceLens's PyTorch launchers need its CPU-op tree).
+ * Sources: .xplane.pb hosts and JAX Chrome traces. PyTorch runs get
+ * TraceLens's CPU-op launchers instead (pt_launchers.c, hooked in below).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include "sort.h"
 #include "ctrace.h"
 #include "gpu_timeline.h"
+#include "pt_launchers.h"
 #include "tool.h"
 
 /* TraceLens's JaxOpKeys.ClassCategories, in its order. */
@@ -100,32 +101,116 @@ static int corr_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static double corr_find(const struct corr *v, size_t n, int64_t id)
+static int corr_cmp_ctx(const void *a, const void *b, void *ctx)
 {
-    struct corr key = {id, 0};
-    const struct corr *c = bsearch(&key, v, n, sizeof(key), corr_cmp);
-    return c != NULL ? c->ts : NAN;
+    (void)ctx;
+    return corr_cmp(a, b);
 }
 
-static int stat_string(const struct xp_stat *st, char *buf, size_t n)
+/* Sort by id: host events come in runs of ascending ids (one per thread),
+ * which xp_sort_runs merges; qsort when out of memory for that. */
+static void corr_sort(struct corr *v, size_t n)
 {
-    size_t len;
+    if (xp_sort_runs(v, n, sizeof(*v), corr_cmp_ctx, NULL) != 0)
+        xp_qsort(v, n, sizeof(*v), corr_cmp);
+}
 
-    if (st->kind != XP_STAT_STR && st->kind != XP_STAT_REF)
+static double corr_find(const struct corr *v, size_t n, int64_t id)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].id == id ? v[lo].ts : NAN;
+}
+
+/* Launch start by correlation id: a table indexed by id - base when the ids
+ * are dense (as runtimes hand them out), else the sorted pairs. */
+struct launches {
+    struct corr *sorted; /* by id, one per id */
+    size_t n;
+    double *dense; /* [id - base], NaN where no launch has the id */
+    int64_t base;
+    uint64_t range;
+};
+
+static void launches_free(struct launches *t)
+{
+    free(t->sorted);
+    free(t->dense);
+    memset(t, 0, sizeof(*t));
+}
+
+static double launch_ts(const struct launches *t, int64_t id)
+{
+    if (t->dense != NULL) {
+        uint64_t slot = (uint64_t)id - (uint64_t)t->base;
+        return slot < t->range ? t->dense[slot] : NAN;
+    }
+    return corr_find(t->sorted, t->n, id);
+}
+
+/* Index v[0..n) (taken over) keeping the latest start per id: directly when
+ * the ids span less than four times their number, else sorted. */
+static int launches_latest(struct launches *t, struct corr *v, size_t n)
+{
+    int64_t lo, hi;
+    size_t i, w;
+
+    memset(t, 0, sizeof(*t));
+    if (n == 0) {
+        free(v);
         return 0;
-    len = st->len < n - 1 ? st->len : n - 1;
-    memcpy(buf, st->str, len);
-    buf[len] = 0;
-    return 1;
+    }
+    lo = hi = v[0].id;
+    for (i = 1; i < n; i++) {
+        if (v[i].id < lo)
+            lo = v[i].id;
+        if (v[i].id > hi)
+            hi = v[i].id;
+    }
+    if ((uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)n + 1024) {
+        t->range = (uint64_t)hi - (uint64_t)lo + 1;
+        t->base = lo;
+        t->dense = malloc(t->range * sizeof(*t->dense));
+        if (t->dense != NULL) {
+            for (i = 0; i < t->range; i++)
+                t->dense[i] = NAN;
+            for (i = 0; i < n; i++) {
+                double *d = &t->dense[(uint64_t)v[i].id - (uint64_t)lo];
+                if (isnan(*d) || v[i].ts > *d)
+                    *d = v[i].ts;
+            }
+            free(v);
+            return 0;
+        }
+    }
+    corr_sort(v, n);
+    for (i = 0, w = 0; i < n; i++) {
+        if (w > 0 && v[w - 1].id == v[i].id) {
+            if (v[i].ts > v[w - 1].ts)
+                v[w - 1].ts = v[i].ts;
+            continue;
+        }
+        v[w++] = v[i];
+    }
+    t->sorted = v;
+    t->n = w;
+    return 0;
 }
 
 /* Host-side events with a correlation id on /host:CPU planes. Where several
  * share an id, the last in trace order (thread, then time) wins, as in
  * TraceLens's linking loop. */
-static int xspace_corrs(const struct xspace *xs, struct corr **vp, size_t *np)
+static int xspace_corrs(const struct xspace *xs, struct launches *t)
 {
     struct corr *v = NULL;
-    size_t n = 0, cap = 0, i, w;
+    size_t n = 0, cap = 0;
     uint32_t p, l, e;
 
     for (p = 0; p < xs->nplanes; p++) {
@@ -154,22 +239,7 @@ static int xspace_corrs(const struct xspace *xs, struct corr **vp, size_t *np)
             }
         }
     }
-    /* Stable by id: mergesort-free approach, keep the latest start. */
-    if (n > 0) {
-        xp_qsort(v, n, sizeof(*v), corr_cmp);
-        for (i = 0, w = 0; i < n; i++) {
-            if (w > 0 && v[w - 1].id == v[i].id) {
-                if (v[i].ts > v[w - 1].ts)
-                    v[w - 1].ts = v[i].ts;
-                continue;
-            }
-            v[w++] = v[i];
-        }
-        n = w;
-    }
-    *vp = v;
-    *np = n;
-    return 0;
+    return launches_latest(t, v, n);
 }
 
 /* ---- visiting kernels in trace order ---------------------------------------- */
@@ -177,7 +247,9 @@ static int xspace_corrs(const struct xspace *xs, struct corr **vp, size_t *np)
 /* One kernel as the visitor hands it over. name points into the profile. */
 struct kernel {
     const char *name;     /* kernel name */
-    const char *category; /* static */
+    size_t name_len;      /* its length */
+    int name_plain;       /* 1: a CSV field as is (no comma, quote, line break) */
+    const char *category; /* static, a CSV field as is */
     double ts;            /* µs */
     double dur;           /* µs */
     int64_t pid;          /* TraceLens gpu pid */
@@ -251,14 +323,155 @@ static int line_order(const struct xp_line *ln, uint32_t **idxp)
 
 static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int visit_xspace(const struct xspace *xs, int host, int want_corr, kernel_fn fn, void *arg)
+static int csv_plain(const char *s, size_t n)
+{
+    return memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL && memchr(s, '\n', n) == NULL &&
+           memchr(s, '\r', n) == NULL;
+}
+
+/* What the event metadata of a plane give every kernel: the category of the
+ * name (NOT_KERNEL for memcpy / memset, NULL for none) and the name. */
+struct meta_info {
+    const char *by_name;
+    const char *name;
+    size_t name_len;
+    int name_plain;
+};
+
+/* The category an hlo_op text gives (match_category on at most its first
+ * HLO_OP_MAX bytes, up to a NUL, as a C string), cached by the text: ops
+ * repeat across kernels and matching them is not free. */
+#define HLO_OP_MAX 511
+
+struct op_entry {
+    const char *text; /* NULL: empty slot */
+    size_t len;
+    const char *category; /* NULL: no category */
+};
+
+struct op_cache {
+    struct op_entry *slots;
+    size_t nslots; /* a power of two */
+    size_t used;
+};
+
+static uint64_t bytes_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ^ (h >> 32);
+}
+
+static int op_cache_grow(struct op_cache *c)
+{
+    size_t nslots = c->nslots ? c->nslots * 2 : 256, i;
+    struct op_entry *slots = calloc(nslots, sizeof(*slots));
+
+    if (slots == NULL)
+        return -ENOMEM;
+    for (i = 0; i < c->nslots; i++) {
+        size_t k;
+        if (c->slots[i].text == NULL)
+            continue;
+        k = bytes_hash(c->slots[i].text, c->slots[i].len) & (nslots - 1);
+        while (slots[k].text != NULL)
+            k = (k + 1) & (nslots - 1);
+        slots[k] = c->slots[i];
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->nslots = nslots;
+    return 0;
+}
+
+/* *catp = the category of the op text s[0..n); -ENOMEM when out of memory. */
+static int op_category(struct op_cache *c, const char *s, size_t n, const char **catp)
+{
+    char text[HLO_OP_MAX + 1];
+    size_t k;
+
+    if (n > HLO_OP_MAX)
+        n = HLO_OP_MAX;
+    if ((c->used + 1) * 2 > c->nslots && op_cache_grow(c) != 0)
+        return -ENOMEM;
+    k = bytes_hash(s, n) & (c->nslots - 1);
+    while (c->slots[k].text != NULL) {
+        if (c->slots[k].len == n && memcmp(c->slots[k].text, s, n) == 0) {
+            *catp = c->slots[k].category;
+            return 0;
+        }
+        k = (k + 1) & (c->nslots - 1);
+    }
+    memcpy(text, s, n);
+    text[n] = 0;
+    c->slots[k].text = s;
+    c->slots[k].len = n;
+    c->slots[k].category = text[0] != 0 ? match_category(text) : NULL;
+    c->used++;
+    *catp = c->slots[k].category;
+    return 0;
+}
+
+/* The event's hlo_op (when op != NULL) and correlation id (when corr !=
+ * NULL) in one walk over its stats, in xp_event_stat's order: the event's
+ * own first match, then its metadata's. *has_op / *corr say what was found
+ * (*corr stays CT_NONE when not). */
+static void event_stats(const struct xp_plane *pl, const struct xp_line *ln,
+                        const struct xp_event *ev, struct xp_stat *op, int *has_op, int64_t *corr)
+{
+    int64_t op_id = op != NULL ? pl->stat_id[XS_HLO_OP] : XP_NO_STAT;
+    int64_t corr_id = corr != NULL ? pl->stat_id[XS_CORRELATION_ID] : XP_NO_STAT;
+    int want_op = op_id != XP_NO_STAT, want_corr = corr_id != XP_NO_STAT;
+    const struct xp_event_meta *m;
+    struct xp_stat_iter it;
+    struct xp_stat st;
+    uint32_t i;
+
+    *has_op = 0;
+    if (!want_op && !want_corr)
+        return;
+    xp_stat_iter_init(&it, pl, ln, ev);
+    while ((want_op || want_corr) && xp_stat_next(&it, &st) == 1) {
+        if (want_op && st.meta_id == op_id) {
+            *op = st;
+            *has_op = 1;
+            want_op = 0;
+        }
+        if (want_corr && st.meta_id == corr_id) {
+            *corr = xp_stat_int(&st);
+            want_corr = 0;
+        }
+    }
+    m = xp_event_meta(pl, ev);
+    for (i = 0; i < m->nstats && (want_op || want_corr); i++) {
+        if (want_op && m->stats[i].meta_id == op_id) {
+            *op = m->stats[i];
+            *has_op = 1;
+            want_op = 0;
+        }
+        if (want_corr && m->stats[i].meta_id == corr_id) {
+            *corr = xp_stat_int(&m->stats[i]);
+            want_corr = 0;
+        }
+    }
+}
+
+/* Kernels of an xspace's GPU streams in trace order. Without want_category
+ * every kernel gets its name's category (the hlo_op is not looked at). */
+static int visit_xspace(const struct xspace *xs, int host, int want_corr, int want_category,
+                        kernel_fn fn, void *arg)
 {
     struct line_ref *refs = NULL;
-    const char **name_cat = NULL;
+    struct meta_info *info = NULL;
+    struct op_cache ops;
     size_t n = 0, cap = 0, i;
     uint32_t p, l;
     int rc = 0;
 
+    memset(&ops, 0, sizeof(ops));
     for (p = 0; p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         if (strncmp(pl->name, "/device:GPU:", 12) != 0)
@@ -293,18 +506,21 @@ static int visit_xspace(const struct xspace *xs, int host, int want_corr, kernel
         const struct xp_line *ln = refs[i].line;
         uint32_t *idx, k;
         if (i == 0 || pl != refs[i - 1].plane) {
-            /* Per event metadata: kernel or not, and the category its name
-             * gives (names repeat; matching them is not free). */
-            free(name_cat);
-            name_cat = malloc((pl->nemeta ? pl->nemeta : 1) * sizeof(*name_cat));
-            if (name_cat == NULL) {
+            /* Per event metadata: kernel or not, the category its name
+             * gives, the name (names repeat; matching them is not free). */
+            free(info);
+            info = malloc((pl->nemeta ? pl->nemeta : 1) * sizeof(*info));
+            if (info == NULL) {
                 rc = -ENOMEM;
                 break;
             }
             for (k = 0; k < pl->nemeta; k++) {
                 const struct xp_event_meta *m = &pl->emeta[k];
                 const char *name = m->display_name[0] ? m->display_name : m->name;
-                name_cat[k] = is_kernel_name(name) ? match_category(name) : NOT_KERNEL;
+                info[k].by_name = is_kernel_name(name) ? match_category(name) : NOT_KERNEL;
+                info[k].name = name;
+                info[k].name_len = strlen(name);
+                info[k].name_plain = csv_plain(name, info[k].name_len);
             }
         }
         pthread_mutex_lock(&sort_lock);
@@ -314,32 +530,43 @@ static int visit_xspace(const struct xspace *xs, int host, int want_corr, kernel
             break;
         for (k = 0; k < ln->nevents && rc == 0; k++) {
             const struct xp_event *ev = &ln->events[idx != NULL ? idx[k] : k];
-            const struct xp_event_meta *m = xp_event_meta(pl, ev);
+            const struct meta_info *mi = &info[ev->meta];
             struct kernel x;
-            struct xp_stat st;
-            char hlo_op[512];
-            const char *by_name = name_cat[ev->meta];
-            if (by_name == NOT_KERNEL)
+            struct xp_stat op;
+            int has_op;
+            if (mi->by_name == NOT_KERNEL)
                 continue;
-            x.name = m->display_name[0] ? m->display_name : m->name;
-            x.category = by_name != NULL ? by_name : UNCATEGORIZED;
-            if ((by_name == NULL || strncmp(by_name, "FA ", 3) != 0) &&
-                pl->stat_id[XS_HLO_OP] != XP_NO_STAT && xp_event_stat(pl, ln, ev, XS_HLO_OP, &st) &&
-                stat_string(&st, hlo_op, sizeof(hlo_op)))
-                x.category = kernel_category(x.name, hlo_op);
+            x.name = mi->name;
+            x.name_len = mi->name_len;
+            x.name_plain = mi->name_plain;
+            x.category = mi->by_name != NULL ? mi->by_name : UNCATEGORIZED;
+            x.corr = CT_NONE;
+            /* The hlo_op's category wins over the name's, but for FA. */
+            event_stats(pl, ln, ev,
+                        want_category &&
+                                (mi->by_name == NULL || strncmp(mi->by_name, "FA ", 3) != 0)
+                            ? &op
+                            : NULL,
+                        &has_op, want_corr ? &x.corr : NULL);
+            if (has_op && (op.kind == XP_STAT_STR || op.kind == XP_STAT_REF)) {
+                const char *by_op;
+                rc = op_category(&ops, op.str, op.len, &by_op);
+                if (rc != 0)
+                    break;
+                if (by_op != NULL)
+                    x.category = by_op;
+            }
             x.ts = (double)xp_event_start_ps(ln, ev) / 1e6;
             x.dur = (double)(ev->duration_ps > 0 ? ev->duration_ps : 1) / 1e6;
             x.pid = refs[i].pid;
             x.tid = refs[i].tid;
-            x.corr = CT_NONE;
-            if (want_corr && xp_event_stat(pl, ln, ev, XS_CORRELATION_ID, &st))
-                x.corr = xp_stat_int(&st);
             x.host = host;
             rc = fn(arg, &x);
         }
         free(idx);
     }
-    free(name_cat);
+    free(ops.slots);
+    free(info);
     free(refs);
     return rc;
 }
@@ -399,6 +626,8 @@ static int visit_json(const struct ctrace *ct, int host, kernel_fn fn, void *arg
         }
         cJSON_Delete(args);
         x.name = ctrace_str(ct, ev->name);
+        x.name_len = strlen(x.name);
+        x.name_plain = csv_plain(x.name, x.name_len);
         x.category = kernel_category(x.name, hlo_op);
         x.ts = ev->ts;
         x.dur = ev->dur;
@@ -413,7 +642,7 @@ static int visit_json(const struct ctrace *ct, int host, kernel_fn fn, void *arg
 }
 
 /* Host events (pid 701) of a JAX Chrome trace with a correlation id. */
-static int json_corrs(const struct ctrace *ct, struct corr **vp, size_t *np)
+static int json_corrs(const struct ctrace *ct, struct launches *t)
 {
     struct corr *v = NULL;
     size_t n = 0, cap = 0, i, w;
@@ -437,7 +666,7 @@ static int json_corrs(const struct ctrace *ct, struct corr **vp, size_t *np)
         n++;
     }
     if (n > 0) {
-        xp_qsort(v, n, sizeof(*v), corr_cmp);
+        corr_sort(v, n);
         for (i = 0, w = 0; i < n; i++) {
             if (w > 0 && v[w - 1].id == v[i].id)
                 continue;
@@ -445,39 +674,39 @@ static int json_corrs(const struct ctrace *ct, struct corr **vp, size_t *np)
         }
         n = w;
     }
-    *vp = v;
-    *np = n;
+    memset(t, 0, sizeof(*t));
+    t->sorted = v;
+    t->n = n;
     return 0;
 }
 
 /* Per-host state handed to the callbacks. */
 struct visit_ctx {
-    kernel_fn fn;       /* the caller's callback */
-    void *arg;          /* its argument */
-    struct corr *corrs; /* this host's launches, when asked */
-    size_t ncorrs;
-    uint64_t count; /* kernels seen */
+    kernel_fn fn;             /* the caller's callback */
+    void *arg;                /* its argument */
+    struct launches launches; /* this host's launches, when asked */
+    uint64_t count;           /* kernels seen */
+    int want_category;        /* 0: k->category may be the name's alone (xplane) */
 };
 
 /* Visit the kernels of every covered JAX host in trace order. With want_corr,
- * k->corr is set and corr_ts() answers the launch time. */
+ * k->corr is set and launch_ts() answers the launch time. */
 static int visit(struct tool_ctx *ctx, int want_corr, struct visit_ctx *vc)
 {
     int i, n = tool_host_count(ctx), rc = 0;
 
     for (i = 0; i < n && rc == 0; i++) {
         const char *host = tool_host(ctx, i);
-        vc->corrs = NULL;
-        vc->ncorrs = 0;
+        memset(&vc->launches, 0, sizeof(vc->launches));
         if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) != NULL) {
             struct xspace *xs;
             rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err);
             if (rc != 0)
                 return rc;
             if (want_corr)
-                rc = xspace_corrs(xs, &vc->corrs, &vc->ncorrs);
+                rc = xspace_corrs(xs, &vc->launches);
             if (rc == 0)
-                rc = visit_xspace(xs, i, want_corr, vc->fn, vc);
+                rc = visit_xspace(xs, i, want_corr, vc->want_category, vc->fn, vc);
         } else if (snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL &&
                    snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) == NULL) {
             const struct ctrace *ct;
@@ -485,12 +714,11 @@ static int visit(struct tool_ctx *ctx, int want_corr, struct visit_ctx *vc)
             if (rc != 0)
                 return rc;
             if (want_corr)
-                rc = json_corrs(ct, &vc->corrs, &vc->ncorrs);
+                rc = json_corrs(ct, &vc->launches);
             if (rc == 0)
                 rc = visit_json(ct, i, vc->fn, vc);
         }
-        free(vc->corrs);
-        vc->corrs = NULL;
+        launches_free(&vc->launches);
         if (rc == -ENOMEM)
             return xp_err_set(ctx->err, rc, "out of memory");
     }
@@ -505,8 +733,25 @@ static void put_num(struct out *o, double v)
 
     if (isnan(v))
         return;
-    gt_pyrepr(v, buf, sizeof(buf));
-    out_puts(o, buf);
+    out_write(o, buf, gt_pyrepr(v, buf, sizeof(buf)));
+}
+
+/* Decimal digits of v at p; returns their count. */
+static size_t put_i64(char *p, int64_t v)
+{
+    char rev[24];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, k = 0;
+
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        p[k++] = '-';
+    while (n > 0)
+        p[k++] = rev[--n];
+    return k;
 }
 
 /* ---- kernel_launchers.csv ----------------------------------------------------- */
@@ -518,32 +763,45 @@ struct csv_ctx {
     int multi;
 };
 
+/* One row: the name as a field, then the rest of the line composed in a
+ * buffer and written at once. */
 static int write_row(void *arg, const struct kernel *k)
 {
     struct csv_ctx *c = arg;
     struct out *o = c->o;
+    char line[192];
+    size_t len = 0, clen = strlen(k->category);
     double latency = NAN;
 
     c->vc.count++;
     if (k->corr != CT_NONE)
-        latency = k->ts - corr_find(c->vc.corrs, c->vc.ncorrs, k->corr);
-    out_csv_str(o, k->name, strlen(k->name));
-    out_putc(o, ',');
-    out_csv_str(o, k->category, strlen(k->category));
-    out_putc(o, ',');
-    put_num(o, k->dur);
-    out_puts(o, ",1,");
-    out_i64(o, k->pid);
-    out_putc(o, ',');
-    out_i64(o, k->tid);
-    out_putc(o, ',');
-    put_num(o, latency);
+        latency = k->ts - launch_ts(&c->vc.launches, k->corr);
+    if (k->name_plain)
+        out_write(o, k->name, k->name_len);
+    else
+        out_csv_str(o, k->name, k->name_len);
+    line[len++] = ',';
+    memcpy(line + len, k->category, clen); /* categories are plain fields */
+    len += clen;
+    line[len++] = ',';
+    len += gt_pyrepr(k->dur, line + len, 48);
+    memcpy(line + len, ",1,", 3);
+    len += 3;
+    len += put_i64(line + len, k->pid);
+    line[len++] = ',';
+    len += put_i64(line + len, k->tid);
+    line[len++] = ',';
+    if (!isnan(latency))
+        len += gt_pyrepr(latency, line + len, 48);
     if (c->multi) {
         const char *h = tool_host(c->ctx, k->host);
+        out_write(o, line, len);
         out_putc(o, ',');
         out_csv_str(o, h, strlen(h));
+        len = 0;
     }
-    out_putc(o, '\n');
+    line[len++] = '\n';
+    out_write(o, line, len);
     return 0;
 }
 
@@ -553,6 +811,7 @@ static int launchers_csv(struct tool_ctx *ctx, struct out *o)
 
     memset(&c, 0, sizeof(c));
     c.vc.fn = write_row;
+    c.vc.want_category = 1;
     c.ctx = ctx;
     c.o = o;
     c.multi = tool_host_count(ctx) > 1;
@@ -616,6 +875,11 @@ struct group_ctx {
     size_t ngroups, cap;
     uint32_t *slots; /* hash slots: group index + 1, 0 = empty */
     size_t nslots;
+    /* In front of the slots: key pointer -> group index + 1 (a metadata
+     * hands over the same name pointer for all its kernels). */
+    const char **ptr_keys;
+    uint32_t *ptr_groups;
+    size_t nptr_slots, nptrs;
     int64_t pids[512]; /* distinct pids seen (xplane gpu pids are at most 500) */
     size_t npids;
 };
@@ -648,6 +912,67 @@ static int group_slots_grow(struct group_ctx *g)
     return 0;
 }
 
+static size_t ptr_hash(const char *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32);
+}
+
+static int ptr_slots_grow(struct group_ctx *g)
+{
+    size_t nslots = g->nptr_slots ? g->nptr_slots * 2 : 256, i;
+    const char **keys = calloc(nslots, sizeof(*keys));
+    uint32_t *groups = calloc(nslots, sizeof(*groups));
+
+    if (keys == NULL || groups == NULL) {
+        free(keys);
+        free(groups);
+        return -ENOMEM;
+    }
+    for (i = 0; i < g->nptr_slots; i++) {
+        size_t s;
+        if (g->ptr_groups[i] == 0)
+            continue;
+        s = ptr_hash(g->ptr_keys[i]) & (nslots - 1);
+        while (groups[s] != 0)
+            s = (s + 1) & (nslots - 1);
+        keys[s] = g->ptr_keys[i];
+        groups[s] = g->ptr_groups[i];
+    }
+    free(g->ptr_keys);
+    free(g->ptr_groups);
+    g->ptr_keys = keys;
+    g->ptr_groups = groups;
+    g->nptr_slots = nslots;
+    return 0;
+}
+
+/* The group of key by the string: index + 1, 0 when out of memory. */
+static uint32_t group_by_text(struct group_ctx *g, const char *key)
+{
+    size_t s;
+
+    if ((g->ngroups + 1) * 2 > g->nslots && group_slots_grow(g) != 0)
+        return 0;
+    s = key_hash(key) & (g->nslots - 1);
+    while (g->slots[s] != 0 && strcmp(g->groups[g->slots[s] - 1].key, key) != 0)
+        s = (s + 1) & (g->nslots - 1);
+    if (g->slots[s] == 0) {
+        if (g->ngroups == g->cap) {
+            size_t cap = g->cap ? g->cap * 2 : 64;
+            struct group *v = realloc(g->groups, cap * sizeof(*v));
+            if (v == NULL)
+                return 0;
+            g->groups = v;
+            g->cap = cap;
+        }
+        memset(&g->groups[g->ngroups], 0, sizeof(*g->groups));
+        g->groups[g->ngroups].key = key;
+        g->slots[s] = (uint32_t)(++g->ngroups);
+    }
+    return g->slots[s];
+}
+
 static int add_to_group(void *arg, const struct kernel *k)
 {
     struct group_ctx *g = arg;
@@ -661,25 +986,20 @@ static int add_to_group(void *arg, const struct kernel *k)
         ;
     if (i == g->npids && g->npids < sizeof(g->pids) / sizeof(g->pids[0]))
         g->pids[g->npids++] = k->pid;
-    if ((g->ngroups + 1) * 2 > g->nslots && group_slots_grow(g) != 0)
+    if ((g->nptrs + 1) * 2 > g->nptr_slots && ptr_slots_grow(g) != 0)
         return -ENOMEM;
-    s = key_hash(key) & (g->nslots - 1);
-    while (g->slots[s] != 0 && strcmp(g->groups[g->slots[s] - 1].key, key) != 0)
-        s = (s + 1) & (g->nslots - 1);
-    if (g->slots[s] == 0) {
-        if (g->ngroups == g->cap) {
-            size_t cap = g->cap ? g->cap * 2 : 64;
-            struct group *v = realloc(g->groups, cap * sizeof(*v));
-            if (v == NULL)
-                return -ENOMEM;
-            g->groups = v;
-            g->cap = cap;
-        }
-        memset(&g->groups[g->ngroups], 0, sizeof(*g->groups));
-        g->groups[g->ngroups].key = key;
-        g->slots[s] = (uint32_t)(++g->ngroups);
+    s = ptr_hash(key) & (g->nptr_slots - 1);
+    while (g->ptr_groups[s] != 0 && g->ptr_keys[s] != key)
+        s = (s + 1) & (g->nptr_slots - 1);
+    if (g->ptr_groups[s] == 0) {
+        uint32_t group = group_by_text(g, key);
+        if (group == 0)
+            return -ENOMEM;
+        g->ptr_keys[s] = key;
+        g->ptr_groups[s] = group;
+        g->nptrs++;
     }
-    gr = &g->groups[g->slots[s] - 1];
+    gr = &g->groups[g->ptr_groups[s] - 1];
     y = k->dur - gr->comp;
     t = gr->sum + y;
     gr->comp = t - gr->sum - y;
@@ -702,6 +1022,7 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
 
     memset(&g, 0, sizeof(g));
     g.vc.fn = add_to_group;
+    g.vc.want_category = by_category;
     g.by_category = by_category;
     rc = visit(ctx, 0, &g.vc);
     if (rc == 0 && (ms = malloc(g.ngroups * sizeof(*ms))) == NULL)
@@ -709,6 +1030,8 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
     if (rc != 0) {
         free(g.groups);
         free(g.slots);
+        free(g.ptr_keys);
+        free(g.ptr_groups);
         return rc;
     }
     /* groupby sorts by key; sort_values(descending) keeps ties in that order. */
@@ -755,6 +1078,8 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
     free(ms);
     free(g.groups);
     free(g.slots);
+    free(g.ptr_keys);
+    free(g.ptr_groups);
     return 0;
 }
 
@@ -774,23 +1099,46 @@ static int listed_jax(const struct snapshot *snap)
     return snapshot_count(snap, SRC_XPLANE) > 0 || snapshot_count(snap, SRC_TRACE_JSON) > 0;
 }
 
+/* ---- PyTorch runs: TraceLens's CPU-op launchers (pt_launchers.c) ----------- */
+
+static int launchers_csv_any(struct tool_ctx *ctx, struct out *o)
+{
+    return pt_launchers_serves(ctx) ? pt_kernel_launchers_csv(ctx, o) : launchers_csv(ctx, o);
+}
+
+static int summary_csv_any(struct tool_ctx *ctx, struct out *o)
+{
+    return pt_launchers_serves(ctx) ? pt_kernel_launchers_summary_csv(ctx, o) : summary_csv(ctx, o);
+}
+
+static int summary_by_category_csv_any(struct tool_ctx *ctx, struct out *o)
+{
+    return pt_launchers_serves(ctx) ? pt_kernel_launchers_by_category_csv(ctx, o)
+                                    : summary_by_category_csv(ctx, o);
+}
+
+static int listed_any(const struct snapshot *snap)
+{
+    return listed_jax(snap) || snapshot_count(snap, SRC_PT_TRACE) > 0;
+}
+
 const struct tool tool_kernel_launchers_csv = {
     .file = "kernel_launchers.csv",
     .scope = TOOL_RUN | TOOL_HOST,
-    .listed = listed_jax,
-    .produce = launchers_csv,
+    .listed = listed_any,
+    .produce = launchers_csv_any,
 };
 
 const struct tool tool_kernel_launchers_summary_csv = {
     .file = "kernel_launchers_summary.csv",
     .scope = TOOL_RUN | TOOL_HOST,
-    .listed = listed_jax,
-    .produce = summary_csv,
+    .listed = listed_any,
+    .produce = summary_csv_any,
 };
 
 const struct tool tool_kernel_launchers_summary_by_category_csv = {
     .file = "kernel_launchers_summary_by_category.csv",
     .scope = TOOL_RUN | TOOL_HOST,
-    .listed = listed_jax,
-    .produce = summary_by_category_csv,
+    .listed = listed_any,
+    .produce = summary_by_category_csv_any,
 };

@@ -219,6 +219,169 @@ def test_synth_overlaps(tmp_path, synth, xcat, xplane_pb2):
     assert abs(sum(float(x["Percentage (%)"]) for x in cats) - 100) < 1e-9
 
 
+# --- kernel_launchers*.csv by brute force over xplane files --------------------
+
+JAX_CATEGORIES = [
+    ("GEMM", ["Cijk", "gemm", "nvjet", "cublasLt"]),
+    ("FA BWD", ["FmhaBwd", "flash_bprop", "ck_fused_attn::dk_dv_reduce_thd", "fmha_bwd"]),
+    ("FA FWD", ["FmhaFwd", "flash_fprop", "fmha_fwd"]),
+    ("FA V3", ["kernel_func"]),
+    ("Conv", ["conv_", "conv.", "conv-"]),
+    ("TE", ["transformer_engine", "te_fused_attn"]),
+    ("Communication rccl/nccl", ["rccl", "nccl"]),
+]
+
+
+def jax_category(text):
+    for cat, keys in JAX_CATEGORIES:
+        if any(k in text for k in keys):
+            return cat
+    return None
+
+
+def stat_value(plane_stats, stats, name):
+    """The first stat called name among stats (XStat list), as str or int."""
+    for st in stats:
+        if plane_stats.get(st.metadata_id) != name:
+            continue
+        kind = st.WhichOneof("value")
+        if kind == "str_value":
+            return st.str_value
+        if kind == "ref_value":
+            return plane_stats.get(st.ref_value, "")
+        if kind in ("int64_value", "uint64_value"):
+            return getattr(st, kind)
+        if kind == "double_value":
+            return int(st.double_value)
+        return None
+    return None
+
+
+def event_stat(plane_stats, md, e, name):
+    v = stat_value(plane_stats, e.stats, name)
+    return v if v is not None else stat_value(plane_stats, md.stats, name)
+
+
+def py_text(x):
+    """Python's repr, or the 16-digit rounding where repr needs 17 digits."""
+    r = repr(x)
+    digits = r.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+    return r if len(digits) <= 16 else None
+
+
+def check_number(text, x):
+    expect = py_text(x)
+    if expect is not None:
+        assert text == expect, (text, x)
+    else:
+        assert float(text) == float("%.15e" % x), (text, x)
+        assert len(text.split("e")[0].replace("-", "").replace(".", "").lstrip("0")) <= 16
+
+
+def launchers_expect(mod, path):
+    """Rows (name, category, dur, pid, tid, latency) in TraceLens's order."""
+    space = mod.XSpace()
+    space.ParseFromString(pathlib.Path(path).read_bytes())
+    launch = {}
+    for plane in space.planes:
+        if not plane.name.startswith("/host:CPU"):
+            continue
+        sm = {m.key: m.value.name for m in plane.stat_metadata}
+        meta = {m.key: m.value for m in plane.event_metadata}
+        for line in plane.lines:
+            for e in line.events:
+                corr = event_stat(sm, meta.get(e.metadata_id, mod.XEventMetadata()), e,
+                                  "correlation_id")
+                if corr is None or isinstance(corr, str):
+                    continue
+                ts = (line.timestamp_ns * 1000 + e.offset_ps) / 1e6
+                launch[corr] = max(ts, launch.get(corr, ts))
+    lines = []
+    for plane in space.planes:
+        if not plane.name.startswith("/device:GPU:"):
+            continue
+        pid = plane.id + 1 if 1 <= plane.id + 1 <= 500 else 1
+        for line in plane.lines:
+            if line.events and (line.display_name or line.name).startswith("Stream"):
+                lines.append((pid, (line.display_id or line.id) & 0xffffffff, len(lines),
+                              plane, line))
+    out = []
+    for pid, tid, _, plane, line in sorted(lines, key=lambda x: x[:3]):
+        sm = {m.key: m.value.name for m in plane.stat_metadata}
+        meta = {m.key: m.value for m in plane.event_metadata}
+        order = sorted(range(len(line.events)),
+                       key=lambda i: (line.events[i].offset_ps, -max(line.events[i].duration_ps, 0), i))
+        for i in order:
+            e = line.events[i]
+            md = meta.get(e.metadata_id, mod.XEventMetadata())
+            name = md.display_name or md.name
+            if name.lower().startswith(("copy", "memcpy", "memset")):
+                continue
+            by_name = jax_category(name)
+            cat = by_name or "Uncategorized Events/XLA"
+            if by_name is None or not by_name.startswith("FA "):
+                op = event_stat(sm, md, e, "hlo_op")
+                if isinstance(op, str) and op[:511].split("\0")[0]:
+                    cat = jax_category(op[:511].split("\0")[0]) or cat
+            ts = (line.timestamp_ns * 1000 + e.offset_ps) / 1e6
+            corr = event_stat(sm, md, e, "correlation_id")
+            latency = None
+            if corr is not None and not isinstance(corr, str) and corr in launch:
+                latency = ts - launch[corr]
+            out.append((name, cat, max(e.duration_ps, 1) / 1e6, pid, tid, latency))
+    return out
+
+
+def check_launchers(text, expect):
+    got = rows(text)
+    assert len(got) == len(expect)
+    for g, (name, cat, dur, pid, tid, latency) in zip(got, expect):
+        assert (g["name"], g["op category"], g["direct_kernel_count"], g["pid"], g["tid"]) == \
+            (name, cat, "1", str(pid), str(tid))
+        check_number(g["total_direct_kernel_time"], dur)
+        if latency is None:
+            assert g["GPU_kernel_launch_latency"] == ""
+        else:
+            check_number(g["GPU_kernel_launch_latency"], latency)
+
+
+@pytest.mark.parametrize("run", ["jax_conv_rocm/2025_01_01_00_00_00", "jax08_conv_rocm/s1",
+                                 "jax08_gemm_rocm/s1", "jax08_elementwise_rocm/s1"])
+def test_kernel_launchers_bruteforce(corpus, xcat, xplane_pb2, run):
+    d = corpus / run.split("/")[0] / "plugins" / "profile" / run.split("/")[1]
+    (pb,) = sorted(d.glob("*.xplane.pb"))
+    expect = launchers_expect(xplane_pb2, pb)
+    assert expect
+    check_launchers(xcat(corpus, run + "/kernel_launchers.csv"), expect)
+
+
+def test_kernel_launchers_synth(tmp_path, synth, xcat, xplane_pb2):
+    logdir = synth(tmp_path / "logs", "--size-mb", "1", "--seed", "7", "--gpus", "3")
+    (pb,) = sorted(logdir.rglob("*.xplane.pb"))
+    run = pb.parent.name
+    expect = launchers_expect(xplane_pb2, pb)
+    # Quoted names, several categories and launch latencies all occur.
+    assert any("," in x[0] for x in expect)
+    assert len({x[1] for x in expect}) >= 2
+    assert sum(x[5] is not None for x in expect) > len(expect) // 2
+    check_launchers(xcat(logdir, run + "/kernel_launchers.csv"), expect)
+    # The summaries: counts and sums per name / category (sums to 1e-9 ms).
+    for key, f in ((0, "kernel_launchers_summary.csv"),
+                   (1, "kernel_launchers_summary_by_category.csv")):
+        want = {}
+        for x in expect:
+            n, t = want.get(x[key], (0, 0.0))
+            want[x[key]] = (n + 1, t + x[2])
+        got = rows(xcat(logdir, run + "/" + f))
+        col = "name" if key == 0 else "op category"
+        assert {g[col] for g in got} == set(want)
+        for g in got:
+            assert int(g["Count"]) == want[g[col]][0]
+            assert abs(float(g["total_direct_kernel_time_ms"]) - want[g[col]][1] / 1e3) < 1e-9
+        ms = [float(g["total_direct_kernel_time_ms"]) for g in got]
+        assert ms == sorted(ms, reverse=True)
+
+
 # --- brute force over PyTorch traces ------------------------------------------
 
 def pytorch_expect(path):
@@ -287,7 +450,7 @@ def test_pytorch_bruteforce(corpus, xcat, name):
 
 
 def test_errors(corpus, xcat):
-    r = xcat(corpus, "pytorch/h100_bert_small/kernel_launchers.csv", check=False)
+    r = xcat(corpus, "pytorch/h100_bert_small/kernel_launchers.csv?bogus=1", check=False)
     assert r.returncode != 0
     r = xcat(corpus, JAX_CONV + "/gpu_timeline.csv?bogus=1", check=False)
     assert r.returncode != 0

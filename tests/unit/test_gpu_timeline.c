@@ -1,7 +1,10 @@
 /*
  * test_gpu_timeline.c - TraceLens's interval algebra and metrics, name
  * classification, CPython set order and the float text, against hand-checked
- * values and a brute-force unit-grid measure on random intervals.
+ * values, a brute-force unit-grid measure on random intervals, and (for the
+ * float text) the former printf/strtod implementation kept here as the oracle,
+ * on edge cases and half a million values of the shapes the tables print
+ * (XPROFS_PYREPR_N=1000000 makes it 32 million).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,14 +235,227 @@ static void test_pyrepr_random(void **state)
     }
 }
 
+/* ---- the float text against the previous implementation ------------------ */
+
+/* The former gt_pyrepr, kept as the oracle: thousandths / millionths fast
+ * paths, else the shortest %e precision (1..16, bisection) that strtod reads
+ * back, laid out as Python's repr. */
+static void oracle_pyrepr(double v, char *buf, size_t n)
+{
+    char tmp[40], digits[20];
+    int prec, exp10, nd, k, pos;
+    char *e;
+
+    if (isnan(v)) {
+        snprintf(buf, n, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "inf" : "-inf");
+        return;
+    }
+    if (v == 0) {
+        snprintf(buf, n, signbit(v) ? "-0.0" : "0.0");
+        return;
+    }
+    if (fabs(v) >= 1e-4) {
+        static const struct {
+            double scale;
+            double limit;
+            int places;
+            long long div;
+        } fast[] = {{1e3, 1e12, 3, 1000}, {1e6, 1e9, 6, 1000000}};
+        size_t f;
+        for (f = 0; f < sizeof(fast) / sizeof(fast[0]); f++) {
+            double t;
+            if (fabs(v) >= fast[f].limit)
+                continue;
+            t = round(v * fast[f].scale);
+            if (t / fast[f].scale == v) {
+                long long q = llabs((long long)t);
+                int len = snprintf(tmp, sizeof(tmp), "%s%lld.%0*lld", v < 0 ? "-" : "",
+                                   q / fast[f].div, fast[f].places, q % fast[f].div);
+                while (len > 2 && tmp[len - 1] == '0' && tmp[len - 2] != '.')
+                    tmp[--len] = 0;
+                snprintf(buf, n, "%s", tmp);
+                return;
+            }
+        }
+    }
+    {
+        int lo = 1, hi = 16;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            snprintf(tmp, sizeof(tmp), "%.*e", mid - 1, v);
+            if (strtod(tmp, NULL) == v)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        prec = lo;
+        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
+    }
+    e = strchr(tmp, 'e');
+    exp10 = atoi(e + 1);
+    nd = 0;
+    for (k = tmp[0] == '-' ? 1 : 0; tmp + k < e; k++) {
+        if (tmp[k] != '.')
+            digits[nd++] = tmp[k];
+    }
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = 0;
+    pos = 0;
+    if (v < 0)
+        buf[pos++] = '-';
+    if (exp10 < -4 || exp10 >= 16) {
+        pos += snprintf(buf + pos, n - pos, "%c", digits[0]);
+        if (nd > 1)
+            pos += snprintf(buf + pos, n - pos, ".%s", digits + 1);
+        snprintf(buf + pos, n - pos, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
+    } else if (exp10 < 0) {
+        pos += snprintf(buf + pos, n - pos, "0.");
+        for (k = 0; k < -exp10 - 1; k++)
+            buf[pos++] = '0';
+        snprintf(buf + pos, n - pos, "%s", digits);
+    } else {
+        for (k = 0; k <= exp10; k++)
+            buf[pos++] = k < nd ? digits[k] : '0';
+        buf[pos++] = '.';
+        if (nd > exp10 + 1)
+            snprintf(buf + pos, n - pos, "%s", digits + exp10 + 1);
+        else
+            snprintf(buf + pos, n - pos, "0");
+    }
+}
+
+/* 64 random bits (xorshift64*). */
+static uint64_t next_bits(uint64_t *state)
+{
+    uint64_t x = *state;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 2685821657736338717ull;
+}
+
+static double bits_to_double(uint64_t bits)
+{
+    double v;
+
+    memcpy(&v, &bits, sizeof(v));
+    return v;
+}
+
+/* Compare gt_pyrepr with the oracle on v, -v and both neighbours of v;
+ * returns the number of values that differ (printed). */
+static int compare_with_oracle(double v)
+{
+    double cases[4];
+    int k, bad = 0;
+
+    cases[0] = v;
+    cases[1] = -v;
+    cases[2] = nextafter(v, INFINITY);
+    cases[3] = nextafter(v, -INFINITY);
+    for (k = 0; k < 4; k++) {
+        char got[64], want[64];
+        size_t len = gt_pyrepr(cases[k], got, sizeof(got));
+        oracle_pyrepr(cases[k], want, sizeof(want));
+        if (strcmp(got, want) != 0 || len != strlen(want)) {
+            if (bad < 10)
+                fprintf(stderr, "pyrepr(%a): got %s, want %s\n", cases[k], got, want);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* A value of the shapes the tables print, by kind. */
+static double sample_value(uint64_t *state, int kind)
+{
+    uint64_t r = next_bits(state), r2 = next_bits(state);
+    double a, b;
+
+    switch (kind) {
+    case 0: /* difference of two µs timestamps with ps resolution */
+        a = (double)(r % 100000000000000000ull) / 1e6;
+        b = (double)((r % 100000000000000000ull) - r2 % (1ull << (r % 50))) / 1e6;
+        return a - b;
+    case 1: /* difference of two µs timestamps with ns resolution */
+        a = (double)(r % 10000000000000000ull) / 1e3;
+        b = (double)((r % 10000000000000000ull) - r2 % (1ull << (r % 45))) / 1e3;
+        return a - b;
+    case 2: /* a mean: a sum of durations over a count */
+        return (double)(r % 1000000000000ull) / 1e3 / (double)(r2 % 10000 + 1);
+    case 3: /* a percentage */
+        return (double)(r % 1000000000ull) / (double)(r2 % 1000000000ull + 1) * 100;
+    case 4: /* ms from µs */
+        return (double)(r % 100000000000000ull) / 1e6 / 1e3;
+    case 5: /* any bit pattern */
+        return bits_to_double(r);
+    case 6: /* a mantissa at a decimal scale around the exact range's ends */
+        return ldexp((double)(r >> 11), -53) * pow(10, (double)(int)(r2 % 26) - 6);
+    default: /* few significant bits: ties and short decimals */
+        return ldexp((double)(r % 4096), (int)(r2 % 80) - 60);
+    }
+}
+
+static void test_pyrepr_oracle_edges(void **state)
+{
+    int bad = 0, e, k;
+
+    (void)state;
+    for (e = -330; e <= 310; e++) {
+        bad += compare_with_oracle(pow(10, e));
+        for (k = 1; k < 10; k++)
+            bad += compare_with_oracle(k * pow(10, e) + 5 * pow(10, e - 1));
+    }
+    for (e = -1074; e <= 1023; e++)
+        bad += compare_with_oracle(ldexp(1, e));
+    bad += compare_with_oracle(1e-4);
+    bad += compare_with_oracle(1e15);
+    bad += compare_with_oracle(9.999999999999999e14);
+    bad += compare_with_oracle(99999999999999.99);
+    bad += compare_with_oracle(0.5);
+    bad += compare_with_oracle(1e12);
+    bad += compare_with_oracle(1e9);
+    bad += compare_with_oracle(DBL_MAX);
+    bad += compare_with_oracle(DBL_MIN);
+    bad += compare_with_oracle(DBL_TRUE_MIN);
+    bad += compare_with_oracle(0.1 + 0.2);
+    bad += compare_with_oracle(15761.300999999978 / 1e3);
+    assert_int_equal(bad, 0);
+}
+
+/* Values of each shape, and their negatives and neighbours
+ * (XPROFS_PYREPR_N sets how many per shape). */
+static void test_pyrepr_oracle_random(void **state)
+{
+    const char *env = getenv("XPROFS_PYREPR_N");
+    long per_kind = env != NULL ? atol(env) : 15000, i;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    int kind, bad = 0;
+
+    (void)state;
+    for (kind = 0; kind < 8; kind++) {
+        for (i = 0; i < per_kind; i++)
+            bad += compare_with_oracle(sample_value(&seed, kind));
+    }
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_merge_touching),  cmocka_unit_test(test_subtract),
-        cmocka_unit_test(test_metrics_example), cmocka_unit_test(test_metrics_empty),
-        cmocka_unit_test(test_metrics_random),  cmocka_unit_test(test_classify),
-        cmocka_unit_test(test_pyset_order),     cmocka_unit_test(test_pyrepr),
-        cmocka_unit_test(test_pyrepr_random),
+        cmocka_unit_test(test_merge_touching),       cmocka_unit_test(test_subtract),
+        cmocka_unit_test(test_metrics_example),      cmocka_unit_test(test_metrics_empty),
+        cmocka_unit_test(test_metrics_random),       cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_pyset_order),          cmocka_unit_test(test_pyrepr),
+        cmocka_unit_test(test_pyrepr_random),        cmocka_unit_test(test_pyrepr_oracle_edges),
+        cmocka_unit_test(test_pyrepr_oracle_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
