@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo_cost.h"
+#include "hlo_module.h"
 #include "op_stats_tfop.h"
 #include "wire.h"
 
@@ -274,11 +276,49 @@ static int instr_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y; /* keep the first of equal names first */
 }
 
+/* Run XLA's GPU cost analysis over the module (HloModuleProto bytes w) and
+ * give each instruction of mod, still in proto order, its costs. A module
+ * the analysis fails on keeps zero costs, as XProf drops its cost analysis.
+ * Returns 0 or -ENOMEM. */
+static int price_module(struct wire w, struct hlo_module *mod)
+{
+    struct hlo_graph g;
+    struct hlo_cost *costs;
+    uint32_t i;
+    int rc = hlo_graph_read(w.p, (size_t)(w.end - w.p), &g);
+
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc != 0 || g.nnodes != mod->ninstrs) {
+        hlo_graph_free(&g);
+        return 0;
+    }
+    costs = calloc(g.nnodes ? g.nnodes : 1, sizeof(*costs));
+    if (costs == NULL) {
+        hlo_graph_free(&g);
+        return -ENOMEM;
+    }
+    rc = hlo_cost_analyze(&g, costs);
+    if (rc == 0) {
+        for (i = 0; i < mod->ninstrs; i++) {
+            struct hlo_instr *in = &mod->instrs[i];
+            in->flops = costs[i].device_flops;
+            in->model_flops = costs[i].model_flops;
+            in->bytes_accessed = costs[i].bytes_accessed;
+            in->hbm_read = (uint64_t)costs[i].hbm_read;
+            in->hbm_write = (uint64_t)costs[i].hbm_write;
+        }
+    }
+    free(costs);
+    hlo_graph_free(&g);
+    return rc == -ENOMEM ? rc : 0;
+}
+
 /* Parse one HloProto into mod. Returns 0, -1 (corrupt, skip) or -ENOMEM. */
 static int parse_module(struct hlo_map *m, const uint8_t *p, size_t n, struct hlo_module *mod)
 {
-    struct wire w, mw;
-    int have_module = 0;
+    struct wire w, mw, module_bytes;
+    int have_module = 0, rc;
     size_t cap = 0;
 
     wire_init(&w, p, n);
@@ -299,6 +339,7 @@ static int parse_module(struct hlo_map *m, const uint8_t *p, size_t n, struct hl
     }
     if (!have_module)
         return -1;
+    module_bytes = mw;
     mod->name = "";
     while (!wire_eof(&mw)) {
         uint32_t f;
@@ -363,6 +404,9 @@ static int parse_module(struct hlo_map *m, const uint8_t *p, size_t n, struct hl
             mod->ninstrs++;
         }
     }
+    rc = price_module(module_bytes, mod);
+    if (rc != 0)
+        return rc;
     if (mod->ninstrs > 1)
         xp_qsort(mod->instrs, mod->ninstrs, sizeof(*mod->instrs), instr_cmp);
     return 0;

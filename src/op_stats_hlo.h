@@ -9,10 +9,10 @@
  * first module of a program id wins. HloProto bytes are read at the wire
  * level (the fields we need only).
  *
- * Cost (flops, bytes accessed, HBM read/write) is where XLA's GPU cost model
- * plugs in; until it does the fields are 0, and op_stats falls back to the
- * events' own flops / bytes_accessed stats, as XProf does for ops the cost
- * analysis cannot price.
+ * Cost (flops, bytes accessed, HBM read/write) comes from XLA's GPU cost
+ * model run over each module (hlo_cost.h); where it gives 0 (unknown custom
+ * calls, modules the analysis fails on) op_stats falls back to the events'
+ * own flops / bytes_accessed stats, as XProf does.
  */
 #ifndef XPROFS_OP_STATS_HLO_H
 #define XPROFS_OP_STATS_HLO_H

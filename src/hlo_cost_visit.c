@@ -1,0 +1,340 @@
+/*
+ * hlo_cost_visit.c - the handler of each opcode (the HandleXxx of
+ * HloCostAnalysis / GpuHloCostAnalysis), dispatched by opcode name, with the
+ * handlers that price called computations: reduce, reduce-window, map,
+ * select-and-scatter, call, while and conditional.
+ */
+#include "hlo_cost_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int hc_handle_reduce(struct analysis *an, const struct hlo_node *nd)
+{
+    const struct hlo_shape *out;
+    const struct props *sub;
+    struct subs x;
+    int64_t out_bytes = 0, bytes, out_elems;
+    uint32_t i, inputs;
+    int rc;
+
+    if (nd->ncalled < 1 || nd->noperands < 1)
+        return -1;
+    sub = hc_subcomputation(an, nd->called[0], &rc);
+    if (sub == NULL)
+        return rc;
+    out = nd->shape.type == HLO_TUPLE ? (nd->shape.ntuple ? &nd->shape.tuple[0] : &nd->shape)
+                                      : &nd->shape;
+    hc_copy_scaled(&an->cur, sub,
+                   hlo_shape_elements(hc_operand_shape(an, nd, 0)) - hlo_shape_elements(out), 0);
+    x = hc_subshapes(an, &nd->shape);
+    for (i = 0; i < x.n; i++) {
+        if (x.v[i].s->type != HLO_TUPLE)
+            out_bytes += hc_shape_size(x.v[i].s);
+    }
+    free(x.v);
+    hc_kv_set(an, &an->cur, KV_OUTPUT_BYTES, 0, 0, (float)out_bytes);
+    inputs = nd->noperands / 2;
+    bytes = out_bytes;
+    for (i = 0; i < inputs; i++)
+        bytes = (int64_t)((float)bytes + hc_kv_get(&an->cur, KV_OPERAND_BYTES, (int32_t)i, 0));
+    out_elems = hlo_shape_elements(out);
+    for (i = inputs; i < nd->noperands; i++) {
+        int64_t size = out_elems * hc_shape_size(hc_operand_shape(an, nd, i));
+        hc_kv_set(an, &an->cur, KV_OPERAND_BYTES, (int32_t)i, 0, (float)size);
+        hc_kv_set(an, &an->cur, KV_OPERAND_UTIL, (int32_t)i, 0, (float)out_elems);
+        bytes += size;
+    }
+    an->cur.bytes = (float)bytes;
+    return 0;
+}
+
+static int hc_handle_reduce_window(struct analysis *an, const struct hlo_node *nd)
+{
+    const struct props *sub;
+    const struct hlo_shape *out =
+        nd->shape.type == HLO_TUPLE && nd->shape.ntuple ? &nd->shape.tuple[0] : &nd->shape;
+    int64_t window = 1, out_elems = hlo_shape_elements(out), count;
+    uint32_t i, reducing = 0, padded = 0;
+    int rc;
+
+    if (nd->ncalled < 1)
+        return -1;
+    sub = hc_subcomputation(an, nd->called[0], &rc);
+    if (sub == NULL)
+        return rc;
+    for (i = 0; i < nd->nwindow; i++) {
+        window *= nd->window[i].size;
+        reducing += nd->window[i].size != 1;
+        padded += nd->window[i].pad_low != 0 || nd->window[i].pad_high != 0;
+    }
+    count = (window - 1) * out_elems;
+    if (reducing == 1 && padded == 1 && nd->shape.type != HLO_TUPLE) {
+        for (i = 0; i < nd->nwindow; i++) {
+            const struct hlo_window_dim *w = &nd->window[i];
+            if (w->size != 1 && w->pad_low != 0 && w->pad_high != 0 && w->pad_low == w->pad_high &&
+                w->size == 2 * w->pad_low + 1)
+                break;
+        }
+        if (i < nd->nwindow && i < nd->shape.ndims && nd->shape.dims[i] != 0 &&
+            nd->window[i].pad_low == nd->shape.dims[i] - 1) {
+            window = nd->shape.dims[i];
+            count = out_elems / window + (window - 1);
+        }
+    }
+    hc_copy_scaled(&an->cur, sub, count, 0);
+    return 0;
+}
+
+static int hc_handle_control_flow(struct analysis *an, const struct hlo_node *nd)
+{
+    const struct props *sub;
+    uint32_t i;
+    int rc;
+
+    if (nd->ncalled < 1 || (hc_op_is(nd, "while") && nd->ncalled < 2))
+        return -1;
+    if (hc_op_is(nd, "while")) {
+        const struct props *body, *cond;
+        /* called computations of a while: body, then condition */
+        body = hc_subcomputation(an, nd->called[0], &rc);
+        if (body == NULL)
+            return rc;
+        cond = hc_subcomputation(an, nd->called[1], &rc);
+        if (cond == NULL)
+            return rc;
+        hc_props_clear(&an->cur);
+        hc_props_merge(an, &an->cur, body, 0);
+        hc_props_merge(an, &an->cur, cond, 0);
+        return 0;
+    }
+    sub = hc_subcomputation(an, nd->called[0], &rc);
+    if (sub == NULL)
+        return rc;
+    hc_props_copy(an, &an->cur, sub);
+    if (hc_op_is(nd, "call"))
+        return 0;
+    for (i = 1; i < nd->ncalled; i++) {
+        sub = hc_subcomputation(an, nd->called[i], &rc);
+        if (sub == NULL)
+            return rc;
+        hc_props_merge(an, &an->cur, sub, 1);
+    }
+    return 0;
+}
+
+int hc_visit(struct analysis *an, uint32_t node)
+{
+    const struct hlo_node *nd = &an->g->nodes[node];
+    struct props *cur = &an->cur;
+    const char *op = nd->opcode;
+    const struct props *sub;
+    int rc;
+
+    /* HandleElementwiseOp: the elementwise opcodes but copy, constant and
+     * rng, which have their own handlers; bitcast-convert reaches it through
+     * DfsHloVisitor's default HandleBitcastConvert */
+    if ((hc_in_list(op, hc_elementwise_ops) && strcmp(op, "copy") != 0 &&
+         strcmp(op, "constant") != 0 && strcmp(op, "rng") != 0) ||
+        strcmp(op, "bitcast-convert") == 0) {
+        cur->flops = (float)(hc_flops_per_element(op, nd->shape.type) *
+                             hlo_shape_elements_recursive(&nd->shape));
+        return 0;
+    }
+    if (hc_op_is(nd, "parameter") || hc_op_is(nd, "constant")) {
+        hc_zero_outputs(an, nd, 0);
+        return 0;
+    }
+    if (hc_op_is(nd, "get-tuple-element")) {
+        hc_zero_outputs(an, nd, 0);
+        hc_kv_set(an, cur, KV_OPERAND_BYTES, 0, 0, 0);
+        return 0;
+    }
+    if (hc_op_is(nd, "domain") || hc_op_is(nd, "after-all") || hc_op_is(nd, "add-dependency")) {
+        hc_zero_outputs(an, nd, 1);
+        return 0;
+    }
+    if (hc_op_is(nd, "bitcast") || (hc_op_is(nd, "transpose") && hc_transpose_is_bitcast(an, nd))) {
+        hc_handle_bitcast(an);
+        return 0;
+    }
+    if (hc_op_is(nd, "slice") || hc_op_is(nd, "dynamic-slice") ||
+        hc_op_is(nd, "dynamic-update-slice"))
+        return hc_handle_slicing(an, nd);
+    if (hc_op_is(nd, "tuple")) {
+        int64_t zeros[1] = {0};
+        uint32_t i;
+        hc_transfers(an, hc_shape_size(&nd->shape), zeros, 0);
+        for (i = 0; i < nd->noperands; i++)
+            hc_kv_set(an, cur, KV_OPERAND_BYTES, (int32_t)i, 0, 0);
+        return 0;
+    }
+    if (hc_op_is(nd, "concatenate")) {
+        int64_t dim = nd->ndims ? nd->dims[0] : 0, per = 6, size;
+        if (nd->noperands < 1)
+            return -1;
+        size = hc_dim_of(hc_operand_shape(an, nd, 0), dim);
+        if (dim > 0 && (size & 31) != 0)
+            per = 400;
+        cur->flops = (float)(per * hlo_shape_elements_recursive(&nd->shape));
+        return 0;
+    }
+    if (hc_op_is(nd, "dot") || hc_op_is(nd, "scaled-dot")) {
+        if (nd->noperands < 1)
+            return -1;
+        cur->flops = (float)hc_dot_flops(hc_operand_shape(an, nd, 0), &nd->shape, nd->contracting,
+                                         nd->ncontracting);
+        return 0;
+    }
+    if (hc_op_is(nd, "convolution")) {
+        if (nd->noperands < 2)
+            return -1;
+        cur->flops = (float)hc_conv_flops(nd, hc_operand_shape(an, nd, 0),
+                                          hc_operand_shape(an, nd, 1), &nd->shape);
+        return 0;
+    }
+    if (hc_op_is(nd, "fft")) {
+        const struct hlo_shape *s;
+        int64_t factors = 1;
+        uint32_t i;
+        if (nd->noperands < 1)
+            return -1;
+        s = hc_operand_shape(an, nd, 0);
+        if (s->type == HLO_TUPLE && s->ntuple)
+            s = &s->tuple[0];
+        for (i = 0; i < nd->nfft; i++) {
+            uint64_t v = (uint64_t)nd->fft_length[i];
+            factors *= v == 0 ? -1 : 63 - __builtin_clzll(v);
+        }
+        cur->flops = (float)(2 * 4 * factors * hlo_shape_elements(s));
+        return 0;
+    }
+    if (hc_op_is(nd, "map")) {
+        if (nd->ncalled < 1)
+            return -1;
+        sub = hc_subcomputation(an, nd->called[0], &rc);
+        if (sub == NULL)
+            return rc;
+        hc_copy_scaled(cur, sub, hlo_shape_elements(&nd->shape), 0);
+        return 0;
+    }
+    if (hc_op_is(nd, "reduce"))
+        return hc_handle_reduce(an, nd);
+    if (hc_op_is(nd, "reduce-window"))
+        return hc_handle_reduce_window(an, nd);
+    if (hc_op_is(nd, "select-and-scatter")) {
+        const struct props *sel, *sc;
+        int64_t source, window = 1;
+        uint32_t i;
+        if (nd->ncalled < 2 || nd->noperands < 2)
+            return -1;
+        sel = hc_subcomputation(an, nd->called[0], &rc);
+        if (sel == NULL)
+            return rc;
+        sc = hc_subcomputation(an, nd->called[1], &rc);
+        if (sc == NULL)
+            return rc;
+        source = hlo_shape_elements(hc_operand_shape(an, nd, 1));
+        for (i = 0; i < nd->nwindow; i++)
+            window *= nd->window[i].size;
+        hc_copy_scaled(cur, sel, source * (window - 1), 1);
+        hc_copy_scaled(cur, sc, source, 1);
+        return 0;
+    }
+    if (hc_op_is(nd, "triangular-solve") || hc_op_is(nd, "cholesky")) {
+        const struct hlo_shape *a, *b;
+        if (nd->noperands < 1)
+            return -1;
+        a = hc_operand_shape(an, nd, 0);
+        if (hc_op_is(nd, "cholesky")) {
+            float half = (float)hc_shape_size(a) / 2.0f;
+            hc_kv_set(an, cur, KV_OUTPUT_BYTES, 0, 0, half);
+            hc_kv_set(an, cur, KV_OPERAND_BYTES, 0, 0, half);
+            cur->bytes = half + half;
+            cur->flops = (float)(hc_dim_of(a, (int64_t)a->ndims - 1) * hlo_shape_elements(a) / 3);
+            return 0;
+        }
+        if (nd->noperands < 2)
+            return -1;
+        b = hc_operand_shape(an, nd, 1);
+        {
+            float bytes = (float)hc_shape_size(&nd->shape);
+            hc_kv_set(an, cur, KV_OUTPUT_BYTES, 0, 0, (float)hc_shape_size(&nd->shape));
+            bytes += (float)hc_shape_size(a) / 2.0f;
+            bytes += (float)hc_shape_size(b);
+            hc_kv_set(an, cur, KV_OPERAND_BYTES, 0, 0, (float)hc_shape_size(b));
+            cur->bytes = bytes;
+        }
+        cur->flops = (float)(2 * hc_dim_of(a, (int64_t)a->ndims - 1) * hlo_shape_elements(b));
+        return 0;
+    }
+    if (hc_op_is(nd, "infeed")) {
+        struct subs x = hc_subshapes(an, &nd->shape);
+        int64_t size = 0;
+        uint32_t i;
+        for (i = 0; i < x.n; i++) {
+            if (x.v[i].s->type == HLO_TUPLE)
+                continue;
+            size += hc_shape_size(x.v[i].s);
+            hc_kv_set(an, cur, KV_OUTPUT_BYTES, 0, x.v[i].ord, (float)hc_shape_size(x.v[i].s));
+        }
+        free(x.v);
+        hc_kv_set(an, cur, KV_OUTPUT_BYTES, 0, 0, (float)size);
+        cur->bytes = (float)size;
+        return 0;
+    }
+    if (hc_op_is(nd, "outfeed")) {
+        uint32_t i, j;
+        cur->bytes = 0;
+        for (i = 0; i < nd->noperands; i++) {
+            struct subs x = hc_subshapes(an, hc_operand_shape(an, nd, i));
+            int64_t size = 0;
+            for (j = 0; j < x.n; j++) {
+                if (x.v[j].s->type == HLO_TUPLE)
+                    continue;
+                size += hc_shape_size(x.v[j].s);
+                hc_kv_set(an, cur, KV_OPERAND_BYTES, (int32_t)i, x.v[j].ord,
+                          (float)hc_shape_size(x.v[j].s));
+            }
+            free(x.v);
+            hc_kv_set(an, cur, KV_OPERAND_BYTES, (int32_t)i, 0, (float)size);
+            cur->bytes += (float)size;
+        }
+        return 0;
+    }
+    if (hc_op_is(nd, "all-gather") || hc_op_is(nd, "all-gather-start") ||
+        hc_op_is(nd, "all-reduce") || hc_op_is(nd, "all-reduce-start") ||
+        hc_op_is(nd, "reduce-scatter"))
+        return hc_handle_collective(an, nd);
+    if (hc_op_is(nd, "rng-bit-generator")) {
+        cur->transc = (float)hlo_shape_elements_recursive(&nd->shape);
+        return 0;
+    }
+    if (hc_op_is(nd, "rng")) {
+        cur->transc = (float)hlo_shape_elements(&nd->shape);
+        return 0;
+    }
+    if (hc_op_is(nd, "fusion"))
+        return hc_handle_fusion(an, node);
+    if (hc_op_is(nd, "call") || hc_op_is(nd, "while") || hc_op_is(nd, "conditional"))
+        return hc_handle_control_flow(an, nd);
+    if (hc_op_is(nd, "custom-call"))
+        return hc_handle_custom_call(an, nd);
+    if (hc_op_is(nd, "sort")) {
+        int64_t count, lg;
+        if (nd->noperands < 1)
+            return -1;
+        count = hlo_shape_elements(hc_operand_shape(an, nd, 0));
+        lg = count <= 0 ? -1 : 63 - __builtin_clzll((uint64_t)count);
+        if (count > 0 && (count & (count - 1)) != 0)
+            lg++;
+        cur->flops = (float)(count * lg);
+        return 0;
+    }
+    if (hc_op_is(nd, "gather"))
+        return hc_handle_gather(an, nd);
+    if (hc_op_is(nd, "scatter"))
+        return hc_handle_scatter(an, nd);
+    return 0;
+}
