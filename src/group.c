@@ -282,8 +282,8 @@ struct forest {
     struct vec cross;        /* struct edge: links across threads, in XProf's order */
     struct edge *by_child;   /* cross sorted by child (stable) */
     struct edge *by_parent;  /* cross sorted by parent */
-    struct vec launches;     /* struct corr_node: kernel launches */
-    struct vec executes;     /* struct corr_node: kernel executes */
+    struct vec *launches;    /* [flat line] struct corr_node: kernel launches */
+    struct vec *executes;    /* [flat line] struct corr_node: kernel executes */
     struct vec executors;    /* struct keyed: (id, iter_num) of ExecutorState::Process */
     struct vec iterators;    /* struct keyed: (id, iter_num), tag = 0 / 1 (optional op) */
     struct vec contexts;     /* struct keyed: (type, id, pid), tag = role | pid flag */
@@ -440,95 +440,75 @@ struct ev_stats {
     int is_async;
 };
 
-/* Numeric value of an XStat body (double truncated, ref as its id); 1 if
- * the stat carries a number, 0 for strings. A lean reader: grouping reads
- * millions of stats and needs only integers. */
-static int lean_stat(struct wire *w, int64_t *meta, int64_t *val)
-{
-    int have = 0;
+/* The stats grouping reads, in xp_pick slot order. */
+static const enum xp_stat_type ev_stat_types[] = {
+    XS_PRODUCER_TYPE, XS_PRODUCER_ID, XS_CONSUMER_TYPE, XS_CONSUMER_ID,   XS_IS_ROOT,
+    XS_IS_ASYNC,      XS_STEP_ID,     XS_ITER_NUM,      XS_CORRELATION_ID};
+#define NEV_STATS (sizeof(ev_stat_types) / sizeof(ev_stat_types[0]))
 
-    *meta = 0;
-    *val = 0;
-    while (!wire_eof(w)) {
-        uint32_t f;
-        int t;
-        uint64_t v;
-        if (wire_key(w, &f, &t) != 0)
-            return 0;
-        if (t == WIRE_VARINT && (f == 1 || f == 3 || f == 4 || f == 7)) {
-            if (wire_varint(w, &v) != 0)
-                return 0;
-            if (f == 1) {
-                *meta = (int64_t)v;
-            } else {
-                *val = (int64_t)v;
-                have = 1;
-            }
-        } else if (t == WIRE_I64 && f == 2) {
-            double d;
-            if (wire_fixed64(w, &v) != 0)
-                return 0;
-            memcpy(&d, &v, sizeof(d));
-            *val = (int64_t)d;
-            have = 1;
-        } else if (wire_skip(w, t) != 0) {
-            return 0;
-        }
+/* Numeric value of a stat as grouping reads it (double truncated, a ref as
+ * its id); 0 for strings and bytes, which grouping ignores. */
+static int numeric_stat(const struct xp_stat *st, int64_t *v)
+{
+    switch (st->kind) {
+    case XP_STAT_DOUBLE:
+        *v = (int64_t)st->v.d;
+        return 1;
+    case XP_STAT_UINT:
+    case XP_STAT_REF:
+        *v = (int64_t)st->v.u;
+        return 1;
+    case XP_STAT_INT:
+        *v = st->v.i;
+        return 1;
+    default:
+        return 0;
     }
-    return have;
 }
 
-static void read_ev_stats(const struct xp_plane *pl, const struct xp_line *ln,
+static void read_ev_stats(const struct xp_pick *pk, const struct xp_line *ln,
                           const struct xp_event *ev, struct ev_stats *s)
 {
-    struct wire w, body, st;
-    uint32_t f;
-    int t;
+    struct xp_stat st[NEV_STATS];
+    uint32_t found = xp_pick_event(pk, ln, ev, st);
+    int64_t v;
 
     memset(s, 0, sizeof(*s));
-    wire_init(&w, ln->body + ev->rec_off, ln->body_len - ev->rec_off);
-    if (wire_key(&w, &f, &t) != 0 || t != WIRE_LEN || wire_bytes(&w, &body) != 0)
+    if (found == 0)
         return;
-    while (!wire_eof(&body)) {
-        int64_t id, v;
-        if (wire_key(&body, &f, &t) != 0)
-            return;
-        if (f != 4 || t != WIRE_LEN) {
-            if (wire_skip(&body, t) != 0)
-                return;
-            continue;
-        }
-        if (wire_bytes(&body, &st) != 0)
-            return;
-        if (!lean_stat(&st, &id, &v))
-            continue;
-        if (id == pl->stat_id[XS_PRODUCER_TYPE]) {
-            s->has_pt = 1;
-            s->pt = v;
-        } else if (id == pl->stat_id[XS_PRODUCER_ID]) {
-            s->has_p = 1;
-            s->p = (uint64_t)v;
-        } else if (id == pl->stat_id[XS_CONSUMER_TYPE]) {
-            s->has_ct = 1;
-            s->ct = v;
-        } else if (id == pl->stat_id[XS_CONSUMER_ID]) {
-            s->has_c = 1;
-            s->c = (uint64_t)v;
-        } else if (id == pl->stat_id[XS_IS_ROOT]) {
-            s->has_r = 1;
-            s->r = v;
-        } else if (id == pl->stat_id[XS_IS_ASYNC]) {
-            s->is_async = v != 0;
-        } else if (id == pl->stat_id[XS_STEP_ID]) {
-            s->has_id = 1;
-            s->id = v;
-        } else if (id == pl->stat_id[XS_ITER_NUM]) {
-            s->has_iter = 1;
-            s->iter = v;
-        } else if (id == pl->stat_id[XS_CORRELATION_ID]) {
-            s->has_corr = 1;
-            s->corr = (uint64_t)v;
-        }
+    if ((found & 1u) && numeric_stat(&st[0], &v)) {
+        s->has_pt = 1;
+        s->pt = v;
+    }
+    if ((found & 2u) && numeric_stat(&st[1], &v)) {
+        s->has_p = 1;
+        s->p = (uint64_t)v;
+    }
+    if ((found & 4u) && numeric_stat(&st[2], &v)) {
+        s->has_ct = 1;
+        s->ct = v;
+    }
+    if ((found & 8u) && numeric_stat(&st[3], &v)) {
+        s->has_c = 1;
+        s->c = (uint64_t)v;
+    }
+    if ((found & 16u) && numeric_stat(&st[4], &v)) {
+        s->has_r = 1;
+        s->r = v;
+    }
+    if ((found & 32u) && numeric_stat(&st[5], &v))
+        s->is_async = v != 0;
+    if ((found & 64u) && numeric_stat(&st[6], &v)) {
+        s->has_id = 1;
+        s->id = v;
+    }
+    if ((found & 128u) && numeric_stat(&st[7], &v)) {
+        s->has_iter = 1;
+        s->iter = v;
+    }
+    if ((found & 256u) && numeric_stat(&st[8], &v)) {
+        s->has_corr = 1;
+        s->corr = (uint64_t)v;
     }
 }
 
@@ -541,10 +521,11 @@ struct line_out {
 
 /* Per plane facts the line pass reads. */
 struct plane_facts {
-    int is_host;  /* "/host:CPU" */
-    int any_stat; /* some stat that matters for grouping is known here */
-    int has_pid;  /* the plane has a process id */
-    int64_t pid;  /* its value */
+    struct xp_pick pick; /* the stats grouping reads */
+    int is_host;         /* "/host:CPU" */
+    int any_stat;        /* some stat that matters for grouping is known here */
+    int has_pid;         /* the plane has a process id */
+    int64_t pid;         /* its value */
 };
 
 struct gather_job {
@@ -607,13 +588,14 @@ static int gather_line(void *arg, size_t i)
         int rc = 0;
 
         if (pf->any_stat)
-            read_ev_stats(pl, ln, ev, &s);
+            read_ev_stats(&pf->pick, ln, ev, &s);
         else
             memset(&s, 0, sizeof(s));
         if (t == ET_NONE && s.has_corr)
             t = pf->is_host ? ET_KERNEL_LAUNCH : ET_KERNEL_EXECUTE;
         f->type[node] = (uint8_t)t;
         f->nest_parent[node] = NO_NODE;
+        f->gid[node] = -1;
         if (s.has_r)
             level = (int32_t)s.r;
         else if (t == ET_TRACE_CONTEXT)
@@ -695,9 +677,6 @@ static int gather(struct forest *f)
     uint32_t p, i;
     size_t j;
     int rc = 0;
-    enum xp_stat_type want[] = {XS_PRODUCER_TYPE, XS_PRODUCER_ID, XS_CONSUMER_TYPE,
-                                XS_CONSUMER_ID,   XS_IS_ROOT,     XS_IS_ASYNC,
-                                XS_STEP_ID,       XS_ITER_NUM,    XS_CORRELATION_ID};
 
     job.f = f;
     job.facts = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*job.facts));
@@ -710,10 +689,17 @@ static int gather(struct forest *f)
     for (p = 0; p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         struct xp_stat st;
+        int64_t ids[NEV_STATS];
         size_t w;
         job.facts[p].is_host = strcmp(pl->name, "/host:CPU") == 0;
-        for (w = 0; w < sizeof(want) / sizeof(want[0]); w++)
-            job.facts[p].any_stat |= pl->stat_id[want[w]] != XP_NO_STAT;
+        for (w = 0; w < NEV_STATS; w++) {
+            ids[w] = pl->stat_id[ev_stat_types[w]];
+            job.facts[p].any_stat |= ids[w] != XP_NO_STAT;
+        }
+        if (xp_pick_init(&job.facts[p].pick, pl, ids, NEV_STATS, 1) != 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
         if (xp_plane_stat(pl, XS_PROCESS_ID, &st)) {
             job.facts[p].has_pid = 1;
             job.facts[p].pid = (int32_t)xp_stat_int(&st);
@@ -735,9 +721,12 @@ static int gather(struct forest *f)
         goto out;
     for (i = 0; i < f->nlines && rc == 0; i++) {
         struct line_out *o = &job.outs[i];
-        if ((rc = vec_append(&f->launches, &o->launches)) != 0 ||
-            (rc = vec_append(&f->executes, &o->executes)) != 0 ||
-            (rc = vec_append(&f->executors, &o->executors)) != 0 ||
+        /* kernel lists stay per line (they are big: no copy) */
+        f->launches[i] = o->launches;
+        f->executes[i] = o->executes;
+        memset(&o->launches, 0, sizeof(o->launches));
+        memset(&o->executes, 0, sizeof(o->executes));
+        if ((rc = vec_append(&f->executors, &o->executors)) != 0 ||
             (rc = vec_append(&f->iterators, &o->iterators)) != 0 ||
             (rc = vec_append(&f->contexts, &o->contexts)) != 0 ||
             (rc = vec_append(&f->roots, &o->roots)) != 0 ||
@@ -759,6 +748,10 @@ out:
             line_out_free(&job.outs[i]);
     }
     free(job.outs);
+    if (job.facts != NULL) {
+        for (p = 0; p < xs->nplanes; p++)
+            xp_pick_free(&job.facts[p].pick);
+    }
     free(job.facts);
     free(job.order);
     return rc;
@@ -824,79 +817,106 @@ static int connect_keyed(struct forest *f, struct vec *parents, struct vec *chil
     return 0;
 }
 
+static void free_kernel_lists(struct forest *f)
+{
+    uint32_t i;
+
+    for (i = 0; i < f->nlines; i++) {
+        if (f->launches != NULL)
+            vec_free(&f->launches[i]);
+        if (f->executes != NULL)
+            vec_free(&f->executes[i]);
+    }
+}
+
 /* KernelLaunch -> KernelExecute by correlation id; the last launch of an id
- * wins. The lists are released afterwards. */
+ * wins. Launches and executes are read line by line in line order (the order
+ * one pass would have seen them). The lists are released afterwards. */
 static int connect_kernels(struct forest *f)
 {
-    struct corr_node *pv = f->launches.v, *cv = f->executes.v;
-    uint32_t *slot;
-    size_t cap, i, mask;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t nl = 0, ne = 0, i;
+    uint32_t l;
     int rc = 0;
 
-    if (f->launches.n == 0 || f->executes.n == 0)
-        goto out;
-    if (f->cross.cap < f->cross.n + f->executes.n) {
-        struct edge *v = big_realloc(f->cross.v, (f->cross.n + f->executes.n) * sizeof(*v));
-        if (v == NULL) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        f->cross.v = v;
-        f->cross.cap = f->cross.n + f->executes.n;
-    }
-    {
-        /* dense ids (the usual case): a direct table instead of a hash */
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (i = 0; i < f->launches.n; i++) {
+    for (l = 0; l < f->nlines; l++) {
+        const struct corr_node *pv = f->launches[l].v;
+        nl += f->launches[l].n;
+        ne += f->executes[l].n;
+        for (i = 0; i < f->launches[l].n; i++) {
             if (pv[i].corr < lo)
                 lo = pv[i].corr;
             if (pv[i].corr > hi)
                 hi = pv[i].corr;
         }
-        if (hi - lo < (uint64_t)f->launches.n * 4) {
-            slot = calloc((size_t)(hi - lo) + 1, sizeof(uint32_t));
-            if (slot == NULL) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            for (i = 0; i < f->launches.n; i++)
-                slot[pv[i].corr - lo] = (uint32_t)i + 1;
-            for (i = 0; i < f->executes.n && rc == 0; i++) {
-                uint64_t c = cv[i].corr;
-                if (c >= lo && c <= hi && slot[c - lo] != 0)
-                    rc = add_cross(f, pv[slot[c - lo] - 1].node, cv[i].node);
-            }
-            free(slot);
+    }
+    if (nl == 0 || ne == 0)
+        goto out;
+    if (f->cross.cap < f->cross.n + ne) {
+        struct edge *v = big_realloc(f->cross.v, (f->cross.n + ne) * sizeof(*v));
+        if (v == NULL) {
+            rc = -ENOMEM;
             goto out;
         }
+        f->cross.v = v;
+        f->cross.cap = f->cross.n + ne;
     }
-    cap = hash_cap(f->launches.n);
-    mask = cap - 1;
-    slot = calloc(cap, sizeof(uint32_t));
-    if (slot == NULL) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (i = 0; i < f->launches.n; i++) {
-        size_t s = (size_t)((pv[i].corr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
-        while (slot[s] != 0 && pv[slot[s] - 1].corr != pv[i].corr)
-            s = (s + 1) & mask;
-        slot[s] = (uint32_t)i + 1;
-    }
-    for (i = 0; i < f->executes.n && rc == 0; i++) {
-        size_t s = (size_t)((cv[i].corr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
-        while (slot[s] != 0) {
-            if (pv[slot[s] - 1].corr == cv[i].corr) {
-                rc = add_cross(f, pv[slot[s] - 1].node, cv[i].node);
-                break;
-            }
-            s = (s + 1) & mask;
+    if (hi - lo < (uint64_t)nl * 4) {
+        /* dense ids (the usual case): a direct table of launch node + 1 */
+        uint32_t *slot = big_calloc((size_t)(hi - lo) + 1, sizeof(uint32_t));
+        if (slot == NULL) {
+            rc = -ENOMEM;
+            goto out;
         }
+        for (l = 0; l < f->nlines; l++) {
+            const struct corr_node *pv = f->launches[l].v;
+            for (i = 0; i < f->launches[l].n; i++)
+                slot[pv[i].corr - lo] = pv[i].node + 1;
+        }
+        for (l = 0; l < f->nlines && rc == 0; l++) {
+            const struct corr_node *cv = f->executes[l].v;
+            for (i = 0; i < f->executes[l].n && rc == 0; i++) {
+                uint64_t c = cv[i].corr;
+                if (c >= lo && c <= hi && slot[c - lo] != 0)
+                    rc = add_cross(f, slot[c - lo] - 1, cv[i].node);
+            }
+        }
+        big_free(slot);
+    } else {
+        size_t cap = hash_cap(nl), mask = cap - 1;
+        struct corr_node *tab = big_malloc(cap * sizeof(*tab));
+        if (tab == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (i = 0; i < cap; i++)
+            tab[i].node = NO_NODE;
+        for (l = 0; l < f->nlines; l++) {
+            const struct corr_node *pv = f->launches[l].v;
+            for (i = 0; i < f->launches[l].n; i++) {
+                size_t s = (size_t)((pv[i].corr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+                while (tab[s].node != NO_NODE && tab[s].corr != pv[i].corr)
+                    s = (s + 1) & mask;
+                tab[s] = pv[i];
+            }
+        }
+        for (l = 0; l < f->nlines && rc == 0; l++) {
+            const struct corr_node *cv = f->executes[l].v;
+            for (i = 0; i < f->executes[l].n && rc == 0; i++) {
+                size_t s = (size_t)((cv[i].corr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+                while (tab[s].node != NO_NODE) {
+                    if (tab[s].corr == cv[i].corr) {
+                        rc = add_cross(f, tab[s].node, cv[i].node);
+                        break;
+                    }
+                    s = (s + 1) & mask;
+                }
+            }
+        }
+        big_free(tab);
     }
-    free(slot);
 out:
-    vec_free(&f->launches);
-    vec_free(&f->executes);
+    free_kernel_lists(f);
     return rc;
 }
 
@@ -1066,12 +1086,11 @@ static int sort_cross(struct forest *f)
     f->cross.n = f->cross.cap = 0;
     f->by_parent = big_malloc(m * sizeof(struct edge));
     tmp = big_malloc(m * sizeof(struct edge));
+    f->cross.n = m; /* by_child still holds them for forest_free */
     if (f->by_parent == NULL || tmp == NULL) {
         big_free(tmp);
-        f->cross.n = m; /* by_child still holds them for forest_free */
         return -ENOMEM;
     }
-    f->cross.n = m;
     for (i = 0; i < m; i++) {
         f->flags[f->by_child[i].child] |= NF_XPARENT;
         f->flags[f->by_child[i].parent] |= NF_XCHILD;
@@ -1268,6 +1287,7 @@ static int propagate(struct forest *f, uint32_t root, int32_t g)
     }
     while (head < q->n) {
         uint32_t x = ((uint32_t *)q->v)[head++], i, end = line_end(f, x);
+        size_t next_edge = f->cross.n; /* by_parent index after the last node's edges */
         /* the nesting subtree of x */
         for (i = x + 1; i < end;) {
             if (f->flags[i] & NF_ASYNC) {
@@ -1286,8 +1306,16 @@ static int propagate(struct forest *f, uint32_t root, int32_t g)
             }
             f->gid[i] = g;
             if (f->flags[i] & NF_XCHILD) {
-                /* its cross children: queue them (its subtree is walked here) */
-                size_t k = edge_lower(f->by_parent, f->cross.n, 0, i);
+                /* its cross children: queue them (its subtree is walked here);
+                 * the walk goes up in node order, so the edges are found
+                 * from where the last node's ended */
+                size_t k = next_edge;
+                if (k >= f->cross.n || f->by_parent[k].parent > i ||
+                    (k + 8 < f->cross.n && f->by_parent[k + 8].parent < i))
+                    k = edge_lower(f->by_parent, f->cross.n, 0, i);
+                else
+                    while (k < f->cross.n && f->by_parent[k].parent < i)
+                        k++;
                 for (; k < f->cross.n && f->by_parent[k].parent == i; k++) {
                     uint32_t c = f->by_parent[k].child, *r;
                     if (f->gid[c] >= 0)
@@ -1297,6 +1325,7 @@ static int propagate(struct forest *f, uint32_t root, int32_t g)
                         return -ENOMEM;
                     *r = c;
                 }
+                next_edge = k;
             }
             i++;
         }
@@ -1896,8 +1925,9 @@ static void forest_free(struct forest *f)
     free(f->vis_gen);
     vec_free(&f->queue);
     vec_free(&f->cross);
-    vec_free(&f->launches);
-    vec_free(&f->executes);
+    free_kernel_lists(f);
+    free(f->launches);
+    free(f->executes);
     vec_free(&f->executors);
     vec_free(&f->iterators);
     vec_free(&f->contexts);
@@ -1922,7 +1952,8 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     f.line_base = line_base;
     f.n = n;
     f.cross.size = sizeof(struct edge);
-    f.launches.size = f.executes.size = sizeof(struct corr_node);
+    f.launches = calloc((size_t)nlines + 1, sizeof(*f.launches));
+    f.executes = calloc((size_t)nlines + 1, sizeof(*f.executes));
     f.executors.size = f.iterators.size = f.contexts.size = sizeof(struct keyed);
     f.roots.size = sizeof(struct root_node);
     f.loop_roots.size = f.queue.size = sizeof(uint32_t);
@@ -1935,7 +1966,8 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     f.nest_parent = big_malloc(((size_t)n + 1) * sizeof(uint32_t));
     f.gid = big_malloc(((size_t)n + 1) * sizeof(int32_t));
     if (f.line_plane == NULL || f.line_index == NULL || f.plane_first == NULL || f.type == NULL ||
-        f.flags == NULL || f.nest_parent == NULL || f.gid == NULL)
+        f.launches == NULL || f.executes == NULL || f.flags == NULL || f.nest_parent == NULL ||
+        f.gid == NULL)
         goto out;
     for (p = 0; p < xs->nplanes; p++) {
         f.plane_first[p] = flat;
@@ -1944,7 +1976,7 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
             f.line_index[flat] = l;
         }
     }
-    memset(f.gid, 0xff, ((size_t)n + 1) * sizeof(int32_t));
+    f.gid[n] = -1; /* the rest is set line by line */
     if ((rc = gather(&f)) != 0)
         goto out;
     if (f.tfdata_ids.n > 1)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "sort.h"
 
 void op_stats_free(struct op_stats *os)
 {
@@ -45,29 +46,71 @@ static struct op_stats *op_stats_new(void)
     return os;
 }
 
-/* The planes converted in parallel: the host plane (item 0, the biggest)
- * and the GPU planes, each into its own output; merged in plane order. */
+/* The work converted in parallel: every line of the host plane and every
+ * GPU plane, each into its own output, biggest first; merged afterwards in
+ * line and plane order. */
 struct planes_job {
     struct host_ctx *ctx;
-    int host_plane;                 /* or -1 */
-    int has_device;                 /* for the host plane */
-    struct step_events *host_steps; /* host step events */
-    uint32_t *gpus;                 /* GPU plane indexes */
-    struct gpu_plane_out *outs;     /* [gpu] */
-    uint32_t ngpu;                  /* entries in gpus */
+    struct host_plane_work *host; /* the host plane, or NULL */
+    uint32_t nhost_lines;         /* its lines */
+    uint32_t *gpus;               /* GPU plane indexes */
+    struct gpu_plane_out *outs;   /* [gpu] */
+    uint32_t ngpu;                /* entries in gpus */
+    uint32_t *order;              /* items, biggest first */
+    uint64_t *size;               /* [item] -> events */
 };
 
-static int convert_one(void *arg, size_t i)
+/* Item i: a host line (i < nhost_lines) or GPU plane i - nhost_lines. */
+static int convert_one(void *arg, size_t k)
 {
     struct planes_job *job = arg;
+    uint32_t i = job->order[k];
 
-    if (job->host_plane >= 0) {
-        if (i == 0)
-            return op_stats_host_plane(job->ctx, (uint32_t)job->host_plane, job->has_device,
-                                       job->host_steps);
-        i--;
-    }
+    if (i < job->nhost_lines)
+        return host_plane_line(job->host, i);
+    i -= job->nhost_lines;
     return op_stats_gpu_plane(job->ctx, job->gpus[i], &job->outs[i]);
+}
+
+/* The step events of every GPU plane united into ctx->steps for group g,
+ * planes in order (UnionCombineStepEvents per plane, one group at a time). */
+static int unite_steps(void *arg, size_t g)
+{
+    struct planes_job *job = arg;
+    uint64_t nm = 0, ne = 0;
+    uint32_t i;
+    int rc;
+
+    for (i = 0; i < job->ngpu; i++) {
+        const struct step_events *src = &job->outs[i].steps;
+        if (job->outs[i].any_event && g < src->n && src->by_group[g].present) {
+            nm += src->by_group[g].nmarkers;
+            ne += src->by_group[g].nevents;
+        }
+    }
+    if (nm > UINT32_MAX || ne > UINT32_MAX ||
+        step_details_reserve(&job->ctx->steps.by_group[g], (uint32_t)nm, (uint32_t)ne) != 0)
+        return -ENOMEM;
+    for (i = 0; i < job->ngpu; i++) {
+        const struct step_events *src = &job->outs[i].steps;
+        if (!job->outs[i].any_event || g >= src->n || !src->by_group[g].present)
+            continue;
+        if ((rc = step_details_combine(&job->ctx->steps.by_group[g], &src->by_group[g])) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static const uint64_t *item_size; /* qsort context; guarded by item_lock */
+static pthread_mutex_t item_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int bigger_item_first(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    if (item_size[x] != item_size[y])
+        return item_size[x] > item_size[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
 }
 
 static int convert_planes(struct host_ctx *ctx, int host_plane, int has_device,
@@ -76,14 +119,16 @@ static int convert_planes(struct host_ctx *ctx, int host_plane, int has_device,
     const struct xspace *xs = ctx->xs;
     struct op_stats *os = ctx->os;
     struct planes_job job;
-    uint32_t p, i;
-    int rc;
+    uint32_t p, i, nitems;
+    int rc = 0;
 
     memset(&job, 0, sizeof(job));
     job.ctx = ctx;
-    job.host_plane = host_plane;
-    job.has_device = has_device;
-    job.host_steps = host_steps;
+    if (host_plane >= 0) {
+        if ((rc = host_plane_begin(ctx, (uint32_t)host_plane, &job.host)) != 0)
+            goto out;
+        job.nhost_lines = xs->planes[host_plane].nlines;
+    }
     if (os->hardware_type == HW_GPU) {
         for (p = 0; p < xs->nplanes; p++) {
             if (strncmp(xs->planes[p].name, "/device:GPU:", 12) == 0)
@@ -95,9 +140,8 @@ static int convert_planes(struct host_ctx *ctx, int host_plane, int has_device,
         job.outs = calloc(job.ngpu, sizeof(*job.outs));
         os->plane_arenas = calloc(job.ngpu, sizeof(*os->plane_arenas));
         if (job.gpus == NULL || job.outs == NULL || os->plane_arenas == NULL) {
-            free(job.gpus);
-            free(job.outs);
-            return -ENOMEM;
+            rc = -ENOMEM;
+            goto out;
         }
         os->nplane_arenas = job.ngpu;
         for (p = 0, i = 0; p < xs->nplanes; p++) {
@@ -110,18 +154,42 @@ static int convert_planes(struct host_ctx *ctx, int host_plane, int has_device,
             i++;
         }
     }
-    rc = parallel_for(job.ngpu + (host_plane >= 0 ? 1 : 0), 0, convert_one, &job);
-    for (i = 0; i < job.ngpu; i++) {
+    nitems = job.nhost_lines + job.ngpu;
+    job.order = malloc((nitems ? nitems : 1) * sizeof(*job.order));
+    job.size = malloc((nitems ? nitems : 1) * sizeof(*job.size));
+    if (job.order == NULL || job.size == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < nitems; i++) {
+        job.order[i] = i;
+        job.size[i] = i < job.nhost_lines ? xs->planes[host_plane].lines[i].nevents
+                                          : xs->planes[job.gpus[i - job.nhost_lines]].nevents;
+    }
+    pthread_mutex_lock(&item_lock);
+    item_size = job.size;
+    xp_qsort(job.order, nitems, sizeof(*job.order), bigger_item_first);
+    pthread_mutex_unlock(&item_lock);
+    rc = parallel_for(nitems, 0, convert_one, &job);
+    if (rc == 0 && job.host != NULL)
+        rc = host_plane_end(job.host, has_device, host_steps);
+    if (rc == 0 && job.ngpu > 0)
+        rc = parallel_for(ctx->steps.n, 0, unite_steps, &job);
+out:
+    for (i = 0; i < job.ngpu && job.outs != NULL; i++) {
         if (rc == 0)
             rc = gpu_plane_merge(ctx, &job.outs[i]);
         gpu_plane_out_free(&job.outs[i]);
     }
+    host_plane_free(job.host);
     free(job.gpus);
     free(job.outs);
+    free(job.order);
+    free(job.size);
     return rc;
 }
 
-/* ConvertXSpaceToOpStats (GPU / CPU; TPU device planes are not converted). */
+/* ConvertXSpaceToOpStats (GPU / CPU; TPU: device op metrics only). */
 static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
                         struct op_stats **osp, struct xp_err *err)
 {
@@ -160,6 +228,8 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     if (host_plane >= 0 && (rc = step_events_init(&host_steps, groups->ngroups)) != 0)
         goto fail;
     if ((rc = convert_planes(&ctx, host_plane, has_device, &host_steps)) != 0)
+        goto fail;
+    if (os->hardware_type == HW_TPU && (rc = op_stats_tpu_planes(&ctx)) != 0)
         goto fail;
     if ((rc = kernel_map_to_db(&ctx.kernels, os)) != 0)
         goto fail;

@@ -62,47 +62,84 @@ static void str_of(const struct xp_stat *st, const char **s, size_t *n)
     }
 }
 
-static void read_gpu_stats(const struct xp_plane *pl, const struct xp_line *ln,
-                           const struct xp_event *ev, const struct gpu_ids *ids,
-                           struct gpu_stats *s)
+/* xp_pick slots of the stats read_gpu_stats takes. */
+enum {
+    GS_TF_OP,
+    GS_EQUATION,
+    GS_SHAPE,
+    GS_HLO_OP,
+    GS_KERNEL_DETAILS,
+    GS_MEMCPY_DETAILS,
+    GS_PROGRAM_ID,
+    GS_CORR,
+    GS_IS_EAGER,
+    GS_FLOPS,
+    GS_BYTES,
+    GS_COUNT
+};
+
+static int gpu_pick_init(struct xp_pick *pk, const struct xp_plane *pl, const struct gpu_ids *ids)
 {
-    struct xp_stat_iter it;
-    struct xp_stat st;
+    int64_t v[GS_COUNT];
+
+    v[GS_TF_OP] = ids->tf_op;
+    v[GS_EQUATION] = ids->equation;
+    v[GS_SHAPE] = ids->shape;
+    v[GS_HLO_OP] = ids->hlo_op;
+    v[GS_KERNEL_DETAILS] = ids->kernel_details;
+    v[GS_MEMCPY_DETAILS] = ids->memcpy_details;
+    v[GS_PROGRAM_ID] = ids->program_id;
+    v[GS_CORR] = ids->corr;
+    v[GS_IS_EAGER] = ids->is_eager;
+    v[GS_FLOPS] = ids->flops;
+    v[GS_BYTES] = ids->bytes;
+    /* the last stat of an id wins, as in a walk that overwrites */
+    return xp_pick_init(pk, pl, v, GS_COUNT, 1);
+}
+
+static void read_gpu_stats(const struct xp_pick *pk, const struct xp_line *ln,
+                           const struct xp_event *ev, struct gpu_stats *s)
+{
+    struct xp_stat st[GS_COUNT];
+    uint32_t found = xp_pick_event(pk, ln, ev, st);
 
     memset(s, 0, sizeof(*s));
     s->tf_op = s->equation = s->shapes = s->hlo_op = s->kernel_details = s->memcpy_details = "";
-    xp_stat_iter_init(&it, pl, ln, ev);
-    while (xp_stat_next(&it, &st) == 1) {
-        int64_t id = st.meta_id;
-        if (id == ids->tf_op) {
-            str_of(&st, &s->tf_op, &s->tf_op_len);
-        } else if (id == ids->equation) {
-            str_of(&st, &s->equation, &s->equation_len);
-        } else if (id == ids->shape) {
-            str_of(&st, &s->shapes, &s->shapes_len);
-        } else if (id == ids->hlo_op) {
-            str_of(&st, &s->hlo_op, &s->hlo_op_len);
-            s->has_hlo_op = 1;
-        } else if (id == ids->kernel_details) {
-            str_of(&st, &s->kernel_details, &s->kernel_details_len);
-        } else if (id == ids->memcpy_details) {
-            str_of(&st, &s->memcpy_details, &s->memcpy_details_len);
-        } else if (id == ids->program_id) {
-            s->has_program_id = 1;
-            s->program_id = (uint64_t)xp_stat_int(&st);
-        } else if (id == ids->corr) {
-            s->has_corr = 1;
-            s->corr = xp_stat_int(&st);
-        } else if (id == ids->is_eager) {
-            s->has_eager = 1;
-            s->is_eager = xp_stat_int(&st) != 0;
-        } else if (id == ids->flops) {
-            s->has_flops = 1;
-            s->flops = (uint64_t)xp_stat_int(&st);
-        } else if (id == ids->bytes) {
-            s->has_bytes = 1;
-            s->bytes = (uint64_t)xp_stat_int(&st);
-        }
+    if (found == 0)
+        return;
+    if (found & (1u << GS_TF_OP))
+        str_of(&st[GS_TF_OP], &s->tf_op, &s->tf_op_len);
+    if (found & (1u << GS_EQUATION))
+        str_of(&st[GS_EQUATION], &s->equation, &s->equation_len);
+    if (found & (1u << GS_SHAPE))
+        str_of(&st[GS_SHAPE], &s->shapes, &s->shapes_len);
+    if (found & (1u << GS_HLO_OP)) {
+        str_of(&st[GS_HLO_OP], &s->hlo_op, &s->hlo_op_len);
+        s->has_hlo_op = 1;
+    }
+    if (found & (1u << GS_KERNEL_DETAILS))
+        str_of(&st[GS_KERNEL_DETAILS], &s->kernel_details, &s->kernel_details_len);
+    if (found & (1u << GS_MEMCPY_DETAILS))
+        str_of(&st[GS_MEMCPY_DETAILS], &s->memcpy_details, &s->memcpy_details_len);
+    if (found & (1u << GS_PROGRAM_ID)) {
+        s->has_program_id = 1;
+        s->program_id = (uint64_t)xp_stat_int(&st[GS_PROGRAM_ID]);
+    }
+    if (found & (1u << GS_CORR)) {
+        s->has_corr = 1;
+        s->corr = xp_stat_int(&st[GS_CORR]);
+    }
+    if (found & (1u << GS_IS_EAGER)) {
+        s->has_eager = 1;
+        s->is_eager = xp_stat_int(&st[GS_IS_EAGER]) != 0;
+    }
+    if (found & (1u << GS_FLOPS)) {
+        s->has_flops = 1;
+        s->flops = (uint64_t)xp_stat_int(&st[GS_FLOPS]);
+    }
+    if (found & (1u << GS_BYTES)) {
+        s->has_bytes = 1;
+        s->bytes = (uint64_t)xp_stat_int(&st[GS_BYTES]);
     }
 }
 
@@ -269,19 +306,28 @@ struct hlo_cache_slot {
     uint64_t program_id;
     const struct hlo_instr *instr;
 };
-#define HLO_CACHE 512
+#define HLO_CACHE 4096
 
 static const struct hlo_instr *cached_instr(struct hlo_cache_slot *c, const struct hlo_map *m,
                                             const struct gpu_stats *s, const char *hn, size_t hl)
 {
-    size_t ix = (((uintptr_t)s->hlo_op >> 3) ^ (size_t)s->program_id) & (HLO_CACHE - 1);
+    size_t ix = (((uintptr_t)s->hlo_op >> 3) ^ (size_t)s->program_id) & (HLO_CACHE - 1), cx;
 
     if (c[ix].ptr == s->hlo_op && c[ix].len == s->hlo_op_len && c[ix].program_id == s->program_id)
         return c[ix].instr;
+    /* the same bytes elsewhere (string stats are not shared): by content */
+    cx = HLO_CACHE + ((size_t)fnv(s->program_id * 0x9e3779b97f4a7c15ULL, s->hlo_op, s->hlo_op_len) &
+                      (HLO_CACHE - 1));
+    if (c[cx].ptr != NULL && c[cx].len == s->hlo_op_len && c[cx].program_id == s->program_id &&
+        memcmp(c[cx].ptr, s->hlo_op, s->hlo_op_len) == 0) {
+        c[ix] = c[cx];
+        return c[cx].instr;
+    }
     c[ix].ptr = s->hlo_op;
     c[ix].len = s->hlo_op_len;
     c[ix].program_id = s->program_id;
     c[ix].instr = hlo_map_find(m, s->program_id, hn, hl);
+    c[cx] = c[ix];
     return c[ix].instr;
 }
 
@@ -297,11 +343,23 @@ struct kernel_slot {
     struct kernel_report rep;
 };
 
+/* The slot last found for a key made of the same pointers (stat values
+ * that are refs share their bytes), so most events skip hashing the strings. */
+struct kernel_recent {
+    uint32_t meta;
+    const char *kd, *tf, *eq;
+    size_t kd_len, tf_len, eq_len;
+    const struct hlo_instr *instr;
+    uint32_t slot; /* index + 1 into v; 0 = empty */
+};
+#define KERNEL_RECENT 4096
+
 struct kernel_cache {
     struct kernel_slot *v;
     uint32_t n, cap;
     uint32_t *slot;
     uint32_t nslots;
+    struct kernel_recent *recent; /* KERNEL_RECENT entries */
 };
 
 static int kc_grow(struct kernel_cache *kc)
@@ -328,10 +386,10 @@ static int same(const char *a, size_t an, const char *b, size_t bn)
     return an == bn && (a == b || memcmp(a, b, an) == 0);
 }
 
-/* The slot of this kernel event; *fresh = 1 when new (fill rep). */
-static struct kernel_slot *kc_slot(struct kernel_cache *kc, uint32_t meta,
-                                   const struct gpu_stats *s, const struct hlo_instr *instr,
-                                   int *fresh)
+/* kc_slot by the contents of the key. */
+static struct kernel_slot *kc_slot_hashed(struct kernel_cache *kc, uint32_t meta,
+                                          const struct gpu_stats *s, const struct hlo_instr *instr,
+                                          int *fresh)
 {
     uint64_t h =
         fnv(fnv(fnv(1469598103934665603ULL ^ meta, s->kernel_details, s->kernel_details_len),
@@ -375,6 +433,36 @@ static struct kernel_slot *kc_slot(struct kernel_cache *kc, uint32_t meta,
     e->hash = h;
     kc->slot[i] = ++kc->n;
     *fresh = 1;
+    return e;
+}
+
+/* The slot of this kernel event; *fresh = 1 when new (fill rep). */
+static struct kernel_slot *kc_slot(struct kernel_cache *kc, uint32_t meta,
+                                   const struct gpu_stats *s, const struct hlo_instr *instr,
+                                   int *fresh)
+{
+    struct kernel_slot *e;
+    uint64_t ph = ((uintptr_t)s->kernel_details ^ ((uintptr_t)s->tf_op << 1) ^
+                   ((uintptr_t)s->equation << 2) ^ (uintptr_t)instr ^ meta) *
+                  0x9e3779b97f4a7c15ULL;
+    struct kernel_recent *rc = &kc->recent[(ph >> 40) & (KERNEL_RECENT - 1)];
+
+    *fresh = 0;
+    if (rc->slot != 0 && rc->meta == meta && rc->instr == instr && rc->kd == s->kernel_details &&
+        rc->kd_len == s->kernel_details_len && rc->tf == s->tf_op && rc->tf_len == s->tf_op_len &&
+        rc->eq == s->equation && rc->eq_len == s->equation_len)
+        return &kc->v[rc->slot - 1];
+    e = kc_slot_hashed(kc, meta, s, instr, fresh);
+    if (e != NULL)
+        *rc = (struct kernel_recent){meta,
+                                     s->kernel_details,
+                                     s->tf_op,
+                                     s->equation,
+                                     s->kernel_details_len,
+                                     s->tf_op_len,
+                                     s->equation_len,
+                                     instr,
+                                     (uint32_t)(e - kc->v) + 1};
     return e;
 }
 
@@ -554,9 +642,10 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
     struct run run;
     char *name_buf = NULL;
     size_t name_cap = 0;
-    struct hlo_cache_slot *hcache = calloc(HLO_CACHE, sizeof(*hcache));
+    struct hlo_cache_slot *hcache = calloc(2 * HLO_CACHE, sizeof(*hcache));
     uint8_t *by_name = calloc(pl->nemeta ? pl->nemeta : 1, 1);
     struct kernel_cache kc;
+    struct xp_pick pick;
 
     ids.tf_op = pl->stat_id[XS_TF_OP];
     ids.equation = xp_plane_stat_id_by_name(pl, "equation");
@@ -570,14 +659,19 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
     ids.flops = pl->stat_id[XS_FLOPS];
     ids.bytes = pl->stat_id[XS_BYTES_ACCESSED];
     memset(&kc, 0, sizeof(kc));
-    if (hcache == NULL || by_name == NULL) {
+    kc.recent = calloc(KERNEL_RECENT, sizeof(*kc.recent));
+    if (hcache == NULL || by_name == NULL || kc.recent == NULL ||
+        gpu_pick_init(&pick, pl, &ids) != 0) {
         free(hcache);
         free(by_name);
+        free(kc.recent);
         return -ENOMEM;
     }
     if ((rc = step_events_init(steps, ng)) != 0) {
         free(hcache);
         free(by_name);
+        free(kc.recent);
+        xp_pick_free(&pick);
         return rc;
     }
     has_marker = calloc(ng ? ng : 1, 1);
@@ -602,7 +696,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 first = ev->offset_ps;
             if (ev->offset_ps + ev->duration_ps > last)
                 last = ev->offset_ps + ev->duration_ps;
-            read_gpu_stats(pl, ln, ev, &ids, &s);
+            read_gpu_stats(&pick, ln, ev, &s);
             is_eager = s.has_eager ? s.is_eager : xp_group_is_eager(ctx->groups, p, l, e);
 
             /* device op metrics */
@@ -781,6 +875,8 @@ out:
     }
     free(kc.v);
     free(kc.slot);
+    free(kc.recent);
+    xp_pick_free(&pick);
     free(hcache);
     free(by_name);
     free(name_buf);
@@ -795,8 +891,6 @@ int gpu_plane_merge(struct host_ctx *ctx, struct gpu_plane_out *out)
     uint32_t i;
     int rc = 0;
 
-    if (out->any_event)
-        rc = step_events_union(&ctx->steps, &out->steps);
     for (i = 0; rc == 0 && i < out->nkernels; i++)
         rc = kernel_map_add(&ctx->kernels, &os->arena, &out->kernels[i]);
     if (rc != 0)

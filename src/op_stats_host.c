@@ -11,10 +11,12 @@
 #include "op_stats_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "bigalloc.h"
 #include "op_stats_tfop.h"
 
 int op_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
@@ -48,43 +50,53 @@ struct stage_op {
     struct host_op op;
 };
 
-struct activity {
-    int64_t ts;        /* time */
-    uint32_t op_id;    /* pairs begin and end */
-    uint8_t is_end;    /* 0 = begin */
-    uint8_t is_eager;  /* is_eager stat */
-    struct host_op op; /* the op */
+/* One op of a line: what it is, when it began and whether it ran eagerly.
+ * Ops are numbered 1.. in the order their events come. */
+struct line_op {
+    const char *name, *type;     /* views, as in struct host_op */
+    uint32_t name_len, type_len; /* their lengths */
+    int64_t id;                  /* stage id, or 0 */
+    int64_t begin;               /* begin time */
+    uint8_t is_eager;            /* is_eager stat */
 };
 
-static int activity_cmp(const void *a, const void *b)
+/* A begin or end of an op: time, then op number * 2 + (1 for the end). The
+ * replay order is (time, op number, begin before end). */
+struct activity {
+    int64_t ts;
+    uint64_t key;
+};
+
+static int activity_less(const struct activity *x, const struct activity *y)
+{
+    return x->ts < y->ts || (x->ts == y->ts && x->key < y->key);
+}
+
+static int activity_cmp(const void *a, const void *b, void *ctx)
 {
     const struct activity *x = a, *y = b;
 
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    /* stable: insertion order is (op_id, begin before end) */
-    if (x->op_id != y->op_id)
-        return x->op_id < y->op_id ? -1 : 1;
-    return (int)x->is_end - (int)y->is_end;
+    (void)ctx;
+    return activity_less(x, y) ? -1 : activity_less(y, x);
 }
 
 struct open_op {
-    uint32_t op_id;       /* id */
+    uint64_t op_id;       /* id */
     int64_t start;        /* begin time */
     uint64_t children_ps; /* time of ops that ended while on top */
 };
 
 /* HostOpMetricsDbBuilder::EnterOp. */
-static int enter_host_op(struct op_stats *os, struct op_metrics_db *db, const struct host_op *op,
+static int enter_host_op(struct arena *arena, struct op_metrics_db *db, const struct host_op *op,
                          int is_eager, uint64_t time_ps, uint64_t children_ps)
 {
     uint64_t self = time_ps - children_ps;
-    struct op_metrics *m = op_db_row(db, &os->arena, (uint64_t)op->id, op->name, op->name_len);
+    struct op_metrics *m = op_db_row(db, arena, (uint64_t)op->id, op->name, op->name_len);
 
     if (m == NULL)
         return -ENOMEM;
     if (m->category[0] == '\0' && op->type_len > 0) {
-        char *c = arena_strndup(&os->arena, op->type, op->type_len);
+        char *c = arena_strndup(arena, op->type, op->type_len);
         if (c == NULL)
             return -ENOMEM;
         m->category = c;
@@ -98,38 +110,65 @@ static int enter_host_op(struct op_stats *os, struct op_metrics_db *db, const st
     return 0;
 }
 
-/* Replay one line's activities (ProcessTfActivities). */
-static int replay(struct op_stats *os, struct op_metrics_db *db, struct activity *acts, size_t n)
+/* The begin of op i: from begins when given, else from the op itself (the
+ * ops are in begin order then). */
+static struct activity begin_of(const struct line_op *ops, const struct activity *begins, size_t i)
+{
+    if (begins != NULL)
+        return begins[i];
+    return (struct activity){ops[i].begin, (uint64_t)(i + 1) << 1};
+}
+
+/* Replay one line's activities (ProcessTfActivities): begins and ends each
+ * sorted, merged on the fly. */
+static int replay(struct arena *arena, struct op_metrics_db *db, const struct line_op *ops,
+                  const struct activity *begins, const struct activity *ends, size_t n)
 {
     struct open_op *stack;
-    size_t depth = 0, i;
-    int64_t last_infeed_begin = 0, last_infeed_dur = 0;
+    size_t depth = 0, i = 0, j = 0;
+    int64_t last_infeed_begin = 0, last_infeed_dur = 0, first_ts = 0, last_ts = 0;
     int have_infeed = 0;
     int rc = 0;
 
     if (n == 0)
         return 0;
-    xp_qsort(acts, n, sizeof(*acts), activity_cmp);
     stack = malloc(n * sizeof(*stack));
     if (stack == NULL)
         return -ENOMEM;
-    for (i = 0; i < n && rc == 0; i++) {
-        const struct activity *a = &acts[i];
-        if (!a->is_end) {
-            stack[depth++] = (struct open_op){a->op_id, a->ts, 0};
+    {
+        struct activity b0 = begin_of(ops, begins, 0);
+        first_ts = activity_less(&ends[0], &b0) ? ends[0].ts : b0.ts;
+    }
+    while ((i < n || j < n) && rc == 0) {
+        struct activity bi, *a;
+        const struct line_op *lo;
+        struct host_op op;
+        if (i < n)
+            bi = begin_of(ops, begins, i);
+        if (j >= n || (i < n && activity_less(&bi, &ends[j]))) {
+            a = &bi;
+            i++;
+        } else {
+            a = (struct activity *)&ends[j++];
+        }
+        last_ts = a->ts;
+        if (!(a->key & 1)) {
+            stack[depth++] = (struct open_op){a->key >> 1, a->ts, 0};
             continue;
         }
+        lo = &ops[(a->key >> 1) - 1];
+        op = (struct host_op){lo->name, lo->name_len, lo->type, lo->type_len, lo->id, 1};
         /* pop until the matching id */
         while (depth > 0) {
             struct open_op top = stack[--depth];
-            if (top.op_id != a->op_id)
+            if (top.op_id != a->key >> 1)
                 continue;
             {
                 int64_t dur = a->ts > top.start ? a->ts - top.start : 0;
-                rc = enter_host_op(os, db, &a->op, a->is_eager, (uint64_t)dur, top.children_ps);
+                rc = enter_host_op(arena, db, &op, lo->is_eager, (uint64_t)dur, top.children_ps);
                 if (depth > 0)
                     stack[depth - 1].children_ps += (uint64_t)dur;
-                if (a->op.type_len >= 13 && memcmp(a->op.type, "InfeedEnqueue", 13) == 0) {
+                if (op.type_len >= 13 && memcmp(op.type, "InfeedEnqueue", 13) == 0) {
                     if (have_infeed) {
                         db->host_infeed_enq_ps += (uint64_t)last_infeed_dur;
                         db->host_infeed_enq_diff_ps += (uint64_t)(top.start - last_infeed_begin);
@@ -142,7 +181,7 @@ static int replay(struct op_stats *os, struct op_metrics_db *db, struct activity
             break;
         }
     }
-    op_db_set_total_time(db, (uint64_t)(acts[n - 1].ts - acts[0].ts));
+    op_db_set_total_time(db, (uint64_t)(last_ts - first_ts));
     free(stack);
     return rc;
 }
@@ -292,58 +331,207 @@ static int stage_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The stats the host op pass reads, each the first of its id on the event,
- * found in one walk over the event's stats. */
-struct host_ev_stats {
-    int has_stage_id, has_is_eager, has_tf_op;
-    struct xp_stat stage_id, is_eager, tf_op;
+/* xp_pick slots of the host op pass. */
+enum { HS_STAGE_ID, HS_IS_EAGER, HS_TF_OP, HS_COUNT };
+
+/* What one line gives: its op metrics db, strings in its own arena. */
+struct host_line_out {
+    struct arena arena;      /* strings of db */
+    struct op_metrics_db db; /* the line's ops (+ IDLE) */
+    int done;                /* 1: db holds the line */
 };
 
-static void read_host_ev_stats(const struct xp_plane *pl, const struct xp_line *ln,
-                               const struct xp_event *ev, int64_t stage_id_id,
-                               struct host_ev_stats *hs)
-{
-    int64_t eager_id = pl->stat_id[XS_IS_EAGER], tf_op_id = pl->stat_id[XS_TF_OP];
-    struct xp_stat_iter it;
-    struct xp_stat st;
+/* Scratch arrays of one line, kept for the next line so that their pages
+ * are written fresh only once (page faults cost more than the work). */
+struct line_bufs {
+    struct line_op *ops;
+    struct activity *ends;
+    size_t cap; /* entries in each */
+};
+#define HOST_POOL 8
 
-    hs->has_stage_id = hs->has_is_eager = hs->has_tf_op = 0;
-    if (stage_id_id == XP_NO_STAT && eager_id == XP_NO_STAT && tf_op_id == XP_NO_STAT)
-        return;
-    xp_stat_iter_init(&it, pl, ln, ev);
-    while (xp_stat_next(&it, &st) == 1) {
-        if (!hs->has_stage_id && stage_id_id != XP_NO_STAT && st.meta_id == stage_id_id) {
-            hs->has_stage_id = 1;
-            hs->stage_id = st;
-        }
-        if (!hs->has_is_eager && eager_id != XP_NO_STAT && st.meta_id == eager_id) {
-            hs->has_is_eager = 1;
-            hs->is_eager = st;
-        }
-        if (!hs->has_tf_op && tf_op_id != XP_NO_STAT && st.meta_id == tf_op_id) {
-            hs->has_tf_op = 1;
-            hs->tf_op = st;
-        }
-    }
+struct host_plane_work {
+    pthread_mutex_t pool_lock;        /* guards pool */
+    struct line_bufs pool[HOST_POOL]; /* free scratch arrays */
+    uint32_t npool;                   /* entries in pool */
+    struct host_ctx *ctx;
+    uint32_t p;                 /* plane index */
+    struct host_op *by_meta;    /* legacy ops by event metadata */
+    struct stage_op *stages;    /* input-pipeline stages, by stage id */
+    size_t nstages;             /* entries in stages */
+    struct xp_pick pick;        /* stage id, is_eager, tf_op (first of each) */
+    struct host_line_out *outs; /* [line] */
+};
+
+/* The op of an event by its input-pipeline stage id, or NULL. */
+static const struct host_op *stage_op_of(const struct host_plane_work *w, int64_t stage_id)
+{
+    struct stage_op key, *found;
+
+    if (w->nstages == 0)
+        return NULL;
+    key.stage_id = stage_id;
+    found = bsearch(&key, w->stages, w->nstages, sizeof(*w->stages), stage_cmp);
+    while (found != NULL && found > w->stages && found[-1].stage_id == stage_id)
+        found--;
+    return found != NULL ? &found->op : NULL;
 }
 
-int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
-                        struct step_events *host_steps)
+/* Add an op of [b, end] to the line's lists. */
+static void add_op(struct line_op *ops, struct activity *ends, size_t *n, const struct host_op *op,
+                   int eager, int64_t b, int64_t end)
+{
+    uint64_t id = (uint64_t)*n + 1;
+
+    ops[*n] = (struct line_op){op->name, op->type, (uint32_t)op->name_len, (uint32_t)op->type_len,
+                               op->id,   b,        (uint8_t)eager};
+    ends[*n] = (struct activity){end, (id << 1) | 1};
+    (*n)++;
+}
+
+static void bufs_free(struct line_bufs *b)
+{
+    big_free(b->ops);
+    big_free(b->ends);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Scratch arrays of at least cap entries: a pooled set, or new ones. */
+static int bufs_take(struct host_plane_work *w, size_t cap, struct line_bufs *b)
+{
+    memset(b, 0, sizeof(*b));
+    pthread_mutex_lock(&w->pool_lock);
+    if (w->npool > 0)
+        *b = w->pool[--w->npool];
+    pthread_mutex_unlock(&w->pool_lock);
+    if (b->cap >= cap)
+        return 0;
+    bufs_free(b);
+    b->ops = big_malloc(cap * sizeof(*b->ops));
+    b->ends = big_malloc(cap * sizeof(*b->ends));
+    b->cap = cap;
+    if (b->ops == NULL || b->ends == NULL) {
+        bufs_free(b);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static void bufs_give(struct host_plane_work *w, struct line_bufs *b)
+{
+    pthread_mutex_lock(&w->pool_lock);
+    if (w->npool < HOST_POOL) {
+        w->pool[w->npool++] = *b;
+        memset(b, 0, sizeof(*b));
+    }
+    pthread_mutex_unlock(&w->pool_lock);
+    bufs_free(b);
+}
+
+int host_plane_line(struct host_plane_work *w, uint32_t l)
+{
+    const struct xp_plane *pl = &w->ctx->xs->planes[w->p];
+    const struct xp_line *ln = &pl->lines[l];
+    struct host_line_out *out = &w->outs[l];
+    size_t cap = (size_t)ln->nevents * 2, n = 0, k;
+    struct line_op *ops = NULL;
+    struct activity *begins = NULL, *ends = NULL;
+    struct line_bufs bufs;
+    uint32_t e;
+    int rc = 0, sorted = 1;
+
+    if (xp_line_id_is_derived(ln->id))
+        return 0;
+    arena_init(&out->arena);
+    op_db_init(&out->db);
+    out->done = 1;
+    memset(&bufs, 0, sizeof(bufs));
+    if (cap > 0) {
+        if ((rc = bufs_take(w, cap, &bufs)) != 0)
+            goto out;
+        ops = bufs.ops;
+        ends = bufs.ends;
+    }
+    for (e = 0; e < ln->nevents; e++) {
+        const struct xp_event *ev = &ln->events[e];
+        const struct host_op *op = NULL;
+        int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
+        struct xp_stat st[HS_COUNT];
+        uint32_t found = xp_pick_event(&w->pick, ln, ev, st);
+
+        if (found & (1u << HS_STAGE_ID))
+            op = stage_op_of(w, xp_stat_int(&st[HS_STAGE_ID]));
+        else if (w->by_meta[ev->meta].valid)
+            op = &w->by_meta[ev->meta];
+        if (op != NULL) {
+            int eager = (found & (1u << HS_IS_EAGER))
+                            ? xp_stat_int(&st[HS_IS_EAGER]) != 0
+                            : xp_group_is_eager(w->ctx->groups, w->p, l, e);
+            add_op(ops, ends, &n, op, eager, b, end);
+        }
+        if ((found & (1u << HS_TF_OP)) &&
+            (st[HS_TF_OP].kind == XP_STAT_STR || st[HS_TF_OP].kind == XP_STAT_REF) &&
+            st[HS_TF_OP].len > 0) {
+            struct tfop top;
+            struct host_op hop;
+            tfop_parse(st[HS_TF_OP].str, st[HS_TF_OP].len, &top);
+            hop = (struct host_op){top.name, top.name_len, top.type, top.type_len, 0, 1};
+            add_op(ops, ends, &n, &hop, 0, b, end);
+        }
+    }
+    /* begins come in op order, sorted already when the events are (the
+     * usual case: then they are read from the ops) */
+    for (k = 1; k < n && sorted; k++)
+        sorted = ops[k].begin >= ops[k - 1].begin;
+    if (!sorted) {
+        begins = big_malloc(n * sizeof(*begins));
+        if (begins == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (k = 0; k < n; k++)
+            begins[k] = (struct activity){ops[k].begin, (uint64_t)(k + 1) << 1};
+    }
+    if ((!sorted && xp_sort_runs(begins, n, sizeof(*begins), activity_cmp, NULL) != 0) ||
+        xp_sort_runs(ends, n, sizeof(*ends), activity_cmp, NULL) != 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = replay(&out->arena, &out->db, ops, begins, ends, n);
+    if (rc == 0) {
+        op_db_add_idle(&out->db, &out->arena);
+        if (out->db.oom)
+            rc = -ENOMEM;
+    }
+out:
+    big_free(begins);
+    bufs_give(w, &bufs);
+    return rc;
+}
+
+int host_plane_begin(struct host_ctx *ctx, uint32_t p, struct host_plane_work **wp)
 {
     const struct xp_plane *pl = &ctx->xs->planes[p];
-    struct op_stats *os = ctx->os;
-    struct host_op *by_meta = calloc(pl->nemeta ? pl->nemeta : 1, sizeof(*by_meta));
-    struct stage_op *stages = NULL;
-    size_t nstages = 0, stages_cap = 0, nacts, acts_cap = 0;
-    struct activity *acts = NULL;
+    struct host_plane_work *w = calloc(1, sizeof(*w));
+    size_t stages_cap = 0;
     int64_t stage_id_id = xp_plane_stat_id_by_name(pl, "_ipl_stage_id");
     int64_t stage_cat_id = xp_plane_stat_id_by_name(pl, "_ipl_stage_cat");
-    uint64_t(*parents)[2] = NULL;
-    size_t nparents = 0, parents_cap = 0;
+    int64_t pick_ids[HS_COUNT];
     uint32_t i, l, e;
-    int rc = 0;
 
-    if (by_meta == NULL)
+    *wp = w;
+    if (w == NULL)
+        return -ENOMEM;
+    pthread_mutex_init(&w->pool_lock, NULL);
+    w->ctx = ctx;
+    w->p = p;
+    w->by_meta = calloc(pl->nemeta ? pl->nemeta : 1, sizeof(*w->by_meta));
+    w->outs = calloc(pl->nlines ? pl->nlines : 1, sizeof(*w->outs));
+    pick_ids[HS_STAGE_ID] = stage_id_id;
+    pick_ids[HS_IS_EAGER] = pl->stat_id[XS_IS_EAGER];
+    pick_ids[HS_TF_OP] = pl->stat_id[XS_TF_OP];
+    if (w->by_meta == NULL || w->outs == NULL ||
+        xp_pick_init(&w->pick, pl, pick_ids, HS_COUNT, 0) != 0)
         return -ENOMEM;
     /* legacy ops by metadata name */
     for (i = 1; i < pl->nemeta; i++) {
@@ -353,7 +541,7 @@ int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
             continue;
         tfop_parse(nm, strlen(nm), &op);
         if (op.category != TFOP_UNKNOWN)
-            by_meta[i] = (struct host_op){op.name, op.name_len, op.type, op.type_len, 0, 1};
+            w->by_meta[i] = (struct host_op){op.name, op.name_len, op.type, op.type_len, 0, 1};
     }
     /* input-pipeline stages by stage id (first seen wins) */
     if (stage_id_id != XP_NO_STAT && stage_cat_id != XP_NO_STAT) {
@@ -365,146 +553,147 @@ int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
                 if (nm[0] == '\0' || !op_event_stat(pl, ln, &ln->events[e], stage_id_id, &sid) ||
                     !op_event_stat(pl, ln, &ln->events[e], stage_cat_id, &scat))
                     continue;
-                if (nstages == stages_cap) {
+                if (w->nstages == stages_cap) {
                     size_t nc = stages_cap ? stages_cap * 2 : 16;
-                    struct stage_op *v = realloc(stages, nc * sizeof(*v));
-                    if (v == NULL) {
-                        rc = -ENOMEM;
-                        goto out;
-                    }
-                    stages = v;
+                    struct stage_op *v = realloc(w->stages, nc * sizeof(*v));
+                    if (v == NULL)
+                        return -ENOMEM;
+                    w->stages = v;
                     stages_cap = nc;
                 }
-                stages[nstages].stage_id = xp_stat_int(&sid);
-                stages[nstages].op = (struct host_op){
+                w->stages[w->nstages].stage_id = xp_stat_int(&sid);
+                w->stages[w->nstages].op = (struct host_op){
                     nm,
                     strlen(nm),
                     (scat.kind == XP_STAT_STR || scat.kind == XP_STAT_REF) ? scat.str : "",
                     (scat.kind == XP_STAT_STR || scat.kind == XP_STAT_REF) ? scat.len : 0,
                     xp_stat_int(&sid),
                     1};
-                nstages++;
+                w->nstages++;
             }
         }
         /* stable sort keeps the first of a stage id first */
-        for (i = 1; i < nstages; i++) {
-            struct stage_op x = stages[i];
+        for (i = 1; i < w->nstages; i++) {
+            struct stage_op x = w->stages[i];
             size_t j = i;
-            while (j > 0 && stage_cmp(&stages[j - 1], &x) > 0) {
-                stages[j] = stages[j - 1];
+            while (j > 0 && stage_cmp(&w->stages[j - 1], &x) > 0) {
+                w->stages[j] = w->stages[j - 1];
                 j--;
             }
-            stages[j] = x;
+            w->stages[j] = x;
         }
     }
+    return 0;
+}
+
+/* Host step events of a host without devices. */
+static int host_plane_steps(struct host_ctx *ctx, uint32_t p, struct step_events *host_steps)
+{
+    const struct xp_plane *pl = &ctx->xs->planes[p];
+    uint64_t(*parents)[2] = NULL;
+    size_t nparents = 0, parents_cap = 0;
+    uint32_t l, e;
+    int rc = 0;
+
     for (l = 0; l < pl->nlines; l++) {
         const struct xp_line *ln = &pl->lines[l];
-        struct op_metrics_db line_db;
-        uint32_t op_id = 0;
-
-        if (xp_line_id_is_derived(ln->id))
-            continue;
-        nacts = 0;
-        if (acts_cap < (size_t)ln->nevents * 4) {
-            struct activity *v = realloc(acts, ((size_t)ln->nevents * 4 + 1) * sizeof(*v));
-            if (v == NULL) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            acts = v;
-            acts_cap = (size_t)ln->nevents * 4 + 1;
-        }
         for (e = 0; e < ln->nevents; e++) {
-            const struct xp_event *ev = &ln->events[e];
-            const struct host_op *op = NULL;
-            struct xp_stat st;
-            int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
-            int eager = 0;
-            struct stage_op key, *found;
-            struct host_ev_stats hs;
-
-            read_host_ev_stats(pl, ln, ev, stage_id_id, &hs);
-            if (hs.has_stage_id) {
-                key.stage_id = xp_stat_int(&hs.stage_id);
-                found = nstages == 0 ? NULL
-                                     : bsearch(&key, stages, nstages, sizeof(*stages), stage_cmp);
-                while (found != NULL && found > stages && found[-1].stage_id == key.stage_id)
-                    found--;
-                if (found != NULL)
-                    op = &found->op;
-            } else if (by_meta[ev->meta].valid) {
-                op = &by_meta[ev->meta];
-            }
-            if (op != NULL) {
-                if (hs.has_is_eager)
-                    eager = xp_stat_int(&hs.is_eager) != 0;
-                else
-                    eager = xp_group_is_eager(ctx->groups, p, l, e);
-                op_id++;
-                acts[nacts++] = (struct activity){b, op_id, 0, (uint8_t)eager, *op};
-                acts[nacts++] = (struct activity){end, op_id, 1, (uint8_t)eager, *op};
-            }
-            st = hs.tf_op;
-            if (hs.has_tf_op && (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF) && st.len > 0) {
-                struct tfop top;
-                struct host_op hop;
-                tfop_parse(st.str, st.len, &top);
-                hop = (struct host_op){top.name, top.name_len, top.type, top.type_len, 0, 1};
-                op_id++;
-                acts[nacts++] = (struct activity){b, op_id, 0, 0, hop};
-                acts[nacts++] = (struct activity){end, op_id, 1, 0, hop};
-            }
-        }
-        op_db_init(&line_db);
-        rc = replay(os, &line_db, acts, nacts);
-        if (rc == 0) {
-            op_db_add_idle(&line_db, &os->arena);
-            op_db_combine(&os->host_db, &os->arena, &line_db, 0);
-            if (line_db.oom || os->host_db.oom)
-                rc = -ENOMEM;
-        }
-        op_db_free(&line_db);
-        if (rc != 0)
-            goto out;
-    }
-    /* host step events (used for hosts without devices) */
-    if (!has_device && host_steps != NULL) {
-        for (l = 0; l < pl->nlines; l++) {
-            const struct xp_line *ln = &pl->lines[l];
-            for (e = 0; e < ln->nevents; e++) {
-                struct xp_stat pt, pp;
-                if (op_event_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) &&
-                    op_event_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp)) {
-                    if (nparents == parents_cap) {
-                        size_t nc = parents_cap ? parents_cap * 2 : 16;
-                        uint64_t(*v)[2] = realloc(parents, nc * sizeof(*v));
-                        if (v == NULL) {
-                            rc = -ENOMEM;
-                            goto out;
-                        }
-                        parents = v;
-                        parents_cap = nc;
+            struct xp_stat pt, pp;
+            if (op_event_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) &&
+                op_event_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp)) {
+                if (nparents == parents_cap) {
+                    size_t nc = parents_cap ? parents_cap * 2 : 16;
+                    uint64_t(*v)[2] = realloc(parents, nc * sizeof(*v));
+                    if (v == NULL) {
+                        free(parents);
+                        return -ENOMEM;
                     }
-                    parents[nparents][0] = (uint64_t)xp_stat_int(&pt);
-                    parents[nparents][1] = (uint64_t)xp_stat_int(&pp);
-                    nparents++;
+                    parents = v;
+                    parents_cap = nc;
                 }
+                parents[nparents][0] = (uint64_t)xp_stat_int(&pt);
+                parents[nparents][1] = (uint64_t)xp_stat_int(&pp);
+                nparents++;
             }
         }
-        for (l = 0; l < pl->nlines && rc == 0; l++) {
-            struct step_events line_steps;
-            if ((rc = step_events_init(&line_steps, host_steps->n)) != 0)
-                goto out;
-            rc = host_line_steps(ctx, p, l, &line_steps, (const uint64_t(*)[2])parents, nparents);
-            if (rc == 0)
-                rc = step_events_union(host_steps, &line_steps);
-            step_events_free(&line_steps);
+    }
+    for (l = 0; l < pl->nlines && rc == 0; l++) {
+        struct step_events line_steps;
+        if ((rc = step_events_init(&line_steps, host_steps->n)) != 0)
+            break;
+        rc = host_line_steps(ctx, p, l, &line_steps, (const uint64_t(*)[2])parents, nparents);
+        if (rc == 0)
+            rc = step_events_union(host_steps, &line_steps);
+        step_events_free(&line_steps);
+    }
+    free(parents);
+    return rc;
+}
+
+int host_plane_end(struct host_plane_work *w, int has_device, struct step_events *host_steps)
+{
+    struct op_stats *os = w->ctx->os;
+    const struct xp_plane *pl = &w->ctx->xs->planes[w->p];
+    uint32_t l, i;
+
+    for (l = 0; l < pl->nlines; l++) {
+        struct host_line_out *out = &w->outs[l];
+        if (!out->done)
+            continue;
+        /* categories move to the op_stats arena (names are copied by combine) */
+        for (i = 0; i < out->db.nrows; i++) {
+            struct op_metrics *m = &out->db.rows[i];
+            if (m->category[0] != '\0') {
+                char *c = arena_strndup(&os->arena, m->category, strlen(m->category));
+                if (c == NULL)
+                    return -ENOMEM;
+                m->category = c;
+            }
+        }
+        op_db_combine(&os->host_db, &os->arena, &out->db, 0);
+        if (os->host_db.oom)
+            return -ENOMEM;
+    }
+    if (!has_device && host_steps != NULL)
+        return host_plane_steps(w->ctx, w->p, host_steps);
+    return 0;
+}
+
+void host_plane_free(struct host_plane_work *w)
+{
+    uint32_t l;
+
+    if (w == NULL)
+        return;
+    if (w->outs != NULL) {
+        for (l = 0; l < w->ctx->xs->planes[w->p].nlines; l++) {
+            if (w->outs[l].done) {
+                op_db_free(&w->outs[l].db);
+                arena_free(&w->outs[l].arena);
+            }
         }
     }
-out:
-    free(parents);
-    free(acts);
-    free(stages);
-    free(by_meta);
+    for (l = 0; l < w->npool; l++)
+        bufs_free(&w->pool[l]);
+    pthread_mutex_destroy(&w->pool_lock);
+    xp_pick_free(&w->pick);
+    free(w->outs);
+    free(w->stages);
+    free(w->by_meta);
+    free(w);
+}
+
+int op_stats_host_plane(struct host_ctx *ctx, uint32_t p, int has_device,
+                        struct step_events *host_steps)
+{
+    struct host_plane_work *w;
+    uint32_t l;
+    int rc = host_plane_begin(ctx, p, &w);
+
+    for (l = 0; rc == 0 && l < ctx->xs->planes[p].nlines; l++)
+        rc = host_plane_line(w, l);
+    if (rc == 0)
+        rc = host_plane_end(w, has_device, host_steps);
+    host_plane_free(w);
     return rc;
 }

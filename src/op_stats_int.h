@@ -55,6 +55,10 @@ int step_events_init(struct step_events *se, uint32_t n);
 void step_events_free(struct step_events *se);
 int step_add_marker(struct step_details *d, int64_t begin, int64_t end, uint8_t kind);
 int step_add_event(struct step_details *d, int64_t begin, int64_t end, uint8_t type);
+/* Room for more markers and events in d (one allocation for many combines). */
+int step_details_reserve(struct step_details *d, uint32_t more_markers, uint32_t more_events);
+/* StepDetails::Combine(src) into dst. */
+int step_details_combine(struct step_details *dst, const struct step_details *src);
 /* UnionCombineStepEvents(src, dst). */
 int step_events_union(struct step_events *dst, const struct step_events *src);
 
@@ -98,8 +102,9 @@ struct gpu_plane_out {
  * so planes can run in parallel. */
 int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t plane, struct gpu_plane_out *out);
 
-/* Merge a plane's results into ctx (in plane order): steps union, kernel
- * reports, device db combine. */
+/* Merge a plane's results into ctx (in plane order): kernel reports and the
+ * device db. Its step events (out->steps when out->any_event) are united
+ * into ctx->steps by the caller, in plane order per group. */
 int gpu_plane_merge(struct host_ctx *ctx, struct gpu_plane_out *out);
 void gpu_plane_out_free(struct gpu_plane_out *out);
 
@@ -108,9 +113,22 @@ void gpu_plane_out_free(struct gpu_plane_out *out);
 int op_stats_host_plane(struct host_ctx *ctx, uint32_t plane, int has_device,
                         struct step_events *host_steps);
 
+/* The same in three phases, so that lines run in parallel (with each other
+ * and with GPU planes): host_plane_begin (serial), host_plane_line for every
+ * line (any thread, any order), host_plane_end (serial: the line results
+ * merged in line order, then host step events). host_plane_free always. */
+struct host_plane_work;
+int host_plane_begin(struct host_ctx *ctx, uint32_t plane, struct host_plane_work **wp);
+int host_plane_line(struct host_plane_work *w, uint32_t line);
+int host_plane_end(struct host_plane_work *w, int has_device, struct step_events *host_steps);
+void host_plane_free(struct host_plane_work *w);
+
 /* Step events -> step db (ToNonOverlapped, ConvertStepEventsToStepDb) and
  * precision stats into os. */
 int op_stats_step_db(struct op_stats *os, struct step_events *se, int has_device);
+
+/* TPU TensorCore planes: their device op metrics combined into ctx->os. */
+int op_stats_tpu_planes(struct host_ctx *ctx);
 
 /* Run environment, perf env, diagnostics, counters. */
 int op_stats_env(struct host_ctx *ctx);

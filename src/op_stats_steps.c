@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel.h"
+
 int step_events_init(struct step_events *se, uint32_t n)
 {
     se->n = n;
@@ -64,21 +66,57 @@ int step_add_event(struct step_details *d, int64_t begin, int64_t end, uint8_t t
     return 0;
 }
 
-/* StepDetails::Combine. */
-static int details_combine(struct step_details *dst, const struct step_details *src)
+/* Room for `more` entries in a growable array of `size`-byte elements. */
+static int reserve(void **v, uint32_t *cap, uint32_t n, uint32_t more, size_t size, uint32_t min)
+{
+    uint64_t want = (uint64_t)n + more;
+    uint64_t c = *cap ? *cap : min;
+    void *nv;
+
+    if (want <= *cap)
+        return 0;
+    if (want > UINT32_MAX)
+        return -ENOMEM;
+    while (c < want)
+        c *= 2;
+    if (c > UINT32_MAX)
+        c = UINT32_MAX;
+    nv = realloc(*v, (size_t)c * size);
+    if (nv == NULL)
+        return -ENOMEM;
+    *v = nv;
+    *cap = (uint32_t)c;
+    return 0;
+}
+
+int step_details_reserve(struct step_details *d, uint32_t more_markers, uint32_t more_events)
+{
+    if (more_markers > 0 && reserve((void **)&d->markers, &d->markers_cap, d->nmarkers,
+                                    more_markers, sizeof(*d->markers), 4) != 0)
+        return -ENOMEM;
+    if (more_events > 0 && reserve((void **)&d->events, &d->events_cap, d->nevents, more_events,
+                                   sizeof(*d->events), 16) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+int step_details_combine(struct step_details *dst, const struct step_details *src)
 {
     uint32_t i;
-    int rc;
 
-    for (i = 0; i < src->nmarkers; i++) {
-        rc = step_add_marker(dst, src->markers[i].begin, src->markers[i].end, src->markers[i].kind);
-        if (rc != 0)
-            return rc;
+    if (src->nmarkers > 0) {
+        if (reserve((void **)&dst->markers, &dst->markers_cap, dst->nmarkers, src->nmarkers,
+                    sizeof(*dst->markers), 4) != 0)
+            return -ENOMEM;
+        memcpy(dst->markers + dst->nmarkers, src->markers, src->nmarkers * sizeof(*src->markers));
+        dst->nmarkers += src->nmarkers;
     }
-    for (i = 0; i < src->nevents; i++) {
-        rc = step_add_event(dst, src->events[i].begin, src->events[i].end, src->events[i].type);
-        if (rc != 0)
-            return rc;
+    if (src->nevents > 0) {
+        if (reserve((void **)&dst->events, &dst->events_cap, dst->nevents, src->nevents,
+                    sizeof(*dst->events), 16) != 0)
+            return -ENOMEM;
+        memcpy(dst->events + dst->nevents, src->events, src->nevents * sizeof(*src->events));
+        dst->nevents += src->nevents;
     }
     for (i = 0; i < 3; i++) {
         dst->xfer_occurrence[i] += src->xfer_occurrence[i];
@@ -106,7 +144,7 @@ int step_events_union(struct step_events *dst, const struct step_events *src)
     }
     for (i = 0; i < src->n; i++) {
         if (src->by_group[i].present &&
-            (rc = details_combine(&dst->by_group[i], &src->by_group[i])) != 0)
+            (rc = step_details_combine(&dst->by_group[i], &src->by_group[i])) != 0)
             return rc;
     }
     return 0;
@@ -120,10 +158,11 @@ struct boundary {
     uint8_t start; /* 1 = start, 0 = end */
 };
 
-static int boundary_cmp(const void *a, const void *b)
+static int boundary_cmp(const void *a, const void *b, void *ctx)
 {
     const struct boundary *x = a, *y = b;
 
+    (void)ctx;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
     if (x->start != y->start)
@@ -151,11 +190,18 @@ static int non_overlapped(struct step_details *d)
         free(out);
         return -ENOMEM;
     }
+    /* starts, then ends, each in event order: a few ascending runs (one per
+     * timeline), merged; equal boundaries are identical, so any sort gives
+     * the same sequence */
     for (i = 0; i < d->nevents; i++) {
-        b[2 * i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
-        b[2 * i + 1] = (struct boundary){d->events[i].end, d->events[i].type, 0};
+        b[i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
+        b[d->nevents + i] = (struct boundary){d->events[i].end, d->events[i].type, 0};
     }
-    xp_qsort(b, n, sizeof(*b), boundary_cmp);
+    if (xp_sort_runs(b, n, sizeof(*b), boundary_cmp, NULL) != 0) {
+        free(b);
+        free(out);
+        return -ENOMEM;
+    }
     for (i = 0; i + 1 < n; i++) {
         int t = b[i].type;
         if (b[i].start) {
@@ -222,69 +268,112 @@ static void step_time(const struct step_details *d, int64_t *begin, int64_t *dur
     *dur = dd;
 }
 
+/* What one step gives: its core, or nothing. */
+struct step_result {
+    struct step_core core; /* the step's one core */
+    int keep;              /* 1: the step goes into the db */
+    uint64_t prec16_ps;    /* 16-bit compute time */
+    uint64_t prec32_ps;    /* 32-bit compute time */
+};
+
+struct step_db_job {
+    struct step_events *se;
+    struct step_result *res; /* [group] */
+    int has_device;
+};
+
+/* One step: its events made non-overlapping, its breakdown. */
+static int step_one(void *arg, size_t g)
+{
+    struct step_db_job *job = arg;
+    struct step_details *d = &job->se->by_group[g];
+    struct step_result *r = &job->res[g];
+    struct step_core *core = &r->core;
+    int64_t begin, dur;
+    uint64_t total = 0;
+    uint32_t i;
+    int rc, well_formed;
+
+    if (!d->present)
+        return 0;
+    if ((rc = non_overlapped(d)) != 0)
+        return rc;
+    for (i = 0; i < d->nevents; i++) {
+        int64_t len = d->events[i].end - d->events[i].begin;
+        if (d->events[i].type == EV_DEVICE_COMPUTE_32 / 10)
+            r->prec32_ps += (uint64_t)len;
+        else if (d->events[i].type == EV_DEVICE_COMPUTE_16 / 10)
+            r->prec16_ps += (uint64_t)len;
+    }
+    step_time(d, &begin, &dur);
+    for (i = 0; i < d->nevents; i++) {
+        int64_t lo = d->events[i].begin > begin ? d->events[i].begin : begin;
+        int64_t hi = d->events[i].end < begin + dur ? d->events[i].end : begin + dur;
+        uint64_t ov = hi > lo ? (uint64_t)(hi - lo) : 0;
+        core->type_ps[d->events[i].type] += ov;
+        core->type_present |= 1u << d->events[i].type;
+        total += ov;
+    }
+    if (total < (uint64_t)dur) {
+        core->type_ps[0] += (uint64_t)dur - total;
+        core->type_present |= 1u;
+    }
+    well_formed = job->has_device
+                      ? (core->type_present & ((1u << (EV_DEVICE_COMPUTE_16 / 10)) |
+                                               (1u << (EV_DEVICE_COMPUTE_32 / 10)))) != 0
+                      : (core->type_present & (1u << (EV_HOST_COMPUTE / 10))) != 0;
+    if (!well_formed || dur == 0)
+        return 0;
+    core->core_id = 1;
+    core->step_num = (uint32_t)g;
+    core->step_name = d->step_name ? d->step_name : "";
+    core->begin_ps = (uint64_t)begin;
+    core->duration_ps = (uint64_t)dur;
+    r->keep = 1;
+    return 0;
+}
+
 int op_stats_step_db(struct op_stats *os, struct step_events *se, int has_device)
 {
-    uint32_t g;
+    struct step_db_job job = {se, NULL, has_device};
+    struct step_core *cores;
+    uint32_t g, nkeep = 0, k = 0;
     int rc;
 
+    if (se->n == 0)
+        return 0;
+    job.res = calloc(se->n, sizeof(*job.res));
+    if (job.res == NULL)
+        return -ENOMEM;
+    if ((rc = parallel_for(se->n, 0, step_one, &job)) != 0) {
+        free(job.res);
+        return rc;
+    }
     for (g = 0; g < se->n; g++) {
-        struct step_details *d = &se->by_group[g];
-        int64_t begin, dur;
-        uint64_t total = 0;
-        struct step_core core;
-        uint32_t i;
-        int well_formed;
-
-        if (!d->present)
-            continue;
-        if ((rc = non_overlapped(d)) != 0)
-            return rc;
-        for (i = 0; i < d->nevents; i++) {
-            int64_t len = d->events[i].end - d->events[i].begin;
-            if (d->events[i].type == EV_DEVICE_COMPUTE_32 / 10)
-                os->device_db.precision_32_ps += (uint64_t)len;
-            else if (d->events[i].type == EV_DEVICE_COMPUTE_16 / 10)
-                os->device_db.precision_16_ps += (uint64_t)len;
-        }
-        step_time(d, &begin, &dur);
-        memset(&core, 0, sizeof(core));
-        for (i = 0; i < d->nevents; i++) {
-            int64_t lo = d->events[i].begin > begin ? d->events[i].begin : begin;
-            int64_t hi = d->events[i].end < begin + dur ? d->events[i].end : begin + dur;
-            uint64_t ov = hi > lo ? (uint64_t)(hi - lo) : 0;
-            core.type_ps[d->events[i].type] += ov;
-            core.type_present |= 1u << d->events[i].type;
-            total += ov;
-        }
-        if (total < (uint64_t)dur) {
-            core.type_ps[0] += (uint64_t)dur - total;
-            core.type_present |= 1u;
-        }
-        well_formed = has_device ? (core.type_present & ((1u << (EV_DEVICE_COMPUTE_16 / 10)) |
-                                                         (1u << (EV_DEVICE_COMPUTE_32 / 10)))) != 0
-                                 : (core.type_present & (1u << (EV_HOST_COMPUTE / 10))) != 0;
-        if (!well_formed || dur == 0)
-            continue;
-        core.core_id = 1;
-        core.step_num = g;
-        core.step_name = d->step_name ? d->step_name : "";
-        core.begin_ps = (uint64_t)begin;
-        core.duration_ps = (uint64_t)dur;
-        {
-            struct step_entry *v = realloc(os->steps, (os->nsteps + 1) * sizeof(*v));
-            struct step_core *c;
-            if (v == NULL)
-                return -ENOMEM;
+        os->device_db.precision_32_ps += job.res[g].prec32_ps;
+        os->device_db.precision_16_ps += job.res[g].prec16_ps;
+        nkeep += job.res[g].keep != 0;
+    }
+    if (nkeep > 0) {
+        struct step_entry *v = realloc(os->steps, (os->nsteps + nkeep) * sizeof(*v));
+        cores = arena_alloc(&os->arena, nkeep * sizeof(*cores));
+        if (v != NULL)
             os->steps = v;
-            c = arena_alloc(&os->arena, sizeof(*c));
-            if (c == NULL)
-                return -ENOMEM;
-            *c = core;
-            v[os->nsteps].step_num = g;
-            v[os->nsteps].cores = c;
-            v[os->nsteps].ncores = 1;
+        if (v == NULL || cores == NULL) {
+            free(job.res);
+            return -ENOMEM;
+        }
+        for (g = 0; g < se->n; g++) {
+            if (!job.res[g].keep)
+                continue;
+            cores[k] = job.res[g].core;
+            os->steps[os->nsteps].step_num = g;
+            os->steps[os->nsteps].cores = &cores[k];
+            os->steps[os->nsteps].ncores = 1;
             os->nsteps++;
+            k++;
         }
     }
+    free(job.res);
     return 0;
 }

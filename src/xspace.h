@@ -68,6 +68,7 @@ struct xp_event_meta {
 struct xp_stat_meta {
     int64_t id;       /* metadata id */
     const char *name; /* NUL-terminated */
+    size_t name_len;  /* strlen(name) */
     int type;         /* enum xp_stat_type, or -1 if not well known */
 };
 
@@ -218,5 +219,35 @@ char *xp_stat_to_string(const struct xp_stat *st, char *buf, size_t n);
 
 /* Parse an XStat message body. Returns 0 or -1 on corrupt bytes. */
 int xp_stat_parse(const struct xp_plane *p, struct wire *body, struct xp_stat *st);
+
+/*
+ * Picking a few stats out of many events: a table from stat metadata id to a
+ * slot (1..XP_PICK_MAX), built once per plane, and a scan of one event's own
+ * stats that fully decodes only the stats of wanted ids (refs resolved only
+ * for those). Readers of millions of events (grouping, op_stats) use it.
+ */
+#define XP_PICK_MAX 16
+
+struct xp_pick {
+    const struct xp_plane *plane; /* for ref resolution */
+    uint8_t *dense;               /* [id] -> slot, ids 0..ndense-1; NULL if sparse */
+    size_t ndense;                /* entries in dense */
+    int64_t ids[XP_PICK_MAX];     /* slot - 1 -> id (XP_NO_STAT: unused) */
+    uint32_t nids;                /* slots */
+    int last_wins;                /* 1: a repeated id keeps its last value */
+    uint32_t all;                 /* bits of the slots that can be found */
+};
+
+/* Slots 1..n for ids[0..n-1] (n <= XP_PICK_MAX; XP_NO_STAT entries never
+ * match). Returns 0 or -ENOMEM. */
+int xp_pick_init(struct xp_pick *pk, const struct xp_plane *p, const int64_t *ids, uint32_t n,
+                 int last_wins);
+void xp_pick_free(struct xp_pick *pk);
+
+/* Scan the event's own stats: out[slot - 1] gets the stat of each wanted id
+ * found, and bit slot - 1 of the result says which were found. Corrupt
+ * bytes end the scan (what was found before stays). */
+uint32_t xp_pick_event(const struct xp_pick *pk, const struct xp_line *l, const struct xp_event *e,
+                       struct xp_stat *out);
 
 #endif

@@ -49,6 +49,13 @@ static int decode_event(const struct xp_plane *pl, struct wire rec, struct xp_ev
         int type;
         uint64_t v;
 
+        /* stats (field 4) with a one-byte length: skipped here */
+        if (rec.p[0] == 0x22 && rec.end - rec.p >= 2 && rec.p[1] < 0x80) {
+            if (rec.p[1] > rec.end - rec.p - 2)
+                return -1;
+            rec.p += 2 + rec.p[1];
+            continue;
+        }
         if (wire_key(&rec, &field, &type) != 0)
             return -1;
         if (type == WIRE_VARINT && field <= F_EV_OCCURRENCES && field != 4) {

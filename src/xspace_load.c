@@ -225,7 +225,7 @@ static void stat_resolve_ref(const struct xp_plane *p, struct xp_stat *st)
     if (st->kind == XP_STAT_REF) {
         const struct xp_stat_meta *m = xp_plane_stat_meta(p, (int64_t)st->v.u);
         st->str = m ? m->name : "";
-        st->len = strlen(st->str);
+        st->len = m ? m->name_len : 0;
     }
 }
 
@@ -247,7 +247,8 @@ static int load_stat_metadata(struct xspace *xs, struct xp_plane *pl, const stru
             return corrupt(xs, w->p, err, "bad stat metadata entry");
         m->id = e->key;
         m->name = (e->value && e->value->name) ? e->value->name : "";
-        m->type = xp_stat_type_find(m->name, strlen(m->name));
+        m->name_len = strlen(m->name);
+        m->type = xp_stat_type_find(m->name, m->name_len);
         if (idmap_get(&pl->smeta_index, m->id) == IDMAP_NONE) {
             idmap_put(&pl->smeta_index, m->id, pl->nsmeta);
             pl->nsmeta++;

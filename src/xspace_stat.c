@@ -3,8 +3,10 @@
  */
 #include "xspace.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -47,9 +49,115 @@ int64_t xp_plane_stat_id_by_name(const struct xp_plane *p, const char *name)
     return XP_NO_STAT;
 }
 
-int xp_stat_parse(const struct xp_plane *p, struct wire *body, struct xp_stat *st)
+/* Point a REF stat at the name of the stat metadata it refers to. */
+static void resolve_ref(const struct xp_plane *p, struct xp_stat *st)
 {
-    memset(st, 0, sizeof(*st));
+    const struct xp_stat_meta *m = xp_plane_stat_meta(p, (int64_t)st->v.u);
+
+    st->str = m ? m->name : "";
+    st->len = m ? m->name_len : 0;
+}
+
+/* wire_varint with fewer checks when ten bytes remain (a varint has at
+ * most ten): the scan of millions of stats spends its time here. */
+static inline int fast_varint(struct wire *w, uint64_t *v)
+{
+    const uint8_t *p = w->p;
+    uint64_t x;
+    int shift;
+
+    if (w->end - p < 10)
+        return wire_varint(w, v);
+    x = p[0] & 0x7f;
+    if (p[0] < 0x80) {
+        *v = x;
+        w->p = p + 1;
+        return 0;
+    }
+    x |= (uint64_t)(p[1] & 0x7f) << 7;
+    if (p[1] < 0x80) {
+        *v = x;
+        w->p = p + 2;
+        return 0;
+    }
+    for (shift = 14, p += 2; shift < 70; shift += 7, p++) {
+        x |= (uint64_t)(*p & 0x7f) << shift;
+        if (*p < 0x80) {
+            *v = x;
+            w->p = p + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The usual shape of an XStat body: metadata_id, then one value field, and
+ * nothing else. Returns 1 with *st filled when body has that shape, else 0
+ * (then the general parser reads it). */
+static inline int stat_parse_usual(const struct wire *body, struct xp_stat *st)
+{
+    struct wire w = *body;
+    uint64_t id, v;
+    uint8_t key;
+
+    if (w.p >= w.end || w.p[0] != 0x08)
+        return 0;
+    w.p++;
+    if (wire_varint(&w, &id) != 0)
+        return 0;
+    st->meta_id = (int64_t)id;
+    st->kind = XP_STAT_NONE;
+    st->v.u = 0;
+    st->str = NULL;
+    st->len = 0;
+    if (w.p == w.end)
+        return 1;
+    key = *w.p++;
+    switch (key) {
+    case (F_STAT_UINT << 3) | WIRE_VARINT:
+    case (F_STAT_INT << 3) | WIRE_VARINT:
+    case (F_STAT_REF << 3) | WIRE_VARINT:
+        if (wire_varint(&w, &v) != 0 || w.p != w.end)
+            return 0;
+        st->kind = key == ((F_STAT_UINT << 3) | WIRE_VARINT)  ? XP_STAT_UINT
+                   : key == ((F_STAT_INT << 3) | WIRE_VARINT) ? XP_STAT_INT
+                                                              : XP_STAT_REF;
+        st->v.u = v;
+        return 1;
+    case (F_STAT_DOUBLE << 3) | WIRE_I64:
+        if (wire_fixed64(&w, &v) != 0 || w.p != w.end)
+            return 0;
+        st->kind = XP_STAT_DOUBLE;
+        memcpy(&st->v.d, &v, sizeof(v));
+        return 1;
+    case (F_STAT_STR << 3) | WIRE_LEN:
+    case (F_STAT_BYTES << 3) | WIRE_LEN:
+    case (F_STAT_COMPRESSED << 3) | WIRE_LEN: {
+        struct wire sub;
+        if (wire_bytes(&w, &sub) != 0 || w.p != w.end)
+            return 0;
+        st->kind = key == ((F_STAT_STR << 3) | WIRE_LEN) ? XP_STAT_STR : XP_STAT_BYTES;
+        st->str = (const char *)sub.p;
+        st->len = (size_t)(sub.end - sub.p);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* An XStat body without resolving refs. */
+static inline int stat_parse_raw(struct wire *body, struct xp_stat *st)
+{
+    if (stat_parse_usual(body, st)) {
+        body->p = body->end;
+        return 0;
+    }
+    st->meta_id = 0;
+    st->kind = XP_STAT_NONE;
+    st->v.u = 0;
+    st->str = NULL;
+    st->len = 0;
     while (!wire_eof(body)) {
         uint32_t field;
         int type;
@@ -90,12 +198,138 @@ int xp_stat_parse(const struct xp_plane *p, struct wire *body, struct xp_stat *s
             return -1;
         }
     }
-    if (st->kind == XP_STAT_REF && p != NULL) {
-        const struct xp_stat_meta *m = xp_plane_stat_meta(p, (int64_t)st->v.u);
-        st->str = m ? m->name : "";
-        st->len = strlen(st->str);
+    return 0;
+}
+
+int xp_stat_parse(const struct xp_plane *p, struct wire *body, struct xp_stat *st)
+{
+    if (stat_parse_raw(body, st) != 0)
+        return -1;
+    if (st->kind == XP_STAT_REF && p != NULL)
+        resolve_ref(p, st);
+    return 0;
+}
+
+/* Dense tables are used while the largest id stays below this. */
+#define PICK_DENSE_MAX ((int64_t)1 << 20)
+
+int xp_pick_init(struct xp_pick *pk, const struct xp_plane *p, const int64_t *ids, uint32_t n,
+                 int last_wins)
+{
+    int64_t max = -1;
+    uint32_t i;
+
+    memset(pk, 0, sizeof(*pk));
+    pk->plane = p;
+    pk->last_wins = last_wins;
+    if (n > XP_PICK_MAX)
+        n = XP_PICK_MAX;
+    pk->nids = n;
+    for (i = 0; i < n; i++) {
+        pk->ids[i] = ids[i];
+        if (ids[i] != XP_NO_STAT && ids[i] < 0)
+            max = PICK_DENSE_MAX; /* negative ids: no dense table */
+        else if (ids[i] != XP_NO_STAT && ids[i] > max)
+            max = ids[i];
+    }
+    if (max >= 0 && max < PICK_DENSE_MAX) {
+        pk->ndense = (size_t)max + 1;
+        pk->dense = calloc(pk->ndense, 1);
+        if (pk->dense == NULL)
+            return -ENOMEM;
+        /* the first slot of a repeated id wins, as in the linear search */
+        for (i = n; i-- > 0;) {
+            if (ids[i] != XP_NO_STAT)
+                pk->dense[ids[i]] = (uint8_t)(i + 1);
+        }
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t j;
+        for (j = 0; j < i && ids[j] != ids[i]; j++)
+            ;
+        if (ids[i] != XP_NO_STAT && j == i)
+            pk->all |= 1u << i;
     }
     return 0;
+}
+
+void xp_pick_free(struct xp_pick *pk)
+{
+    free(pk->dense);
+    pk->dense = NULL;
+}
+
+/* Slot of a stat metadata id, or 0. */
+static uint32_t pick_slot(const struct xp_pick *pk, int64_t id)
+{
+    uint32_t i;
+
+    if (pk->dense != NULL)
+        return id >= 0 && (uint64_t)id < pk->ndense ? pk->dense[id] : 0;
+    if (id == XP_NO_STAT)
+        return 0;
+    for (i = 0; i < pk->nids; i++) {
+        if (pk->ids[i] == id)
+            return i + 1;
+    }
+    return 0;
+}
+
+uint32_t xp_pick_event(const struct xp_pick *pk, const struct xp_line *l, const struct xp_event *e,
+                       struct xp_stat *out)
+{
+    struct wire w, body;
+    uint32_t field, found = 0;
+    int type;
+
+    if (pk->nids == 0)
+        return 0;
+    wire_init(&w, l->body + e->rec_off, l->body_len - e->rec_off);
+    if (wire_key(&w, &field, &type) != 0 || type != WIRE_LEN || wire_bytes(&w, &body) != 0)
+        return 0;
+    while (!wire_eof(&body)) {
+        struct wire sub;
+        struct xp_stat st;
+        uint32_t slot;
+
+        /* the usual stat key (field 4, bytes) and a one-byte length */
+        if (body.end - body.p >= 2 && body.p[0] == 0x22 && body.p[1] < 0x80) {
+            if (body.p[1] > body.end - body.p - 2)
+                break;
+            sub.p = body.p + 2;
+            sub.end = sub.p + body.p[1];
+            body.p = sub.end;
+        } else if (body.p[0] < 0x80 && (body.p[0] & 7) == WIRE_VARINT && body.p[0] >= 0x08) {
+            /* a one-byte key of a varint field (metadata id, offset ...) */
+            uint64_t v;
+            body.p++;
+            if (fast_varint(&body, &v) != 0)
+                break;
+            continue;
+        } else {
+            if (wire_key(&body, &field, &type) != 0)
+                break;
+            if (field != 4 || type != WIRE_LEN) {
+                if (wire_skip(&body, type) != 0)
+                    break;
+                continue;
+            }
+            if (wire_bytes(&body, &sub) != 0)
+                break;
+        }
+        if (!stat_parse_usual(&sub, &st) && stat_parse_raw(&sub, &st) != 0)
+            break;
+        slot = pick_slot(pk, st.meta_id);
+        if (slot == 0 || (!pk->last_wins && (found & (1u << (slot - 1)))))
+            continue;
+        if (st.kind == XP_STAT_REF)
+            resolve_ref(pk->plane, &st);
+        out[slot - 1] = st;
+        found |= 1u << (slot - 1);
+        if (!pk->last_wins && found == pk->all)
+            break; /* the first of every id is known */
+    }
+    return found;
 }
 
 void xp_stat_iter_init(struct xp_stat_iter *it, const struct xp_plane *p, const struct xp_line *l,

@@ -29,6 +29,7 @@ struct synth_opts {
     int64_t n_steps;             /* steps when size_mb is 0 */
     int gzip;                    /* write .xplane.pb.gz */
     int steps4;                  /* --scenario steps4 */
+    int tpu;                     /* --scenario tpu */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 

@@ -361,6 +361,161 @@ static void test_missing_file(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/x.xplane.pb"));
 }
 
+/* ---- picking stats (xp_pick_event) against a plain walk (xp_stat_next) ---- */
+
+static const int64_t pick_ids[] = {1, 2, 3, 4, 5, 6, XP_NO_STAT, 1, 200000};
+#define NPICK (sizeof(pick_ids) / sizeof(pick_ids[0]))
+
+/* An event whose stats take every shape: usual ones, a value before the
+ * id, a repeated id, unknown fields, a long string, an id alone. */
+static struct pbw pick_space(void)
+{
+    struct pbw space = {0}, plane = {0}, line = {0}, ev = {0}, st = {0};
+    char longs[300];
+
+    memset(longs, 'q', sizeof(longs) - 1);
+    longs[sizeof(longs) - 1] = '\0';
+    pbw_str(&plane, 2, "/host:CPU");
+    stat_meta(&plane, 1, "a");
+    stat_meta(&plane, 2, "b");
+    stat_meta(&plane, 3, "c");
+    stat_meta(&plane, 200, "referenced");
+    stat_meta(&plane, 200000, "big id");
+    event_meta(&plane, 10, "ev", NULL);
+    pbw_uint(&line, 1, 1);
+    pbw_uint(&ev, 1, 10);
+    pbw_uint(&ev, 2, 5);
+    stat_int(&ev, 4, 1, 7);
+    stat_str(&ev, 4, 2, "xy");
+    stat_ref(&ev, 4, 3, 200);
+    pbw_uint(&st, 1, 4);
+    pbw_double(&st, 2, 2.5);
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 4, 9); /* value first, then the id */
+    pbw_uint(&st, 1, 5);
+    pbw_msg(&ev, 4, &st);
+    stat_int(&ev, 4, 1, 8); /* id 1 again */
+    pbw_uint(&st, 9, 1);    /* unknown field first */
+    pbw_uint(&st, 1, 2);
+    pbw_str(&st, 5, "zz");
+    pbw_msg(&ev, 4, &st);
+    stat_str(&ev, 4, 6, longs);
+    pbw_uint(&st, 1, 3); /* an id without a value */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 99); /* two ids: the last one counts */
+    pbw_uint(&st, 3, 11);
+    pbw_uint(&st, 1, 200000);
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&ev, 3, 100); /* duration after the stats */
+    pbw_msg(&line, 4, &ev);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    return space;
+}
+
+static void same_stat(const struct xp_stat *a, const struct xp_stat *b)
+{
+    assert_int_equal(a->meta_id, b->meta_id);
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->v.u, b->v.u);
+    assert_int_equal(a->len, b->len);
+    if (a->len > 0)
+        assert_memory_equal(a->str, b->str, a->len);
+}
+
+/* Pick from the first event of xs in both modes and compare with a walk. */
+static void check_pick(const struct xspace *xs)
+{
+    const struct xp_plane *pl = &xs->planes[0];
+    const struct xp_line *ln = &pl->lines[0];
+    int last;
+
+    for (last = 0; last < 2; last++) {
+        struct xp_pick pk;
+        struct xp_stat got[NPICK], want[NPICK], st;
+        struct xp_stat_iter it;
+        uint32_t found, want_found = 0, i;
+
+        assert_int_equal(xp_pick_init(&pk, pl, pick_ids, NPICK, last), 0);
+        found = xp_pick_event(&pk, ln, &ln->events[0], got);
+        xp_stat_iter_init(&it, pl, ln, &ln->events[0]);
+        while (xp_stat_next(&it, &st) == 1) {
+            for (i = 0; i < NPICK && pick_ids[i] != st.meta_id; i++)
+                ;
+            if (i == NPICK || pick_ids[i] == XP_NO_STAT)
+                continue;
+            if (last || !(want_found & (1u << i))) {
+                want[i] = st;
+                want_found |= 1u << i;
+            }
+        }
+        assert_int_equal(found, want_found);
+        for (i = 0; i < NPICK; i++) {
+            if (found & (1u << i))
+                same_stat(&got[i], &want[i]);
+        }
+        xp_pick_free(&pk);
+    }
+}
+
+static void test_pick_matches_walk(void **state)
+{
+    struct pbw space = pick_space();
+    struct xspace *xs;
+    struct xp_err err = {0};
+    const struct xp_line *ln;
+    size_t ev_at, ev_len, i;
+    unsigned seed = 7;
+
+    (void)state;
+    assert_int_equal(open_bytes(space.p, space.n, &xs, &err), 0);
+    ln = &xs->planes[0].lines[0];
+    assert_int_equal(ln->nevents, 1);
+    assert_int_equal(ln->events[0].duration_ps, 100);
+    check_pick(xs);
+    {
+        /* the values a walk finds, checked by hand once */
+        struct xp_pick pk;
+        struct xp_stat got[NPICK];
+        uint32_t f;
+        assert_int_equal(xp_pick_init(&pk, &xs->planes[0], pick_ids, NPICK, 0), 0);
+        f = xp_pick_event(&pk, ln, &ln->events[0], got);
+        assert_int_equal(f, 0x13fu); /* 1..6, id 200000; not the unused or repeated slot */
+        assert_int_equal(got[0].v.i, 7);
+        assert_int_equal(got[2].kind, XP_STAT_REF);
+        assert_int_equal(got[2].len, 10);
+        assert_memory_equal(got[2].str, "referenced", 10);
+        assert_int_equal(got[4].v.i, 9);
+        assert_int_equal(got[5].len, 299);
+        assert_int_equal(got[8].v.u, 11);
+        xp_pick_free(&pk);
+        assert_int_equal(xp_pick_init(&pk, &xs->planes[0], pick_ids, NPICK, 1), 0);
+        f = xp_pick_event(&pk, ln, &ln->events[0], got);
+        assert_int_equal(got[0].v.i, 8);
+        assert_int_equal(got[1].len, 2);
+        assert_memory_equal(got[1].str, "zz", 2);
+        assert_int_equal(got[2].kind, XP_STAT_NONE);
+        xp_pick_free(&pk);
+    }
+    /* corrupt stat bytes (the event's framing kept): both agree */
+    ev_at = (size_t)(ln->body + ln->events[0].rec_off - xs->data);
+    ev_len = (size_t)(ln->body + ln->body_len - xs->data) - ev_at;
+    xspace_close(xs);
+    for (i = 0; i < 1000; i++) {
+        struct pbw m = {0};
+        size_t at = ev_at + 8 + (size_t)rand_r(&seed) % (ev_len - 12);
+        pbw_raw(&m, space.p, space.n);
+        m.p[at] = (unsigned char)rand_r(&seed);
+        xs = NULL;
+        if (open_bytes(m.p, m.n, &xs, &err) == 0 && xs->nplanes == 1 && xs->planes[0].nlines == 1 &&
+            xs->planes[0].lines[0].nevents >= 1)
+            check_pick(xs);
+        xspace_close(xs); /* also when only the decode failed */
+        free(m.p);
+    }
+    free(space.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_many_events_and_deep_nesting),
         cmocka_unit_test(test_decode_twice),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_pick_matches_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The tpu scenario: planes /device:TPU:0 and /device:TPU:1 as the TPU
+ * runtime writes them. Each has three lines: "Steps" (one event per step,
+ * named by its number), "XLA Modules" (one jit_train_step(5) run per step)
+ * and "XLA Ops" (the HLO ops, nested: a root op of symbol 0 holds every op,
+ * a while holds a fusion and a convolution). The ops' program_id,
+ * symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed and
+ * deduplicated_name are stats of their event metadata; events carry
+ * group_id (the step), custom-calls also flops and bytes_accessed. Plane
+ * stats give device_type_string and the peak rates. Times are fixed
+ * microseconds that differ per core and step: see README.md.
+ */
+#include "tpu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "planes.h"
+#include "xplane.h"
+
+#define US 1000000 /* ps */
+#define N_STEPS 3
+#define N_CORES 2
+#define TS_NS 1000000 /* timestamp_ns of every line */
+#define PROGRAM_ID 5
+
+/* Stat metadata ids. */
+enum {
+    T_GROUP_ID = 1,
+    T_STEP_NUM,
+    T_PROGRAM_ID,
+    T_SYMBOL_ID,
+    T_CATEGORY,
+    T_TF_OP,
+    T_FLOPS,
+    T_MODEL_FLOPS,
+    T_BYTES,
+    T_DEDUP,
+    T_DEVICE_TYPE,
+    T_PEAK_TFLOPS,
+    T_PEAK_HBM,
+    T_COUNT
+};
+static const char *const stat_names[T_COUNT] = {"",
+                                                "group_id",
+                                                "step_num",
+                                                "program_id",
+                                                "symbol_id",
+                                                "hlo_category",
+                                                "tf_op",
+                                                "flops",
+                                                "model_flops",
+                                                "bytes_accessed",
+                                                "deduplicated_name",
+                                                "device_type_string",
+                                                "peak_teraflops_per_second",
+                                                "peak_hbm_bw_gigabytes_per_second"};
+
+/* Event metadata: ids 1..N_STEPS are the step names, then these. */
+enum {
+    E_MODULE = N_STEPS + 1,
+    E_ROOT,
+    E_INFEED,
+    E_WHILE,
+    E_FUSION,
+    E_CONV,
+    E_ALLREDUCE,
+    E_CUSTOM,
+    E_END
+};
+
+/* An HLO op: metadata and its time in a step (us from the step start). */
+static const struct tpu_op {
+    int64_t meta;
+    const char *name;         /* metadata name */
+    const char *display_name; /* "" if none */
+    int64_t symbol_id;
+    const char *category;
+    const char *tf_op;
+    uint64_t flops, model_flops, bytes; /* per occurrence (0: stat absent) */
+    int64_t t0, t1;                     /* us from the step start */
+    int64_t core_us, step_us;           /* end moves by core_us per core, step_us per step */
+} ops[] = {
+    {E_ROOT, "jit_train_step", "", 0, "", "", 0, 0, 0, 6, 870, 0, 0},
+    {E_INFEED, "infeed.1", "", 1, "infeed", "jit(train_step)/infeed:infeed", 0, 0, 4096, 10, 60, 0,
+     0},
+    {E_WHILE, "while.2", "", 2, "control flow", "jit(train_step)/while:while", 0, 0, 0, 70, 570, 0,
+     0},
+    {E_FUSION, "fusion.3", "", 3, "loop fusion", "jit(train_step)/while/body/add:add", 1000000, 0,
+     400000, 80, 280, 5, 0},
+    {E_CONV,
+     "%convolution.4 = f32[8,128]{1,0} convolution(f32[8,64]{1,0} %p0, f32[64,128]{1,0} %p1)",
+     "convolution.4", 4, "convolution",
+     "jit(train_step)/while/body/conv_general_dilated:conv_general_dilated", 500000000, 400000000,
+     2000000, 300, 560, 0, -1},
+    {E_ALLREDUCE, "all-reduce.5", "", 5, "all-reduce", "jit(train_step)/psum:psum", 0, 0, 1000000,
+     600, 700, 20, 0},
+    {E_CUSTOM, "custom-call.6", "", 6, "custom-call", "jit(train_step)/custom_call:custom_call",
+     100, 0, 1024, 710, 760, 0, 2},
+};
+#define N_OPS (sizeof(ops) / sizeof(ops[0]))
+
+/* Step k of core c: start and end in us from the line timestamp. */
+static int64_t step_begin(int k, int c)
+{
+    return 100 + (int64_t)k * 1000 + c;
+}
+
+static int64_t step_end(int k, int c)
+{
+    return step_begin(k, c) + 900 + 10 * k + 3 * c;
+}
+
+/* Line generators: arg is the core. */
+static int gen_steps(void *ctx, int c, struct emit *em)
+{
+    int k;
+
+    (void)ctx;
+    for (k = 0; k < N_STEPS; k++) {
+        int64_t b = step_begin(k, c);
+        xev_begin(em, 1 + k, b * US, (step_end(k, c) - b) * US);
+        xev_int(em, T_GROUP_ID, k);
+        xev_int(em, T_STEP_NUM, k);
+        xev_end(em);
+    }
+    return em->err;
+}
+
+static int gen_modules(void *ctx, int c, struct emit *em)
+{
+    int k;
+
+    (void)ctx;
+    for (k = 0; k < N_STEPS; k++) {
+        int64_t b = step_begin(k, c);
+        xev_begin(em, E_MODULE, (b + 5) * US, (875 + 10 * k) * US);
+        xev_int(em, T_GROUP_ID, k);
+        xev_end(em);
+    }
+    return em->err;
+}
+
+static int gen_ops(void *ctx, int c, struct emit *em)
+{
+    int k;
+    size_t i;
+
+    (void)ctx;
+    for (k = 0; k < N_STEPS; k++) {
+        int64_t b = step_begin(k, c);
+        for (i = 0; i < N_OPS; i++) {
+            const struct tpu_op *op = &ops[i];
+            int64_t t1 = op->t1 + op->core_us * c + op->step_us * k;
+            xev_begin(em, op->meta, (b + op->t0) * US, (t1 - op->t0) * US);
+            xev_int(em, T_GROUP_ID, k);
+            if (strcmp(op->category, "custom-call") == 0) {
+                xev_uint(em, T_FLOPS, 3000 + (uint64_t)k);
+                xev_uint(em, T_BYTES, 2048);
+            }
+            xev_end(em);
+        }
+    }
+    return em->err;
+}
+
+/* One map entry of XPlane.event_metadata (field 4) from its encoded value. */
+static void put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value)
+{
+    struct wbuf entry = WBUF_INIT;
+
+    pb_int(&entry, 1, id);
+    pb_msg(&entry, 2, value);
+    pb_msg(tail, 4, &entry);
+    if (entry.failed)
+        tail->failed = 1;
+    wb_release(&entry);
+}
+
+static void put_named_meta(struct wbuf *tail, int64_t id, const char *name)
+{
+    struct wbuf v = WBUF_INIT;
+
+    pb_int(&v, 1, id);
+    pb_str(&v, 2, name);
+    put_event_meta(tail, id, &v);
+    if (v.failed)
+        tail->failed = 1;
+    wb_release(&v);
+}
+
+/* Metadata, stat metadata and plane stats of a TensorCore plane. */
+static void tpu_tail(struct wbuf *tail)
+{
+    char name[32];
+    size_t i;
+    int k;
+
+    for (k = 0; k < N_STEPS; k++) {
+        snprintf(name, sizeof(name), "%d", k);
+        put_named_meta(tail, 1 + k, name);
+    }
+    put_named_meta(tail, E_MODULE, "jit_train_step(5)");
+    for (i = 0; i < N_OPS; i++) {
+        const struct tpu_op *op = &ops[i];
+        struct wbuf v = WBUF_INIT;
+        pb_int(&v, 1, op->meta);
+        pb_str(&v, 2, op->name);
+        if (op->display_name[0] != '\0')
+            pb_str(&v, 4, op->display_name);
+        pb_stat_varint(&v, 5, T_PROGRAM_ID, PB_STAT_INT64, PROGRAM_ID);
+        pb_stat_varint(&v, 5, T_SYMBOL_ID, PB_STAT_INT64, (uint64_t)op->symbol_id);
+        if (op->category[0] != '\0')
+            pb_stat_bytes(&v, 5, T_CATEGORY, PB_STAT_STR, op->category, strlen(op->category));
+        if (op->tf_op[0] != '\0')
+            pb_stat_bytes(&v, 5, T_TF_OP, PB_STAT_STR, op->tf_op, strlen(op->tf_op));
+        if (op->flops)
+            pb_stat_varint(&v, 5, T_FLOPS, PB_STAT_UINT64, op->flops);
+        if (op->model_flops)
+            pb_stat_varint(&v, 5, T_MODEL_FLOPS, PB_STAT_UINT64, op->model_flops);
+        if (op->bytes)
+            pb_stat_varint(&v, 5, T_BYTES, PB_STAT_UINT64, op->bytes);
+        if (op->symbol_id != 0)
+            pb_stat_bytes(&v, 5, T_DEDUP, PB_STAT_STR,
+                          op->display_name[0] ? op->display_name : op->name,
+                          strlen(op->display_name[0] ? op->display_name : op->name));
+        put_event_meta(tail, op->meta, &v);
+        if (v.failed)
+            tail->failed = 1;
+        wb_release(&v);
+    }
+    for (i = 1; i < T_COUNT; i++) {
+        struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
+        pb_int(&v, 1, (int64_t)i);
+        pb_str(&v, 2, stat_names[i]);
+        pb_int(&entry, 1, (int64_t)i);
+        pb_msg(&entry, 2, &v);
+        pb_msg(tail, 5, &entry);
+        if (v.failed || entry.failed)
+            tail->failed = 1;
+        wb_release(&v);
+        wb_release(&entry);
+    }
+    pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, "TPU v4", 6);
+    pb_stat_double(tail, 6, T_PEAK_TFLOPS, 275.0);
+    pb_stat_double(tail, 6, T_PEAK_HBM, 1200.0);
+}
+
+int tpu_write(struct synth *sy, int h, struct sink *sink)
+{
+    struct wbuf tail = WBUF_INIT;
+    uint64_t bytes = 0;
+    int c, rc;
+
+    synth_set_host(sy, h);
+    tpu_tail(&tail);
+    rc = wb_ok(&tail);
+    for (c = 0; rc == 0 && c < N_CORES; c++) {
+        char name[32];
+        struct xline_desc lines[3] = {
+            {1, "Steps", TS_NS, gen_steps, NULL, c},
+            {2, "XLA Modules", TS_NS, gen_modules, NULL, c},
+            {3, "XLA Ops", TS_NS, gen_ops, NULL, c},
+        };
+        struct xplane_desc plane = {c, name, lines, 3, &tail, NULL};
+        snprintf(name, sizeof(name), "/device:TPU:%d", c);
+        rc = xplane_write(sink, &plane, &bytes);
+    }
+    if (rc == 0)
+        rc = planes_write_task_env(sink, planes_wall_start(h), planes_wall_start(h) + 4000000,
+                                   &bytes);
+    if (rc == 0)
+        rc = xspace_write_hostname(sink, sy->hostname, &bytes);
+    if (rc == -ENOMEM)
+        fprintf(stderr, "xprofs-synth: out of memory\n");
+    wb_release(&tail);
+    return rc;
+}

@@ -1,0 +1,242 @@
+"""TPU device path of op_stats (XProf's ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb)
+on the synthetic TPU profile (xprofs-synth --scenario tpu).
+
+Expected values are recomputed here from the raw events read with the Python
+protobuf reader (xplane_py): per TensorCore plane, self time of every op on
+the op lines = span - sum of the spans of its immediate children (found by
+containment, not with a stack), ops merged by (program_id, symbol_id) with
+symbol 0 dropped, flops/bytes per occurrence times occurrences, total time =
+last end - first begin over the Steps and op lines, IDLE = total - sum of
+self times; planes summed. Column ids are those of XProf's recorded TPU
+outputs (Locamage/xprof-rs tests/data/overview_page.json and
+framework_op_stats.json, demo TPU profile).
+"""
+import json
+from collections import defaultdict
+
+import pytest
+
+import xplane_py
+
+RUN = "tpu"
+
+# Column ids of XProf's TPU outputs (xprof-rs tests/data, demo TPU profile).
+FRAMEWORK_COLS = [
+    "rank", "host_or_device", "type", "operation", "occurrences", "total_time", "avg_time",
+    "total_self_time", "avg_self_time", "device_total_self_time_percent",
+    "device_cumulative_total_self_time_percent", "host_total_self_time_percent",
+    "Host_cumulative_total_self_time_percent", "measured_flop_rate", "model_flop_rate",
+    "measured_memory_bw", "operational_intensity", "bound_by", "eager"]
+OVERVIEW_TOP_COLS = ["selfTimePercent", "cumulativeTimePercent", "category", "operation",
+                     "flopRate"]
+OVERVIEW_ENV_COLS = ["host_id", "command_line", "start_time", "bns_address"]
+OP_LINES = ("XLA Ops", "Framework Ops", "Sparse Core Ops")
+STEP_LINES = ("Steps", "Sparse Core Steps")
+
+
+@pytest.fixture(scope="module")
+def tpu_logdir(tmp_path_factory, xprofs_build):
+    import subprocess
+    out = tmp_path_factory.mktemp("tpu")
+    subprocess.run([str(xprofs_build / "xprofs-synth"), "--out", str(out), "--run", RUN,
+                    "--scenario", "tpu"], check=True, timeout=60, capture_output=True)
+    return out
+
+
+def _stat_value(stat, names):
+    which = stat.WhichOneof("value")
+    if which == "ref_value":
+        return names[stat.ref_value]
+    return getattr(stat, which)
+
+
+def _stats(stats, names):
+    return {names[s.metadata_id]: _stat_value(s, names) for s in stats}
+
+
+def expected_device_db(space):
+    """{(program, display name): row} summed over TensorCore planes, and totals."""
+    rows = {}
+    total_time = 0
+    total_op = 0
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:") or "SparseCore" in plane.name:
+            continue
+        names = {m.key: m.value.name for m in plane.stat_metadata}
+        emeta = {m.key: m.value for m in plane.event_metadata}
+        spans = []  # (begin, end, metadata id, event stats)
+        first, last = None, None
+        for line in plane.lines:
+            if line.name not in OP_LINES and line.name not in STEP_LINES:
+                continue
+            for ev in line.events:
+                st = _stats(ev.stats, names)
+                if "device_offset_ps" in st and "device_duration_ps" in st:
+                    b, e = st["device_offset_ps"], st["device_offset_ps"] + st["device_duration_ps"]
+                else:
+                    b = line.timestamp_ns * 1000 + ev.offset_ps
+                    e = b + ev.duration_ps
+                first = b if first is None else min(first, b)
+                last = e if last is None else max(last, e)
+                if line.name in OP_LINES:
+                    spans.append((b, e, ev.metadata_id, st, ev.duration_ps))
+        # immediate children by containment: the parent is the smallest earlier
+        # span (in line order) that contains the event
+        children = defaultdict(int)
+        for j, (b, e, _, _, _) in enumerate(spans):
+            best = None
+            for i in range(j):
+                pb, pe = spans[i][0], spans[i][1]
+                if pb <= b and e <= pe and (best is None or
+                                            pe - pb <= spans[best][1] - spans[best][0]):
+                    best = i
+            if best is not None:
+                children[best] += e - b
+        per_symbol = {}
+        for i, (b, e, mid, st, dur) in enumerate(spans):
+            md = emeta[mid]
+            mst = _stats(md.stats, names)
+            if "program_id" not in mst or "symbol_id" not in mst or mst["symbol_id"] == 0:
+                continue
+            key = (mst["program_id"], mst["symbol_id"])
+            r = per_symbol.setdefault(key, {
+                "name": md.display_name or md.name, "program": mst["program_id"],
+                "category": mst.get("hlo_category", ""), "tf_op": mst.get("tf_op", ""),
+                "flops": mst.get("flops", 0), "model_flops": mst.get("model_flops", 0),
+                "bytes": mst.get("bytes_accessed", 0), "occ": 0, "time": 0, "self": 0,
+                "ev_flops": 0, "ev_bytes": 0})
+            r["occ"] += 1
+            r["time"] += e - b
+            r["self"] += e - b - children[i]
+            r["ev_flops"] += st.get("flops", 0)
+            r["ev_bytes"] += st.get("bytes_accessed", 0)
+        for r in per_symbol.values():
+            if r["category"] == "custom-call":
+                # each occurrence: metadata value + the event's own stat, summed
+                r["flops"] = r["flops"] * r["occ"] + r["ev_flops"]
+                r["model_flops"] *= r["occ"]
+                r["bytes"] = r["bytes"] * r["occ"] + r["ev_bytes"]
+            else:
+                r["flops"] *= r["occ"]
+                r["model_flops"] = r["model_flops"] * r["occ"] if r["model_flops"] else r["flops"]
+                r["bytes"] *= r["occ"]
+            total_op += r["self"]
+            k = (r["program"], r["name"])
+            if k in rows:
+                for f in ("occ", "time", "self", "flops", "model_flops", "bytes"):
+                    rows[k][f] += r[f]
+            else:
+                rows[k] = dict(r)
+        plane_op = sum(r["self"] for r in per_symbol.values())
+        total_time += max(plane_op, last - first)  # SetTotalTimePs
+    return rows, total_time, total_op
+
+
+@pytest.fixture(scope="module")
+def expected(tpu_logdir):
+    files = list((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    assert len(files) == 1
+    return expected_device_db(xplane_py.load(files[0]))
+
+
+def _table(data):
+    cols = [c["id"] for c in data["cols"]]
+    return cols, [dict(zip(cols, [c["v"] for c in r["c"]])) for r in data["rows"]]
+
+
+def test_profile_has_tpu_planes(tpu_logdir):
+    files = list((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    space = xplane_py.load(files[0])
+    tpu = [p for p in space.planes if p.name.startswith("/device:TPU:")]
+    assert [p.name for p in tpu] == ["/device:TPU:0", "/device:TPU:1"]
+    for p in tpu:
+        assert [l.name for l in p.lines] == ["Steps", "XLA Modules", "XLA Ops"]
+
+
+def test_framework_op_stats_device_rows(tpu_logdir, xcat, expected):
+    rows, total_time, total_op = expected
+    data = json.loads(xcat(tpu_logdir, f"{RUN}/framework_op_stats.json"))
+    assert len(data) == 2
+    cols, got = _table(data[0])
+    assert cols == FRAMEWORK_COLS
+    assert _table(data[1])[0] == FRAMEWORK_COLS
+    device = {r["operation"]: r for r in got if r["host_or_device"] == "Device"}
+    # framework op = name part of tf_op ("name:type"), type = the part after ':'
+    want = {}
+    for r in rows.values():
+        name, _, typ = r["tf_op"].partition(":")
+        want[name] = (typ, r)
+    assert set(device) == set(want) | {"IDLE"}
+    for name, (typ, r) in want.items():
+        g = device[name]
+        assert g["type"] == typ
+        assert g["occurrences"] == r["occ"]
+        assert g["total_time"] == pytest.approx(r["time"] / 1e6)
+        assert g["total_self_time"] == pytest.approx(r["self"] / 1e6)
+        assert g["device_total_self_time_percent"] == pytest.approx(r["self"] / total_time)
+    idle = device["IDLE"]
+    assert idle["type"] == "IDLE" and idle["occurrences"] == 0
+    assert idle["total_self_time"] == pytest.approx((total_time - total_op) / 1e6)
+    # the nested parent keeps only its own time; the symbol-0 root is dropped
+    assert device["jit(train_step)/while"]["total_self_time"] < \
+        device["jit(train_step)/while"]["total_time"]
+    assert not any(r["operation"] == "jit_train_step" for r in got)
+    # rows ranked by self time
+    selfs = [r["total_self_time"] for r in got if r["host_or_device"] == "Device"]
+    assert selfs == sorted(selfs, reverse=True)
+
+
+def test_framework_op_stats_flop_rates(tpu_logdir, xcat, expected):
+    rows, _, _ = expected
+    _, got = _table(json.loads(xcat(tpu_logdir, f"{RUN}/framework_op_stats.json"))[0])
+    device = {r["operation"]: r for r in got if r["host_or_device"] == "Device"}
+    for r in rows.values():
+        name = r["tf_op"].partition(":")[0]
+        g = device[name]
+        # GFLOP/s = flops / time in ns
+        assert g["measured_flop_rate"] == pytest.approx(r["flops"] / (r["time"] / 1e3))
+        assert g["model_flop_rate"] == pytest.approx(r["model_flops"] / (r["time"] / 1e3))
+
+
+def test_overview_page_tpu(tpu_logdir, xcat, expected):
+    rows, total_time, total_op = expected
+    data = json.loads(xcat(tpu_logdir, f"{RUN}/overview_page.json"))
+    cols, top = _table(data[0])
+    assert cols == OVERVIEW_TOP_COLS
+    # top device ops: without IDLE, fraction of the total op time
+    want = sorted(((r["self"], r["tf_op"].partition(":")[0]) for r in rows.values()),
+                  key=lambda x: (-x[0], x[1]))[:10]
+    assert [r["operation"] for r in top] == [n for _, n in want]
+    for r, (s, _) in zip(top, want):
+        assert r["selfTimePercent"] == pytest.approx(s / total_op)
+    assert top[-1]["cumulativeTimePercent"] == pytest.approx(1.0)
+    p = data[0]["p"]
+    assert p["device_idle_time_percent"] == "%.1f%%" % (100.0 * (1 - total_op / total_time))
+    env_cols, _ = _table(data[2])
+    assert env_cols == OVERVIEW_ENV_COLS
+    env = data[2]["p"]
+    assert env["device_type"] == "TPU v4"
+    assert env["device_core_count"] == "2"
+    tips = [r["c"][1]["v"] for r in data[3]["rows"] if r["c"][0]["v"] == "device"]
+    assert tips[0].startswith("op_profile (")
+    assert "TPU core" in tips[1]
+
+
+def test_kernel_stats_empty_on_tpu(tpu_logdir, xcat):
+    data = json.loads(xcat(tpu_logdir, f"{RUN}/kernel_stats.json"))
+    assert data["rows"] == []
+
+
+def test_tpu_scenario_is_fixed_and_deterministic(tmp_path, xprofs_build):
+    import subprocess
+    exe = str(xprofs_build / "xprofs-synth")
+    outs = []
+    for d in ("a", "b"):
+        subprocess.run([exe, "--out", str(tmp_path / d), "--scenario", "tpu"], check=True,
+                       capture_output=True, timeout=60)
+        outs.append(next((tmp_path / d).rglob("*.xplane.pb")).read_bytes())
+    assert outs[0] == outs[1]
+    r = subprocess.run([exe, "--out", str(tmp_path / "c"), "--scenario", "tpu", "--steps", "3"],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 2
+    assert b"two TPU cores" in r.stderr
