@@ -5,14 +5,17 @@
  * lines to each /device:GPU: plane: "Steps" (one event per run of events of
  * the same group, named by the group and carrying step_name), per stream
  * "XLA Modules - from #N" and "XLA Ops - from #N" (kernel events merged by
- * consecutive hlo_module / hlo_op, one level per "::"-separated op), and
+ * consecutive hlo_module / hlo_op, one level per "::"-separated op),
+ * "Framework Name Scope - from #N" and "Framework Ops - from #N" (the
+ * framework op of each XLA op, found in the HLO modules, or a TensorFlow
+ * kernel's tf_op stat: one level per name scope, and the op shown by its
+ * type), "Source code - from #N" (the XLA op's source file:line), and
  * "Launch Stats" (per group, from the host's launch events). Stream lines
  * and their derived lines are then renumbered 1..n by display id, so each
  * stream is followed by its derived lines.
  *
  * We never rewrite the profile: the derived lines live here, next to it, and
- * the trace builder reads both. Framework Ops / Name Scope / Source lines,
- * which XProf resolves through the HLO protos, are not derived (README).
+ * the trace builder reads both.
  */
 #ifndef XPROFS_DERIVED_H
 #define XPROFS_DERIVED_H
@@ -21,6 +24,7 @@
 
 #include "arena.h"
 #include "err.h"
+#include "derived_hlo.h"
 #include "group.h"
 #include "xspace.h"
 
@@ -30,7 +34,7 @@ struct dv_event {
     const char *name;      /* event metadata name */
     const char *display;   /* metadata display name, or NULL */
     const char *step_name; /* step_name stat (Steps), or NULL */
-    int64_t group;         /* group_id stat, or -1 */
+    int32_t group;         /* group id, or -1 */
     int launch;            /* 1: carries the three launch stats below */
     int64_t num_launches;  /* launches in the group */
     double max_launch_us;  /* longest launch, µs */
@@ -48,13 +52,15 @@ struct dv_line {
 };
 
 struct derived {
-    struct dv_line *lines;  /* all derived lines with events */
-    uint32_t nlines;        /* entries in lines */
-    int64_t **display_ids;  /* [plane][line]: new display id of a stream, 0 = unchanged */
-    uint32_t nplanes;       /* entries in display_ids */
-    struct arena arena;     /* names */
-    struct derived **parts; /* the per-plane parts built in parallel (their names) */
-    uint32_t nparts;        /* entries in parts */
+    struct dv_line *lines;    /* all derived lines with events */
+    uint32_t nlines;          /* entries in lines */
+    int64_t **display_ids;    /* [plane][line]: new display id of a stream, 0 = unchanged */
+    uint32_t nplanes;         /* entries in display_ids */
+    struct arena arena;       /* names */
+    struct derived_hlo *hlo;  /* HLO instructions (their names are event names), or NULL */
+    struct dv_intern *intern; /* event names stored once each (derived.c) */
+    struct derived **parts;   /* the per-plane parts built in parallel (their names) */
+    uint32_t nparts;          /* entries in parts */
 };
 
 /* Derive the lines of xs's GPU planes; g may be NULL (no groups). Returns 0

@@ -316,11 +316,52 @@ int tv_add_event(struct tv_host *h, const struct tv_event *e)
     return 0;
 }
 
+int tv_alloc_events(struct tv_host *h, size_t n, struct tv_event **first)
+{
+    if (n > UINT32_MAX - 1 - h->nevents || tv_reserve(h, h->nevents + n) != 0)
+        return -ENOMEM;
+    *first = h->events + h->nevents;
+    h->nevents += (uint32_t)n;
+    return 0;
+}
+
+/* Room for n flows in all. */
+static int reserve_flows(struct tv_host *h, size_t n)
+{
+    struct tv_build *b = h->build;
+    uint64_t *f;
+
+    if (n <= b->flow_cap)
+        return 0;
+    if (n > UINT32_MAX - 1)
+        return -ENOMEM;
+    f = big_realloc(h->flows, n * sizeof(*f));
+    if (f == NULL)
+        return -ENOMEM;
+    h->flows = f;
+    b->flow_cap = (uint32_t)n;
+    return 0;
+}
+
+int tv_alloc_flows(struct tv_host *h, size_t n, uint32_t *first)
+{
+    if (n > UINT32_MAX - 1 - h->nflows || reserve_flows(h, h->nflows + n) != 0)
+        return -ENOMEM;
+    *first = h->nflows;
+    h->nflows += (uint32_t)n;
+    return 0;
+}
+
+uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category)
+{
+    return (id & ((1ull << 56) - 1)) | ((uint64_t)(type & 3) << 56) |
+           ((uint64_t)(category & 63) << 58);
+}
+
 uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned category)
 {
     struct tv_build *b = h->build;
-    uint64_t packed = (id & ((1ull << 56) - 1)) | ((uint64_t)(type & 3) << 56) |
-                      ((uint64_t)(category & 63) << 58);
+    uint64_t packed = tv_flow_pack(id, type, category);
 
     if (h->nflows == b->flow_cap) {
         uint32_t cap = b->flow_cap ? b->flow_cap * 2 : 1024;

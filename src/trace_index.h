@@ -171,6 +171,16 @@ int tv_add_event(struct tv_host *h, const struct tv_event *e);
 /* Record a flow; returns the value for tv_event.flow (0 on no memory). */
 uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned category);
 
+/* For builders filling events from several threads: n new event slots
+ * after the current ones (contents undefined), and n flow slots. Slots may
+ * be left unused (a flow slot no event refers to is never read). Return
+ * the first new slot in *first; 0 or -ENOMEM. */
+int tv_alloc_events(struct tv_host *h, size_t n, struct tv_event **first);
+int tv_alloc_flows(struct tv_host *h, size_t n, uint32_t *first);
+
+/* The packed form of a flow (see TV_FLOW_ID). */
+uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category);
+
 /* Record a stack frame "@@" + text[0..n). */
 int tv_add_frame(struct tv_host *h, const char *text, size_t n);
 

@@ -136,6 +136,21 @@ static void put_u64(struct out *o, uint64_t v)
     out_write(o, buf + i, sizeof(buf) - (size_t)i);
 }
 
+void tj_u64(struct out *o, uint64_t v)
+{
+    put_u64(o, v);
+}
+
+void tj_i64(struct out *o, int64_t v)
+{
+    if (v < 0) {
+        out_putc(o, '-');
+        put_u64(o, 0 - (uint64_t)v);
+        return;
+    }
+    put_u64(o, (uint64_t)v);
+}
+
 static const uint64_t pow10_table[20] = {
     1ull,
     10ull,

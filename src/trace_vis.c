@@ -195,37 +195,21 @@ void tv_vis_free(struct tv_vis *v)
     memset(v, 0, sizeof(*v));
 }
 
-/* Nesting depth for an event starting at begin: the first stack entry that
- * ended at or before begin. */
-static uint32_t row_depth(const struct tv_row *r, uint64_t begin)
+int tv_row_grow(struct tv_vis *v, struct tv_row *r, uint32_t depth)
 {
-    uint32_t d;
+    uint32_t cap = r->cap ? r->cap * 2 : 8;
+    uint64_t *s;
 
-    for (d = 0; d < r->depth; d++) {
-        if (r->stack[d] <= begin)
-            break;
+    while (cap <= depth)
+        cap *= 2;
+    s = realloc(r->stack, cap * sizeof(*s));
+    if (s == NULL) {
+        v->oom = 1;
+        return -ENOMEM;
     }
-    return d;
-}
-
-/* Truncate the stack to depth and push end. */
-static void row_push(struct tv_vis *v, struct tv_row *r, uint32_t depth, uint64_t end)
-{
-    if (depth >= r->cap) {
-        uint32_t cap = r->cap ? r->cap * 2 : 8;
-        uint64_t *s;
-        while (cap <= depth)
-            cap *= 2;
-        s = realloc(r->stack, cap * sizeof(*s));
-        if (s == NULL) {
-            v->oom = 1;
-            return;
-        }
-        r->stack = s;
-        r->cap = cap;
-    }
-    r->stack[depth] = end;
-    r->depth = depth + 1;
+    r->stack = s;
+    r->cap = cap;
+    return 0;
 }
 
 int tv_vis_visible(struct tv_vis *v, const struct tv_vis_event *e)
@@ -244,7 +228,7 @@ int tv_vis_visible(struct tv_vis *v, const struct tv_vis_event *e)
         return visible;
     }
     visible = e->dur >= v->res;
-    depth = row_depth(r, e->ts);
+    depth = tv_row_depth(r, e->ts);
     if (!visible)
         visible = depth >= r->depth || (e->ts - r->stack[depth]) >= v->res;
     if (e->has_flow) {
@@ -268,7 +252,7 @@ int tv_vis_visible(struct tv_vis *v, const struct tv_vis_event *e)
         }
     }
     if (visible)
-        row_push(v, r, depth, end);
+        tv_row_push(v, r, depth, end);
     if (v->flows.oom)
         v->oom = 1;
     return visible;
@@ -292,5 +276,5 @@ void tv_vis_set(struct tv_vis *v, const struct tv_vis_event *e, int track_flows)
         r->last_flow = end;
         r->has_flow = 1;
     }
-    row_push(v, r, row_depth(r, e->ts), end);
+    tv_row_push(v, r, tv_row_depth(r, e->ts), end);
 }

@@ -70,6 +70,31 @@ struct tv_vis_event {
 int tv_vis_init(struct tv_vis *v, uint64_t res, uint32_t nrows);
 void tv_vis_free(struct tv_vis *v);
 
+/* Nesting depth in row r for an event starting at begin: the first stack
+ * entry that ended at or before begin. */
+static inline uint32_t tv_row_depth(const struct tv_row *r, uint64_t begin)
+{
+    uint32_t d;
+
+    for (d = 0; d < r->depth; d++) {
+        if (r->stack[d] <= begin)
+            break;
+    }
+    return d;
+}
+
+/* Make room in r's stack for index depth; -ENOMEM (and v->oom) if not. */
+int tv_row_grow(struct tv_vis *v, struct tv_row *r, uint32_t depth);
+
+/* Truncate r's stack to depth and push end (sets v->oom on no memory). */
+static inline void tv_row_push(struct tv_vis *v, struct tv_row *r, uint32_t depth, uint64_t end)
+{
+    if (depth >= r->cap && tv_row_grow(v, r, depth) != 0)
+        return;
+    r->stack[depth] = end;
+    r->depth = depth + 1;
+}
+
 /* XProf VisibleAtResolution: decides and records. */
 int tv_vis_visible(struct tv_vis *v, const struct tv_vis_event *e);
 

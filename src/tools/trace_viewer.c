@@ -9,7 +9,8 @@
  *   window         otherwise: the events overlapping [start_time_ms,
  *                  end_time_ms] (default: the whole trace), down-sampled to
  *                  `resolution` bins when the host has 500,000 events or more.
- * All hosts of the run are merged as XProf merges them: host i's pids are
+ * All hosts of the run (or those of hosts=a,b, in that order, as XProf's
+ * plugin selects them) are merged as XProf merges them: host i's pids are
  * shifted by 1000 * (i + 1). The document is written straight into the
  * output chunks, event by event (trace_events_to_json.h's layout).
  */
@@ -27,12 +28,19 @@
 #define MAX_COUNTER_EVENTS 10000000
 
 static const struct query_key trace_keys[] = {
-    {"start_time_ms", Q_DOUBLE, 0, 1e12}, {"end_time_ms", Q_DOUBLE, 0, 1e12},
-    {"resolution", Q_DOUBLE, 0, 1e9},     {"full_dma", Q_BOOL, 0, 1},
-    {"search_prefix", Q_STRING, 0, 0},    {"search_metadata", Q_BOOL, 0, 1},
-    {"event_name", Q_STRING, 0, 0},       {"duration_ms", Q_DOUBLE, 0, 1e12},
-    {"unique_id", Q_INT, 0, 1e15},        {"enable_legacy_dcn", Q_BOOL, 0, 1},
-    {"format", Q_STRING, 0, 0},           {NULL, 0, 0, 0},
+    {"start_time_ms", Q_DOUBLE, 0, 1e12},
+    {"end_time_ms", Q_DOUBLE, 0, 1e12},
+    {"resolution", Q_DOUBLE, 0, 1e9},
+    {"full_dma", Q_BOOL, 0, 1},
+    {"search_prefix", Q_STRING, 0, 0},
+    {"search_metadata", Q_BOOL, 0, 1},
+    {"event_name", Q_STRING, 0, 0},
+    {"duration_ms", Q_DOUBLE, 0, 1e12},
+    {"unique_id", Q_INT, 0, 1e15},
+    {"enable_legacy_dcn", Q_BOOL, 0, 1},
+    {"format", Q_STRING, 0, 0},
+    {"hosts", Q_STRING, 0, 0},
+    {NULL, 0, 0, 0},
 };
 
 /* The request, as parsed from the query. */
@@ -213,7 +221,7 @@ static void write_frames(struct out *o, const struct frames *f)
         if (i > 0)
             out_putc(o, ',');
         out_putc(o, '"');
-        out_u64(o, i + 1);
+        tj_u64(o, i + 1);
         out_puts(o, "\":{\"name\":");
         tj_str(o, tv_text(f->owner[i], f->v[i].text), tv_len(f->owner[i], f->v[i].text));
         out_putc(o, '}');
@@ -238,28 +246,28 @@ static void write_metadata_events(struct out *o, const struct host_part *parts, 
             out_puts(o, "{\"args\":{\"name\":");
             tj_str(o, tv_text(h, dev->name), tv_len(h, dev->name));
             out_puts(o, "},\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-            out_u64(o, pid);
+            tj_u64(o, pid);
             out_puts(o, ",\"thread_count\":");
-            out_u64(o, dev->nres);
+            tj_u64(o, dev->nres);
             out_puts(o, "},{\"args\":{\"sort_index\":");
-            out_u64(o, pid);
+            tj_u64(o, pid);
             out_puts(o, "},\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
-            out_u64(o, pid);
+            tj_u64(o, pid);
             out_putc(o, '}');
             for (r = 0; r < dev->nres; r++) {
                 const struct tv_resource *res = &dev->res[r];
                 out_puts(o, ",{\"args\":{\"name\":");
                 tj_str(o, tv_text(h, res->name), tv_len(h, res->name));
                 out_puts(o, "},\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-                out_u64(o, pid);
+                tj_u64(o, pid);
                 out_puts(o, ",\"tid\":");
-                out_u64(o, res->tid);
+                tj_u64(o, res->tid);
                 out_puts(o, "},{\"args\":{\"sort_index\":");
-                out_u64(o, res->tid);
+                tj_u64(o, res->tid);
                 out_puts(o, "},\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
-                out_u64(o, pid);
+                tj_u64(o, pid);
                 out_puts(o, ",\"tid\":");
-                out_u64(o, res->tid);
+                tj_u64(o, res->tid);
                 out_putc(o, '}');
             }
         }
@@ -313,14 +321,14 @@ static void write_args(struct event_writer *w, const struct host_part *p, const 
         if (e->group == TV_NO_GROUP)
             return;
         out_puts(o, ",\"args\":{\"group_id\":");
-        out_i64(o, e->group);
+        tj_i64(o, e->group);
         out_putc(o, '}');
         return;
     }
     out_puts(o, ",\"args\":{");
     if (e->group != TV_NO_GROUP) {
         out_puts(o, "\"group_id\":");
-        out_i64(o, e->group);
+        tj_i64(o, e->group);
         first = 0;
     }
     if (p->full_args) {
@@ -330,14 +338,14 @@ static void write_args(struct event_writer *w, const struct host_part *p, const 
         if (!first)
             out_putc(o, ',');
         out_puts(o, "\"uid\":");
-        out_u64(o, e->serial);
+        tj_u64(o, e->serial);
     }
     out_putc(o, '}');
     if (sf != 0) {
         uint32_t k = tv_frame_number(w->frames->v, w->frames->n, sf);
         if (k != 0) {
             out_puts(o, ",\"sf\":");
-            out_u64(o, k);
+            tj_u64(o, k);
         }
     }
 }
@@ -347,7 +355,7 @@ static void write_flow(struct out *o, uint64_t flow)
     unsigned cat = TV_FLOW_CAT(flow);
 
     out_puts(o, ",\"bind_id\":");
-    out_u64(o, TV_FLOW_ID(flow));
+    tj_u64(o, TV_FLOW_ID(flow));
     if (cat > 1 && context_name(cat)[0] != '\0') {
         out_puts(o, ",\"cat\":\"");
         out_puts(o, context_name(cat));
@@ -385,7 +393,7 @@ static void write_counter(struct event_writer *w, const struct host_part *p,
         w->last_name = name;
         /* XProf writes the counter name and arg name unescaped. */
         out_puts(o, "{\"pid\":");
-        out_u64(o, pid);
+        tj_u64(o, pid);
         out_puts(o, ",\"name\":\"");
         out_puts(o, name);
         out_puts(o, "\",\"ph\":\"C\"");
@@ -431,10 +439,10 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         return;
     }
     out_puts(o, "{\"pid\":");
-    out_u64(o, pid);
+    tj_u64(o, pid);
     if (t->has_tid) {
         out_puts(o, ",\"tid\":");
-        out_u64(o, t->tid);
+        tj_u64(o, t->tid);
     }
     out_puts(o, ",\"name\":");
     tj_str(o, name, tv_len(p->h, e->name));
@@ -451,7 +459,7 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         uint64_t flow = p->h->flows[e->flow - 1];
         unsigned type = TV_FLOW_TYPE(flow);
         out_puts(o, ",\"id\":");
-        out_u64(o, TV_FLOW_ID(flow));
+        tj_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
         out_puts(o, context_name(TV_FLOW_CAT(flow)));
         out_putc(o, '"');
@@ -460,27 +468,27 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
     }
     if (e->serial > 0) {
         out_puts(o, ",\"z\":");
-        out_u64(o, e->serial);
+        tj_u64(o, e->serial);
     }
     out_putc(o, '}');
     if (!t->has_tid && TV_FLOW_TYPE(p->h->flows[e->flow - 1]) == TV_FLOW_MID) {
         /* A MID async event closes itself with an "e" copy at its end. */
         uint64_t flow = p->h->flows[e->flow - 1];
         out_puts(o, ",{\"pid\":");
-        out_u64(o, pid);
+        tj_u64(o, pid);
         out_puts(o, ",\"name\":");
         tj_str(o, name, tv_len(p->h, e->name));
         out_puts(o, ",\"ts\":");
         tj_us(o, e->ts + e->dur);
         out_puts(o, ",\"id\":");
-        out_u64(o, TV_FLOW_ID(flow));
+        tj_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
         out_puts(o, context_name(TV_FLOW_CAT(flow)));
         out_puts(o, "\",\"ph\":\"e\"");
         write_args(w, p, e, 1);
         if (e->serial > 0) {
             out_puts(o, ",\"z\":");
-            out_u64(o, e->serial);
+            tj_u64(o, e->serial);
         }
         out_putc(o, '}');
     }
@@ -556,7 +564,7 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
         out_putc(o, '}');
     }
     out_puts(o, "],\"returnedEventsSize\":");
-    out_u64(o, returned);
+    tj_u64(o, returned);
     out_puts(o, ",\"filteredByVisibility\":true,\"fullTimespan\":[");
     tj_g6(o, (double)lo / 1000000000.0);
     out_putc(o, ',');
@@ -586,10 +594,46 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
     else
         out_puts(o, "], \"showCounterMessage\": \"\" ");
     out_puts(o, ",\"totalCounterEvents\":");
-    out_u64(o, w.counters);
+    tj_u64(o, w.counters);
     out_putc(o, '}');
     free(frames.v);
     free(frames.owner);
+    return 0;
+}
+
+/* XProf's hosts=a,b: the run's hosts named there, in that order (a name
+ * may repeat). *hostsp is NULL without the option. */
+static int pick_hosts(const struct tool_ctx *ctx, const char ***hostsp, int *np)
+{
+    const char *list = query_get(ctx->q, "hosts"), *p;
+    const char **hosts;
+    int n = 1, k = 0;
+    uint32_t j;
+
+    *hostsp = NULL;
+    if (list == NULL || list[0] == '\0')
+        return 0;
+    for (p = list; *p != '\0'; p++)
+        n += *p == ',';
+    hosts = calloc((size_t)n, sizeof(*hosts));
+    if (hosts == NULL)
+        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    for (p = list; k < n; k++) {
+        size_t len = strcspn(p, ",");
+        for (j = 0; j < ctx->snap->nhosts; j++) {
+            if (strlen(ctx->snap->hosts[j]) == len && memcmp(ctx->snap->hosts[j], p, len) == 0)
+                break;
+        }
+        if (j == ctx->snap->nhosts) {
+            free(hosts);
+            return xp_err_set(ctx->err, -EINVAL, "hosts=%s: no host \"%.*s\" in the run", list,
+                              (int)len, p);
+        }
+        hosts[k] = ctx->snap->hosts[j];
+        p += len + (p[len] == ',');
+    }
+    *hostsp = hosts;
+    *np = n;
     return 0;
 }
 
@@ -598,18 +642,23 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
     struct request r;
     int nhosts = tool_host_count(ctx), i, rc, found = 0;
     struct host_part *parts;
+    const char **picked;
 
     rc = parse_request(ctx, &r);
+    if (rc == 0)
+        rc = pick_hosts(ctx, &picked, &nhosts);
     if (rc != 0)
         return rc;
     if (nhosts == 0)
         return xp_err_set(ctx->err, -ENOENT, "the run has no trace");
     parts = calloc((size_t)nhosts, sizeof(*parts));
-    if (parts == NULL)
+    if (parts == NULL) {
+        free(picked);
         return xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    }
     for (i = 0; i < nhosts && rc == 0; i++) {
-        const char *host = tool_host(ctx, i);
-        int hi = ctx->host != NULL ? 0 : i;
+        const char *host = picked != NULL ? picked[i] : tool_host(ctx, i);
+        int hi = ctx->host != NULL && picked == NULL ? 0 : i;
         rc = trace_index_get(ctx->snap, host, &parts[i].h, ctx->err);
         if (rc != 0)
             break;
@@ -628,6 +677,7 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
     for (i = 0; i < nhosts; i++)
         free(parts[i].idx);
     free(parts);
+    free(picked);
     return rc;
 }
 

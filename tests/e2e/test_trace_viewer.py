@@ -22,7 +22,8 @@ INTERNAL = {"MemoryAllocation", "MemoryDeallocation", "PrefetchProduce", "Prefet
             "ParallelInterleaveInitializeInput", "ParallelMapProduce", "ParallelMapConsume",
             "MapAndBatchProduce", "MapAndBatchConsume", "ParseExampleProduce",
             "ParseExampleConsume"}
-DERIVED = ("XLA Ops - from #", "XLA Modules - from #", "Steps", "Launch Stats")
+DERIVED = ("XLA Ops - from #", "XLA Modules - from #", "Framework Ops - from #",
+           "Framework Name Scope - from #", "Source code - from #", "Steps", "Launch Stats")
 XPROF_KEYS = ["displayTimeUnit", "metadata", "codeLink", "useNewBackend", "details",
               "returnedEventsSize", "filteredByVisibility", "fullTimespan", "stackFrames",
               "traceEvents", "showCounterMessage", "totalCounterEvents"]

@@ -1,7 +1,8 @@
 /*
  * test_trace_index.c - XProf's down-sampling: the visibility rule on
  * hand-checked events, uids and the 256 cap, zoom levels, windows against a
- * brute-force overlap filter, the 500,000-event threshold and thinning.
+ * brute-force overlap filter, the 500,000-event threshold and thinning, and
+ * zoom levels of events with flows against the plain per-level trackers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "trace_index.h"
+#include "trace_levels.h"
 #include "trace_vis.h"
 
 static struct tv_vis_event row_event(uint64_t ts, uint64_t dur)
@@ -293,6 +295,155 @@ static void test_downsampling_over_threshold(void **state)
     tv_host_free(h);
 }
 
+/* Nested events with flows on 3 threads and an async channel: flow ids are
+ * reused after their END, some flows span rows, some events have none. */
+static void fill_flows(struct tv_host *h, uint32_t n)
+{
+    uint64_t x = 777, t[4] = {0, 0, 0, 0};
+    uint32_t i, next_id = 1, open[8] = {0};
+    int64_t chan = tv_track_channel(h, 1, tv_cstr(h, "async"));
+
+    assert_true(chan >= 0);
+    for (i = 0; i < 3; i++)
+        assert_int_equal(tv_add_resource(h, 1, i + 1, tv_cstr(h, "row")), 0);
+    for (i = 0; i < n; i++) {
+        struct tv_event e;
+        uint32_t row, slot;
+        int64_t track;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        row = (uint32_t)(x % 4);
+        track = row == 3 ? chan : tv_track_thread(h, 1, row + 1);
+        assert_true(track >= 0);
+        memset(&e, 0, sizeof(e));
+        e.ts = t[row];
+        e.dur = 1 + (x >> 8) % ((x >> 40) % 31 == 0 ? 90000000 : 3000000);
+        e.name = tv_cstr(h, (x & 32) ? "k" : "m");
+        e.track = (uint32_t)track;
+        e.src = i;
+        e.group = TV_NO_GROUP;
+        slot = (uint32_t)(x >> 50) % 8;
+        if (row == 3 || (x >> 33) % 5 != 0) {
+            unsigned type;
+            if (open[slot] == 0) {
+                open[slot] = next_id++;
+                type = TV_FLOW_START;
+            } else if ((x >> 45) % 3 == 0) {
+                type = TV_FLOW_MID;
+            } else {
+                type = TV_FLOW_END;
+            }
+            e.flow = tv_add_flow(h, open[slot] % 5 + 1, type, 9);
+            assert_true(e.flow != 0);
+            if (row == 3)
+                e.flags = TV_EV_ASYNC;
+            if (type == TV_FLOW_END)
+                open[slot] = 0;
+        }
+        assert_int_equal(tv_add_event(h, &e), 0);
+        t[row] += 1 + (x >> 20) % 2000000;
+    }
+}
+
+static const struct tv_host *sort_host;
+
+static int cmp_global(const void *a, const void *b)
+{
+    return tv_event_cmp(sort_host, &sort_host->events[*(const uint32_t *)a],
+                        &sort_host->events[*(const uint32_t *)b]);
+}
+
+/* XProf's GetEventsByLevel with one tracker per level and per map, as
+ * upstream writes it: the flows in global order first, then each track. */
+static void reference_levels(const struct tv_host *h, uint8_t *level)
+{
+    struct tv_vis vis[TV_LEVELS - 1];
+    struct tv_flowmap first;
+    uint32_t *order = malloc(h->nevents * sizeof(*order)), i, t;
+    uint8_t *flow_level = calloc(h->nflows + 1, 1);
+    int L;
+
+    assert_non_null(order);
+    assert_non_null(flow_level);
+    for (i = 0; i < h->nevents; i++)
+        order[i] = i;
+    sort_host = h;
+    qsort(order, h->nevents, sizeof(*order), cmp_global);
+    tv_flowmap_init(&first);
+    for (L = 0; L < TV_LEVELS - 1; L++)
+        assert_int_equal(tv_vis_init(&vis[L], tv_level_resolution(L), h->ntracks), 0);
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[order[i]];
+        struct tv_vis_event ve;
+        if (e->flow == 0)
+            continue;
+        tv_vis_event_of(h, e, &ve);
+        for (L = 0; L < TV_LEVELS - 1; L++) {
+            if (tv_vis_visible(&vis[L], &ve))
+                break;
+        }
+        flow_level[e->flow - 1] =
+            tv_flowmap_first(&first, ve.flow_id, (uint8_t)L, ve.type == TV_FLOW_END, TV_LEVELS - 1);
+        for (L++; L < TV_LEVELS - 1; L++)
+            tv_vis_set(&vis[L], &ve, 1);
+    }
+    for (L = 0; L < TV_LEVELS - 1; L++)
+        tv_vis_free(&vis[L]);
+    tv_flowmap_free(&first);
+    for (t = 0; t < h->ntracks; t++) {
+        for (L = 0; L < TV_LEVELS - 1; L++)
+            assert_int_equal(tv_vis_init(&vis[L], tv_level_resolution(L), 1), 0);
+        for (i = h->tracks[t].first; i < h->tracks[t].first + h->tracks[t].count; i++) {
+            const struct tv_event *e = &h->events[i];
+            struct tv_vis_event ve;
+            tv_vis_event_of(h, e, &ve);
+            ve.row = 0;
+            if (e->flow != 0) {
+                for (L = 0; L < TV_LEVELS - 1; L++) {
+                    if (L >= flow_level[e->flow - 1] || e->dur >= tv_level_resolution(L))
+                        break;
+                }
+                if (L < TV_LEVELS - 1)
+                    tv_vis_set(&vis[L], &ve, 0);
+            } else {
+                for (L = 0; L < TV_LEVELS - 1; L++) {
+                    if (tv_vis_visible(&vis[L], &ve))
+                        break;
+                }
+            }
+            level[i] = (uint8_t)L;
+            for (L++; L < TV_LEVELS - 1; L++)
+                tv_vis_set(&vis[L], &ve, 0);
+        }
+        for (L = 0; L < TV_LEVELS - 1; L++)
+            tv_vis_free(&vis[L]);
+    }
+    free(order);
+    free(flow_level);
+}
+
+static void test_flow_levels_match_trackers(void **state)
+{
+    struct tv_host *h = make_host(fill_flows, 30000);
+    uint8_t *want = malloc(h->nevents);
+    uint32_t i, per_level[TV_LEVELS] = {0}, used = 0;
+    int L;
+
+    assert_non_null(want);
+    reference_levels(h, want);
+    for (i = 0; i < h->nevents; i++) {
+        assert_int_equal(h->events[i].level, want[i]);
+        per_level[want[i]]++;
+    }
+    /* The data reaches several levels, so the comparison means something. */
+    for (L = 0; L < TV_LEVELS; L++)
+        used += per_level[L] > 0;
+    assert_true(used >= 4);
+    free(want);
+    tv_host_free(h);
+}
+
 static void test_search(void **state)
 {
     struct tv_host *h = make_host(fill_random, 2000);
@@ -318,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_windows_match_brute_force),
         cmocka_unit_test(test_levels_are_monotonic),
         cmocka_unit_test(test_downsampling_over_threshold),
+        cmocka_unit_test(test_flow_levels_match_trackers),
         cmocka_unit_test(test_search),
     };
 

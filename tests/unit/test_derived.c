@@ -1,0 +1,215 @@
+/*
+ * test_derived.c - the derived lines of one hand-built GPU stream: framework
+ * ops and name scopes from TensorFlow kernels' tf_op stats (merged while the
+ * name and group stay the same; a finished stack of equal spans shrunk by
+ * 1 ns per level), and from an XLA op's HLO instruction (with its module,
+ * op and source lines), and the display ids that put them after the stream.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "derived.h"
+#include "pbw.h"
+#include "xspace.h"
+
+enum { S_KERNEL = 1, S_TF_OP, S_HLO_OP, S_HLO_MODULE, S_PROGRAM, S_HLO_PROTO };
+
+static void add_stat_meta(struct pbw *plane, int64_t id, const char *name)
+{
+    struct pbw entry = {0}, sm = {0};
+
+    pbw_uint(&sm, 1, (uint64_t)id);
+    pbw_str(&sm, 2, name);
+    pbw_uint(&entry, 1, (uint64_t)id);
+    pbw_msg(&entry, 2, &sm);
+    pbw_msg(plane, 5, &entry);
+}
+
+static void str_stat(struct pbw *ev, int64_t id, const char *v)
+{
+    struct pbw st = {0};
+
+    pbw_uint(&st, 1, (uint64_t)id);
+    pbw_str(&st, 5, v);
+    pbw_msg(ev, 4, &st);
+}
+
+/* A kernel (or, without kernel_details, a memcpy) at [off, off + dur) ps. */
+static void add_event(struct pbw *line, int64_t off, int64_t dur, int kernel, const char *tf_op,
+                      const char *hlo_op)
+{
+    struct pbw ev = {0}, st = {0};
+
+    pbw_uint(&ev, 1, 1);
+    pbw_uint(&ev, 2, (uint64_t)off);
+    pbw_uint(&ev, 3, (uint64_t)dur);
+    if (kernel)
+        str_stat(&ev, S_KERNEL, "regs:32");
+    if (tf_op != NULL)
+        str_stat(&ev, S_TF_OP, tf_op);
+    if (hlo_op != NULL) {
+        str_stat(&ev, S_HLO_OP, hlo_op);
+        str_stat(&ev, S_HLO_MODULE, "jit_f");
+        pbw_uint(&st, 1, S_PROGRAM);
+        pbw_uint(&st, 3, 3);
+        pbw_msg(&ev, 4, &st);
+    }
+    pbw_msg(line, 4, &ev);
+}
+
+static void metadata_plane(struct pbw *space)
+{
+    struct pbw plane = {0}, entry = {0}, em = {0}, st = {0}, proto = {0}, mod = {0}, comp = {0},
+               in = {0}, md = {0};
+
+    pbw_str(&md, 1, "dot_general");
+    pbw_str(&md, 2, "jit(f)/dot_general");
+    pbw_str(&md, 3, "/src/model.py");
+    pbw_uint(&md, 4, 42);
+    pbw_str(&in, 1, "fusion.1");
+    pbw_msg(&in, 7, &md);
+    pbw_msg(&comp, 2, &in);
+    pbw_str(&mod, 1, "jit_f");
+    pbw_msg(&mod, 3, &comp);
+    pbw_msg(&proto, 1, &mod);
+    pbw_uint(&st, 1, S_HLO_PROTO);
+    pbw_bytes(&st, 6, proto.p, proto.n);
+    free(proto.p);
+    pbw_uint(&em, 1, 3);
+    pbw_str(&em, 2, "jit_f(3)");
+    pbw_msg(&em, 5, &st);
+    pbw_uint(&entry, 1, 3);
+    pbw_msg(&entry, 2, &em);
+    pbw_uint(&plane, 1, 99);
+    pbw_str(&plane, 2, "/host:metadata");
+    pbw_msg(&plane, 4, &entry);
+    add_stat_meta(&plane, S_HLO_PROTO, "Hlo Proto");
+    pbw_msg(space, 1, &plane);
+}
+
+static void gpu_plane(struct pbw *space)
+{
+    struct pbw plane = {0}, line = {0}, entry = {0}, em = {0};
+
+    pbw_uint(&line, 1, 10);
+    pbw_str(&line, 2, "Stream #10(Compute)");
+    add_event(&line, 0, 1000000, 1, "model/dense/MatMul:MatMul", NULL);
+    add_event(&line, 2000000, 1000000, 1, "model/dense/MatMul:MatMul", NULL);
+    add_event(&line, 4000000, 1000000, 1, "model/dense/BiasAdd:BiasAdd", NULL);
+    add_event(&line, 6000000, 1000000, 0, "model/x:Y", NULL); /* not a kernel */
+    add_event(&line, 8000000, 1000000, 1, "other/Relu:Relu", NULL);
+    add_event(&line, 10000000, 1000000, 1, "ignored:Ignored", "fusion.1");
+    pbw_uint(&plane, 1, 0);
+    pbw_str(&plane, 2, "/device:GPU:0");
+    pbw_msg(&plane, 3, &line);
+    pbw_uint(&em, 1, 1);
+    pbw_str(&em, 2, "kernel");
+    pbw_uint(&entry, 1, 1);
+    pbw_msg(&entry, 2, &em);
+    pbw_msg(&plane, 4, &entry);
+    add_stat_meta(&plane, S_KERNEL, "kernel_details");
+    add_stat_meta(&plane, S_TF_OP, "tf_op");
+    add_stat_meta(&plane, S_HLO_OP, "hlo_op");
+    add_stat_meta(&plane, S_HLO_MODULE, "hlo_module");
+    add_stat_meta(&plane, S_PROGRAM, "program_id");
+    pbw_msg(space, 1, &plane);
+}
+
+static const struct dv_line *line_named(const struct derived *dv, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < dv->nlines; i++) {
+        if (strcmp(dv->lines[i].name, name) == 0)
+            return &dv->lines[i];
+    }
+    fail_msg("no line %s", name);
+    return NULL;
+}
+
+static void check_event(const struct dv_line *l, uint32_t i, const char *name, const char *shown,
+                        uint64_t ts, uint64_t dur)
+{
+    const struct dv_event *e;
+
+    assert_true(i < l->nev);
+    e = &l->ev[i];
+    assert_string_equal(e->name, name);
+    if (shown == NULL)
+        assert_null(e->display);
+    else
+        assert_string_equal(e->display, shown);
+    assert_int_equal(e->ts, ts);
+    assert_int_equal(e->dur, dur);
+    assert_int_equal(e->group, -1);
+}
+
+static void test_stream(void **state)
+{
+    struct pbw space = {0};
+    struct xspace *xs = NULL;
+    struct derived *dv = NULL;
+    struct xp_err err;
+    const struct dv_line *l;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    gpu_plane(&space);
+    metadata_plane(&space);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(derived_build(xs, NULL, &dv, &err), 0);
+    assert_int_equal(dv->nlines, 5);
+
+    l = line_named(dv, "Framework Name Scope - from #10");
+    assert_int_equal(l->nev, 4);
+    check_event(l, 0, "model", NULL, 0, 5000000);
+    check_event(l, 1, "dense", NULL, 0, 4999000); /* equal spans: 1 ns shorter */
+    check_event(l, 2, "other", NULL, 8000000, 1000000);
+    check_event(l, 3, "jit(f)", NULL, 10000000, 1000000);
+    assert_int_equal(l->display_id, 2);
+
+    l = line_named(dv, "Framework Ops - from #10");
+    assert_int_equal(l->nev, 4);
+    check_event(l, 0, "model/dense/MatMul:MatMul", "MatMul", 0, 3000000);
+    check_event(l, 1, "model/dense/BiasAdd:BiasAdd", "BiasAdd", 4000000, 1000000);
+    check_event(l, 2, "other/Relu:Relu", "Relu", 8000000, 1000000);
+    /* An XLA op's framework op comes from the HLO, not its tf_op stat. */
+    check_event(l, 3, "jit(f)/dot_general:dot_general", "dot_general", 10000000, 1000000);
+    assert_int_equal(l->display_id, 3);
+
+    l = line_named(dv, "XLA Modules - from #10");
+    assert_int_equal(l->nev, 1);
+    check_event(l, 0, "jit_f(3)", NULL, 10000000, 1000000);
+    assert_int_equal(l->display_id, 4);
+
+    l = line_named(dv, "XLA Ops - from #10");
+    assert_int_equal(l->nev, 1);
+    check_event(l, 0, "3/fusion.1", "fusion.1", 10000000, 1000000);
+    assert_int_equal(l->display_id, 5);
+
+    l = line_named(dv, "Source code - from #10");
+    assert_int_equal(l->nev, 1);
+    check_event(l, 0, "model.py:42", NULL, 10000000, 1000000);
+    assert_int_equal(l->display_id, 6);
+
+    assert_int_equal(dv->display_ids[0][0], 1); /* the stream itself */
+    derived_free(dv);
+    xspace_close(xs);
+    free(space.p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

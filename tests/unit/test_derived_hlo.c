@@ -1,0 +1,219 @@
+/*
+ * test_derived_hlo.c - the HLO symbols of the derived GPU lines: framework
+ * op names and their display names and name scopes (tf_op_utils.cc rules),
+ * and the instructions read from a hand-built /host:metadata plane (program
+ * ids, first module of a program, op_name ":" op_type, basename:line).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "derived_hlo.h"
+#include "pbw.h"
+#include "xspace.h"
+
+static void check_shown(const char *full, const char *want, int want_iter)
+{
+    size_t len;
+    int iter;
+    const char *s = derived_tf_op_shown(full, strlen(full), &len, &iter);
+
+    assert_int_equal(iter, want_iter);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(s, want, len);
+}
+
+static void test_shown(void **state)
+{
+    (void)state;
+    check_shown("model/dense/MatMul:MatMul", "MatMul", 0);                     /* TensorFlow */
+    check_shown("jit(f)/jit(main)/dot_general:dot_general", "dot_general", 0); /* JAX */
+    check_shown("jit(f)/transpose[permutation=(1, 0)]:", "transpose", 0); /* JAX, derived type */
+    check_shown("jit(f)/add_3:", "add", 0);                               /* numeric suffix */
+    check_shown("kernel:", "kernel", 0);
+    check_shown(":", "", 0);                        /* empty metadata: TensorFlow, no type */
+    check_shown("Iterator::Batch::Map", "Map", 1);  /* tf.data */
+    check_shown("foo bar:Baz  ", "foo bar:Baz", 0); /* unknown: the name, right-trimmed */
+    check_shown("MEMCPYHToD", "MemcpyHToD", 0);
+}
+
+struct scopes {
+    char got[8][32];
+    int n;
+};
+
+static int collect(void *arg, const char *s, size_t n)
+{
+    struct scopes *sc = arg;
+
+    assert_true(sc->n < 8 && n < 32);
+    memcpy(sc->got[sc->n], s, n);
+    sc->got[sc->n][n] = '\0';
+    sc->n++;
+    return 0;
+}
+
+static void test_scopes(void **state)
+{
+    struct scopes sc;
+    const char *jax = "jit(f)/jit(main)/layer_0/dot_general:";
+    const char *tf = "model//dense/MatMul:MatMul";
+    const char *data = "Iterator::Batch::Map";
+
+    (void)state;
+    memset(&sc, 0, sizeof(sc));
+    assert_int_equal(derived_tf_op_scopes(jax, strlen(jax), collect, &sc), 0);
+    assert_int_equal(sc.n, 3);
+    assert_string_equal(sc.got[0], "jit(f)");
+    assert_string_equal(sc.got[1], "jit(main)");
+    assert_string_equal(sc.got[2], "layer_0");
+    memset(&sc, 0, sizeof(sc));
+    assert_int_equal(derived_tf_op_scopes(tf, strlen(tf), collect, &sc), 0);
+    assert_int_equal(sc.n, 3); /* an empty scope is kept */
+    assert_string_equal(sc.got[1], "");
+    memset(&sc, 0, sizeof(sc));
+    assert_int_equal(derived_tf_op_scopes(data, strlen(data), collect, &sc), 0);
+    assert_int_equal(sc.n, 0); /* only TensorFlow and JAX ops have scopes */
+}
+
+/* An HloInstructionProto with optional metadata. */
+static void add_instr(struct pbw *comp, const char *name, const char *op_name, const char *op_type,
+                      const char *file, int32_t line)
+{
+    struct pbw in = {0}, md = {0};
+
+    pbw_str(&in, 1, name);
+    pbw_str(&in, 2, "fusion");
+    if (op_name != NULL) {
+        if (op_type != NULL)
+            pbw_str(&md, 1, op_type);
+        pbw_str(&md, 2, op_name);
+        if (file != NULL) {
+            pbw_str(&md, 3, file);
+            pbw_uint(&md, 4, (uint64_t)(int64_t)line);
+        }
+        pbw_msg(&in, 7, &md);
+    }
+    pbw_msg(comp, 2, &in);
+}
+
+/* An HloProto of one module; the instruction "fusion.1" says which module. */
+static void hlo_proto(struct pbw *out, const char *tag)
+{
+    struct pbw mod = {0}, comp = {0};
+
+    add_instr(&comp, "fusion.1", "jit(f)/jit(main)/dot_general", "dot_general",
+              "/work/src/model.py", 42);
+    add_instr(&comp, "param.0", NULL, NULL, NULL, 0);
+    add_instr(&comp, "copy.2", "model/dense/MatMul", "MatMul", "train.py", -1);
+    add_instr(&comp, "fusion.1", "later/duplicate", "", NULL, 0); /* the first one is kept */
+    add_instr(&comp, "tag", tag, "", NULL, 0);
+    pbw_str(&mod, 1, "jit_f");
+    pbw_msg(&mod, 3, &comp);
+    pbw_msg(out, 1, &mod);
+}
+
+static void add_module(struct pbw *plane, int64_t id, const char *tag, int64_t program)
+{
+    struct pbw entry = {0}, em = {0}, st = {0}, proto = {0};
+
+    hlo_proto(&proto, tag);
+    pbw_uint(&em, 1, (uint64_t)id);
+    pbw_str(&em, 2, "jit_f");
+    pbw_uint(&st, 1, 1);
+    pbw_bytes(&st, 6, proto.p, proto.n);
+    free(proto.p);
+    pbw_msg(&em, 5, &st);
+    if (program >= 0) {
+        pbw_uint(&st, 1, 2);
+        pbw_uint(&st, 4, (uint64_t)program);
+        pbw_msg(&em, 5, &st);
+    }
+    pbw_uint(&entry, 1, (uint64_t)id);
+    pbw_msg(&entry, 2, &em);
+    pbw_msg(plane, 4, &entry);
+}
+
+static void add_stat_meta(struct pbw *plane, int64_t id, const char *name)
+{
+    struct pbw entry = {0}, sm = {0};
+
+    pbw_uint(&sm, 1, (uint64_t)id);
+    pbw_str(&sm, 2, name);
+    pbw_uint(&entry, 1, (uint64_t)id);
+    pbw_msg(&entry, 2, &sm);
+    pbw_msg(plane, 5, &entry);
+}
+
+static void test_modules(void **state)
+{
+    struct pbw space = {0}, plane = {0};
+    struct xspace *xs = NULL;
+    struct derived_hlo *h = NULL;
+    struct xp_err err;
+    const struct dh_instr *in;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    pbw_uint(&plane, 1, 7);
+    pbw_str(&plane, 2, "/host:metadata");
+    add_stat_meta(&plane, 1, "Hlo Proto");
+    add_stat_meta(&plane, 2, "program_id");
+    add_module(&plane, 3, "first", -1); /* program 3 (the metadata id) */
+    add_module(&plane, 4, "second", 3); /* program 3 again: the first wins */
+    add_module(&plane, 5, "third", 9);  /* program 9 (the program_id stat) */
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(derived_hlo_build(xs, &h, &err), 0);
+    assert_int_equal(h->nmods, 2);
+
+    in = derived_hlo_find(h, 3, "fusion.1xyz", 8); /* a name given by length */
+    assert_non_null(in);
+    assert_string_equal(in->tf_op, "jit(f)/jit(main)/dot_general:dot_general");
+    assert_string_equal(in->tf_shown, "dot_general");
+    assert_int_equal(in->nscopes, 2);
+    assert_string_equal(in->scopes[0], "jit(f)");
+    assert_string_equal(in->scopes[1], "jit(main)");
+    assert_string_equal(in->source, "model.py:42");
+
+    in = derived_hlo_find(h, 3, "param.0", 7);
+    assert_non_null(in);
+    assert_string_equal(in->tf_op, ":"); /* TraceMeOp of empty metadata */
+    assert_null(in->tf_shown);
+    assert_int_equal(in->nscopes, 0);
+    assert_null(in->source);
+
+    in = derived_hlo_find(h, 9, "copy.2", 6);
+    assert_non_null(in);
+    assert_string_equal(in->tf_op, "model/dense/MatMul:MatMul");
+    assert_string_equal(in->tf_shown, "MatMul");
+    assert_string_equal(in->source, "train.py:-1");
+    /* Equal strings are stored once. */
+    assert_ptr_equal(in->tf_op, derived_hlo_find(h, 3, "copy.2", 6)->tf_op);
+
+    assert_string_equal(derived_hlo_find(h, 3, "tag", 3)->tf_op, "first:");
+    assert_string_equal(derived_hlo_find(h, 9, "tag", 3)->tf_op, "third:");
+    assert_null(derived_hlo_find(h, 4, "fusion.1", 8)); /* no program 4 */
+    assert_null(derived_hlo_find(h, 3, "fusion", 6));
+    assert_null(derived_hlo_find(h, 3, "zzz", 3));
+    derived_hlo_free(h);
+    xspace_close(xs);
+    free(space.p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shown),
+        cmocka_unit_test(test_scopes),
+        cmocka_unit_test(test_modules),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
