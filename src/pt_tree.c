@@ -69,7 +69,8 @@ static void classify(const struct ctrace *ct, uint8_t *kind)
 }
 
 /* The stack walk over one thread's events v[0..n), in start order. */
-static void nest_thread(const struct host_event *v, size_t n, uint32_t *stack, uint32_t *parent)
+static void nest_thread(const struct host_event *v, size_t n, uint32_t *stack, uint32_t *parent,
+                        uint8_t *in_tree)
 {
     size_t depth = 0, i;
 
@@ -87,6 +88,7 @@ static void nest_thread(const struct host_event *v, size_t n, uint32_t *stack, u
         }
         if (depth > 0)
             parent[e->index] = v[stack[depth - 1]].index;
+        in_tree[e->index] = 1;
         stack[depth++] = (uint32_t)i;
     }
 }
@@ -102,7 +104,8 @@ int pt_tree_build(const struct ctrace *ct, int add_python_func, struct pt_tree *
     t->nevents = ct->nevents;
     t->parent = malloc(n * sizeof(*t->parent));
     t->kind = malloc(n);
-    if (t->parent == NULL || t->kind == NULL)
+    t->in_tree = calloc(n, 1);
+    if (t->parent == NULL || t->kind == NULL || t->in_tree == NULL)
         goto nomem;
     memset(t->parent, 0xff, n * sizeof(*t->parent));
     classify(ct, t->kind);
@@ -135,7 +138,7 @@ int pt_tree_build(const struct ctrace *ct, int add_python_func, struct pt_tree *
     for (start = 0; start < nhost; start = i) {
         for (i = start + 1; i < nhost && same_thread(&host[i], &host[start]); i++)
             ;
-        nest_thread(host + start, i - start, stack, t->parent);
+        nest_thread(host + start, i - start, stack, t->parent, t->in_tree);
     }
     free(host);
     free(stack);
@@ -161,6 +164,8 @@ void pt_tree_free(struct pt_tree *t)
 {
     free(t->parent);
     free(t->kind);
+    free(t->in_tree);
     t->parent = NULL;
     t->kind = NULL;
+    t->in_tree = NULL;
 }

@@ -40,6 +40,8 @@ struct pt_tree {
     uint32_t nevents; /* = ct->nevents */
     uint32_t *parent; /* per event: its parent's index, or PT_NONE */
     uint8_t *kind;    /* per event: enum pt_kind */
+    uint8_t *in_tree; /* per event: 1 for a host event that joined the tree
+                       * (a root or a child), 0 otherwise */
 };
 
 /* Build the tree of ct into *t (python_function events join the host tree

@@ -3,7 +3,9 @@
  * hand-made trace (nesting by time per thread, event bleed below and above
  * 1 µs, ties in file order, python_function in or out, launch -> kernel),
  * and the Python helpers the launcher tables lean on (CPython's set order,
- * repr of floats / strings / JSON args, round(x, 2)). Expected values were
+ * repr of floats / strings / JSON args, round(x, 2)), the walkable tree
+ * of call_tree.txt / modules.txt (children order, roots, GPU reach, busy
+ * time) and the perf models of roofline.csv. Expected values were
  * worked out by hand from TraceLens's rules or printed by CPython 3.11.
  */
 #include <setjmp.h>
@@ -13,12 +15,15 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctrace.h"
 #include "pt_launchers.h"
+#include "pt_nodes.h"
+#include "pt_perf_model.h"
 #include "pt_pyrepr.h"
 #include "pt_pyset.h"
 #include "pt_tree.h"
@@ -129,6 +134,163 @@ static void test_tree_with_python(void **state)
     assert_int_equal(t.parent[9], 7);
     pt_tree_free(&t);
     ctrace_free(ct);
+}
+
+static void test_tree_membership(void **state)
+{
+    static const uint32_t in[] = {1, 2, 3, 7, 9, 10, 12, 13, 14, 15, 16};
+    static const uint32_t out[] = {0, 4, 5, 8, 11, 17, 18, 21};
+    struct ctrace *ct = load_doc();
+    struct pt_tree t;
+    size_t i;
+
+    (void)state;
+    assert_int_equal(pt_tree_build(ct, 0, &t), 0);
+    for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+        assert_int_equal(t.in_tree[in[i]], 1);
+    for (i = 0; i < sizeof(out) / sizeof(out[0]); i++)
+        assert_int_equal(t.in_tree[out[i]], 0);
+    pt_tree_free(&t);
+    assert_int_equal(pt_tree_build(ct, 1, &t), 0);
+    assert_int_equal(t.in_tree[11], 1);
+    pt_tree_free(&t);
+    ctrace_free(ct);
+}
+
+static void expect_children(const struct pt_nodes *nd, uint32_t i, const uint32_t *want, uint32_t n)
+{
+    uint32_t k;
+
+    assert_int_equal(nd->child_first[i + 1] - nd->child_first[i], n);
+    for (k = 0; k < n; k++)
+        assert_int_equal(nd->children[nd->child_first[i] + k], want[k]);
+}
+
+static void test_nodes(void **state)
+{
+    /* Host children by start, then GPU events; roots include the events the
+     * bleed rule left out (8, 17), by start. */
+    static const uint32_t kids1[] = {2, 7, 12}, kids2[] = {3}, kids3[] = {4}, kids12[] = {18};
+    static const uint32_t roots[] = {1, 10, 8, 13, 14, 16, 17};
+    static const uint32_t gpu[] = {4, 18};
+    struct ctrace *ct = load_doc();
+    struct pt_nodes nd;
+    char name[80];
+    uint32_t i;
+    int is_int, ok;
+    double busy;
+
+    (void)state;
+    assert_int_equal(pt_nodes_build(ct, 0, &nd), 0);
+    expect_children(&nd, 1, kids1, 3);
+    expect_children(&nd, 2, kids2, 1);
+    expect_children(&nd, 3, kids3, 1);
+    expect_children(&nd, 12, kids12, 1);
+    assert_int_equal(nd.nroots, 7);
+    for (i = 0; i < 7; i++)
+        assert_int_equal(nd.roots[i], roots[i]);
+    assert_true(nd.has_gpu[1] && nd.has_gpu[2] && nd.has_gpu[3] && nd.has_gpu[12]);
+    assert_false(nd.has_gpu[7] || nd.has_gpu[9] || nd.has_gpu[10] || nd.has_gpu[13]);
+    busy = pt_busy_time(ct, gpu, 2, &is_int, &ok);
+    assert_true(ok);
+    assert_true(is_int);
+    assert_true(busy == 6.0);
+    pt_node_name(ct, 1, 3, name, sizeof(name));
+    assert_string_equal(name, "out..");
+    pt_node_name(ct, 1, 5, name, sizeof(name));
+    assert_string_equal(name, "outer");
+    pt_nodes_free(&nd);
+    /* With python functions the module call sits between outer and launch 12. */
+    assert_int_equal(pt_nodes_build(ct, 1, &nd), 0);
+    assert_int_equal(nd.t.parent[12], 11);
+    assert_true(nd.has_gpu[11]);
+    pt_nodes_free(&nd);
+    ctrace_free(ct);
+}
+
+static int model(const char *name, const char *json, struct pt_perf *p)
+{
+    cJSON *args = cJSON_Parse(json);
+    int rc;
+
+    assert_non_null(args);
+    rc = pt_perf_model(name, args, p);
+    cJSON_Delete(args);
+    return rc;
+}
+
+static void test_perf_models(void **state)
+{
+    struct pt_perf p;
+
+    (void)state;
+    assert_true(pt_perf_model_known("aten::addmm"));
+    assert_false(pt_perf_model_known("aten::linear"));
+    /* mm (64x32)@(32x128) bf16: 2*64*128*32 FLOPs, (64*32 + 32*128 + 64*128) * 2 bytes */
+    assert_int_equal(model("aten::mm",
+                           "{\"Input Dims\":[[64,32],[32,128]],"
+                           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"]}",
+                           &p),
+                     0);
+    assert_string_equal(p.category, "GEMM");
+    assert_true(p.flops == 524288.0);
+    assert_true(p.has_bytes && p.bytes == 28672.0);
+    assert_string_equal(p.precision, "bf16");
+    /* addmm adds M*N FLOPs and N bias elements */
+    assert_int_equal(model("aten::addmm",
+                           "{\"Input Dims\":[[4],[8,16],[16,4]],"
+                           "\"Input type\":[\"float\",\"float\",\"float\"]}",
+                           &p),
+                     0);
+    assert_true(p.flops == 1056.0);
+    assert_true(p.bytes == 4.0 * (128 + 64 + 32 + 4));
+    /* bmm: batch 3 of (5x7)@(7x2); 2-d shapes make TraceLens fail */
+    assert_int_equal(
+        model("aten::bmm",
+              "{\"Input Dims\":[[3,5,7],[3,7,2]],\"Input type\":[\"float\",\"float\"]}", &p),
+        0);
+    assert_true(p.flops == 3.0 * 2 * 5 * 2 * 7);
+    assert_int_equal(model("aten::bmm",
+                           "{\"Input Dims\":[[5,7],[7,2]],\"Input type\":[\"float\",\"float\"]}",
+                           &p),
+                     -EINVAL);
+    /* an unknown dtype: FLOPs but no bytes */
+    assert_int_equal(
+        model("aten::mm", "{\"Input Dims\":[[2,2],[2,2]],\"Input type\":[\"bool\",\"bool\"]}", &p),
+        0);
+    assert_false(p.has_bytes);
+    assert_null(p.precision);
+    /* conv2d x (1,3,8,8) w (4,3,3,3) stride 2 pad 1 -> out (1,4,4,4) */
+    assert_int_equal(model("aten::convolution",
+                           "{\"Input Dims\":[[1,3,8,8],[4,3,3,3],[4],[],[],[],[],[],[]],"
+                           "\"Input type\":[\"float\",\"float\",\"float\"],"
+                           "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1]\",\"\","
+                           "\"False\",\"[0, 0]\",\"1\"]}",
+                           &p),
+                     0);
+    assert_string_equal(p.category, "CONV_fwd");
+    assert_true(p.flops == 2.0 * 27 * 64);
+    assert_true(p.bytes == 4.0 * (192 + 108 + 64));
+    /* SDPA (B=2, H=4, N=16, d=8), causal halves the FLOPs */
+    assert_int_equal(model("aten::_scaled_dot_product_flash_attention",
+                           "{\"Input Dims\":[[2,4,16,8],[2,4,16,8],[2,4,16,8]],"
+                           "\"Input type\":[\"c10::Half\",\"c10::Half\"],"
+                           "\"Concrete Inputs\":[\"\",\"\",\"\",\"0.\",\"True\",\"False\"]}",
+                           &p),
+                     0);
+    assert_string_equal(p.category, "SDPA_fwd");
+    assert_true(p.flops == 2.0 * 4 * 2 * 16 * 16 * 8);
+    assert_true(p.bytes == 2.0 * 4 * (2 * 16 * 4 * 8));
+    assert_string_equal(p.precision, "fp16");
+    /* causal with N_Q != N_KV is an error in TraceLens */
+    assert_int_equal(model("aten::_scaled_dot_product_flash_attention",
+                           "{\"Input Dims\":[[2,4,16,8],[2,4,32,8],[2,4,32,8]],"
+                           "\"Input type\":[\"c10::Half\",\"c10::Half\"],"
+                           "\"Concrete Inputs\":[\"\",\"\",\"\",\"0.\",\"True\",\"False\"]}",
+                           &p),
+                     -EINVAL);
+    /* missing args */
+    assert_int_equal(model("aten::mm", "{}", &p), -EINVAL);
 }
 
 static void test_op_category(void **state)
@@ -252,8 +414,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_without_python), cmocka_unit_test(test_tree_with_python),
-        cmocka_unit_test(test_op_category),         cmocka_unit_test(test_pyset_order),
-        cmocka_unit_test(test_float_repr),          cmocka_unit_test(test_json_repr),
+        cmocka_unit_test(test_tree_membership),     cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_perf_models),         cmocka_unit_test(test_op_category),
+        cmocka_unit_test(test_pyset_order),         cmocka_unit_test(test_float_repr),
+        cmocka_unit_test(test_json_repr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,40 @@
+/*
+ * pt_perf_model.h - TraceLens's analytic perf models (PerfModel/perf_model.py)
+ * for the GEMM, convolution and attention ops of a PyTorch trace: FLOPs and
+ * bytes moved from a cpu_op's "Input Dims", "Input type" and "Concrete
+ * Inputs" args, with the same formulas and the same failures (an op whose
+ * args a model cannot read is left out, as TraceLens's build_df_perf_metrics
+ * drops it).
+ *
+ * Models (op name -> TraceLens class):
+ *   aten::mm, aten::addmm, aten::bmm, aten::baddbmm     GEMM (2MNK [+ MN bias]) x B
+ *   aten::convolution                                    CONV_fwd (aten_conv)
+ *   aten::_scaled_dot_product_flash_attention,
+ *   aten::_scaled_dot_product_efficient_attention,
+ *   aten::_scaled_dot_product_cudnn_attention,
+ *   FlashAttnFunc, flash_attn::_flash_attn_forward       SDPA_fwd
+ */
+#ifndef XPROFS_PT_PERF_MODEL_H
+#define XPROFS_PT_PERF_MODEL_H
+
+#include <cjson/cJSON.h>
+
+/* What a model gives for one op. */
+struct pt_perf {
+    const char *category;  /* "GEMM", "CONV_fwd" or "SDPA_fwd" (static) */
+    double flops;          /* flops() as Python computes it */
+    int has_bytes;         /* 0: bytes() is None (unknown element size) */
+    double bytes;          /* bytes() */
+    const char *precision; /* torch_dtype_map of the first input dtype
+                            * ("bf16", "fp32", ...) or NULL (static) */
+};
+
+/* 1 when TraceLens has a model above for op name. */
+int pt_perf_model_known(const char *name);
+
+/* The model of op name on its parsed args. Returns 0, or -EINVAL when the
+ * model fails on these args (missing or malformed dims, mismatched shapes,
+ * causal attention with N_Q != N_KV, ...). */
+int pt_perf_model(const char *name, const cJSON *args, struct pt_perf *p);
+
+#endif
