@@ -296,6 +296,9 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+/* Deepest level printed; deeper subtrees are replaced by one line. */
+#define PT_PRINT_MAX_DEPTH 1000
+
 int pt_print_tree(struct out *o, const struct pt_tree_view *v, uint32_t root,
                   void (*line)(struct out *o, uint32_t node, void *arg), void *arg)
 {
@@ -318,11 +321,19 @@ int pt_print_tree(struct out *o, const struct pt_tree_view *v, uint32_t root,
         line(o, node, arg);
         out_putc(o, '\n');
         memcpy(prefix + plen, more, mlen);
+        if (depth + 1 >= PT_PRINT_MAX_DEPTH && last_kept_child(v, node) != PT_NONE) {
+            /* A hostile nesting would repeat its indentation on every line
+             * (quadratic output); TraceLens stops at Python's recursion limit. */
+            out_write(o, prefix, plen + mlen);
+            out_puts(o, "\u2514\u2500\u2500 ... (deeper levels not shown)\n");
+            goto next;
+        }
         stack[depth].node = node;
         stack[depth].next = v->first[node];
         stack[depth].last = last_kept_child(v, node);
         stack[depth].plen = plen + mlen;
         depth++;
+    next:
         /* The next node: the next kept child of the deepest open node. */
         node = PT_NONE;
         while (depth > 0 && node == PT_NONE) {

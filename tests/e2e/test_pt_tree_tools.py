@@ -520,3 +520,23 @@ def test_two_workers(tmp_path, xcat):
     rows = list(csv.DictReader(io.StringIO(xcat(logdir, "run/roofline.csv").decode())))
     assert [(r["host"], int(r["UID"])) for r in rows] == [("w1", 4), ("w1", 16), ("w2", 4),
                                                           ("w2", 16)]
+
+
+def test_deep_nesting_is_cut(tmp_path, xcat):
+    """A hostile nesting depth would repeat its indentation on every line
+    (quadratic output): the printer stops at 1,000 levels with one marker line."""
+    depth = 1500
+    events = [ev("cpu_op", "aten::op%d" % i, i, 2 * (depth - i) + 10) for i in range(depth)]
+    events.append(ev("cuda_runtime", "cudaLaunchKernel", depth, 2, correlation=1))
+    events.append(ev("kernel", "k", 5000, 3, pid=0, tid=7, correlation=1, stream=7))
+    events += flow(1, 5000, 7)
+    run = tmp_path / "logs" / "deep"
+    run.mkdir(parents=True)
+    (run / "deep.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+    lines = xcat(tmp_path / "logs", "deep/call_tree.txt").decode().splitlines()
+    assert len(lines) == 1001
+    assert lines[-1].endswith("\u2514\u2500\u2500 ... (deeper levels not shown)")
+    assert lines[-2].endswith("Name: aten::op999") and "aten::op1000" not in "".join(lines)
+    # The subtree of a deep node still prints what lies below it.
+    sub = xcat(tmp_path / "logs", "deep/call_tree.txt?uid=1200").decode()
+    assert "cudaLaunchKernel" in sub and "k" in sub
