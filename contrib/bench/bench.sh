@@ -3,8 +3,10 @@
 #
 #   contrib/bench/bench.sh BUILD_DIR
 #
-# Generates profiles with xprofs-synth (BENCH_SIZES, default "80 1000" MB) under
-# BENCH_DIR (default /tmp/xprofs-bench), then measures, for each:
+# Generates profiles with xprofs-synth (BENCH_SIZES, default "80 1000" MB, and
+# BENCH_TRACE_SIZES, default "1700" MB, where only the bare walk and the trace
+# viewer are measured) under BENCH_DIR (default /tmp/xprofs-bench), then
+# measures, for each:
 #   - the bare walk (contrib/bench/barewalk.c): the baseline every ratio uses,
 #   - the reader: full decode of every event with 2 threads (`xprofs check -j 2`),
 #   - `ls -l` of a run and of the root in a mounted LOGDIR of 1,000 runs,
@@ -17,6 +19,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 BUILD=$(cd "${1:-build}" && pwd)
 SIZES=${BENCH_SIZES:-"80 1000"}
+TRACE_SIZES=${BENCH_TRACE_SIZES-"1700"}
 DIR=${BENCH_DIR:-/tmp/xprofs-bench}
 OUT=${BENCH_OUT:-$PWD/bench-out}
 mkdir -p "$DIR" "$OUT"
@@ -36,18 +39,23 @@ best3() {
     printf '%.4f' "$best"
 }
 
-for size in $SIZES; do
-    logdir=$DIR/p$size
+# profile SIZE: generate the profile once; set logdir, file, mb; bare walk row.
+profile() {
+    logdir=$DIR/p$1
     if [ ! -d "$logdir" ]; then
-        echo "generating a ${size} MB profile in $logdir" >&2
-        "$BUILD/xprofs-synth" --out "$logdir" --run bench --size-mb "$size" --gpus 4 --seed 42 >&2
+        echo "generating a $1 MB profile in $logdir" >&2
+        "$BUILD/xprofs-synth" --out "$logdir" --run bench --size-mb "$1" --gpus 4 --seed 42 >&2
     fi
     file=$(find "$logdir" -name '*.xplane.pb' | head -1)
     mb=$(du -m "$file" | cut -f1)
     bare=$(best3 "$BUILD/xprofs-barewalk" "$file")
-    echo "$bare" > "$OUT/bare_$size"
+    echo "$bare" > "$OUT/bare_$1"
     printf 'bare walk (baseline)\t%s\t%s\t%s\t%s\n' "$mb" "$bare" "-" \
         "$(peak_mb "$BUILD/xprofs-barewalk" "$file")" >> "$ROWS"
+}
+
+for size in $SIZES; do
+    profile "$size"
     dec=$(best3 "$BUILD/xprofs" check -j 2 "$file")
     printf 'reader: full decode (2 threads)\t%s\t%s\t%s\t%s\n' "$mb" "$dec" "-" \
         "$(peak_mb "$BUILD/xprofs" check -j 2 "$file")" >> "$ROWS"
@@ -60,6 +68,12 @@ for size in $SIZES; do
         sh "$b" "$BUILD" "$mb" "$logdir" | grep -v -e '^#' -e '^barewalk' -e '(target)' >> "$ROWS" ||
             echo "$b failed" >&2
     done
+done
+
+for size in $TRACE_SIZES; do
+    profile "$size"
+    sh "$(dirname "$0")/bench_trace.sh" "$BUILD" "$mb" "$logdir" |
+        grep -v -e '^#' -e '^barewalk' -e '(target)' >> "$ROWS" || echo "bench_trace.sh failed" >&2
 done
 
 # ls -l on a LOGDIR of 1,000 runs (hard links to one small profile).
@@ -95,7 +109,7 @@ printf 'ls -l of the root (1,000 runs)\t-\t%s\t-\t-\n' "$t_root" >> "$ROWS"
     while IFS="$(printf '\t')" read -r tool mb cold warm rss; do
         ratio="-"
         if [ "$mb" != "-" ]; then
-            for size in $SIZES; do
+            for size in $SIZES $TRACE_SIZES; do
                 f=$(find "$DIR/p$size" -name '*.xplane.pb' | head -1)
                 if [ "$(du -m "$f" | cut -f1)" = "$mb" ]; then
                     bare=$(cat "$OUT/bare_$size")

@@ -13,7 +13,7 @@
 #                                       a new window is computed from it, a
 #                                       repeated one is served from the cache
 # Each `xprofs cat` is a fresh process, so its cold time includes reading the
-# profile and building the index; warm = the best of two more runs.
+# profile and building the index; warm = one more such run.
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 . "$(dirname "$0")/lib.sh"
@@ -24,12 +24,10 @@ row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@"; }
 # cat_row LOGDIR RUN FILE MB LABEL
 cat_row() {
     path="$2/$3"
-    rss=$(peak_mb "$BUILD/xprofs" cat "$1" "$path")
-    cold=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w1=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w2=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    warm=$(printf '%s\n%s\n' "$w1" "$w2" | sort -n | head -1)
-    row "$5" "$4" "$cold" "$warm" "$rss"
+    cold_rss=$(secs_mb "$BUILD/xprofs" cat "$1" "$path")
+    cold=${cold_rss% *}
+    warm=$(secs "$BUILD/xprofs" cat "$1" "$path")
+    row "$5" "$4" "$cold" "$warm" "${cold_rss#* }"
     printf '%s\t%s\t%s\n' "$5" "$cold" "$warm" >> "$RATIOS"
 }
 

@@ -2,10 +2,12 @@
 #
 #   secs CMD...        wall seconds of one run of CMD (output discarded)
 #   peak_mb CMD...     peak RSS of CMD in MB
+#   secs_mb CMD...     "wall_seconds peak_rss_MB" of one run of CMD (fails if CMD does)
 #   one_file LOGDIR RUN FILE MB
 #                      a row tool<TAB>MB<TAB>cold_s<TAB>warm_s<TAB>peak_rss_MB for
 #                      `xprofs cat LOGDIR RUN/FILE` (nothing if the file can't be read):
-#                      cold = first read, warm = best of two more. Needs $BUILD.
+#                      cold = first read (its peak RSS too), warm = a second read
+#                      (a fresh process as well). Needs $BUILD.
 
 secs() {
     s=$(date +%s.%N)
@@ -18,15 +20,22 @@ peak_mb() {
     /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
 }
 
+secs_mb() {
+    rssf=$(mktemp)
+    s=$(date +%s.%N)
+    if ! /usr/bin/time -f %M -o "$rssf" "$@" > /dev/null 2>&1; then
+        rm -f "$rssf"
+        return 1
+    fi
+    e=$(date +%s.%N)
+    printf '%s %s\n' "$(echo "$e - $s" | bc -l | awk '{printf "%.4f", $1}')" \
+        "$(tail -1 "$rssf" | awk '{printf "%.0f", $1/1024}')"
+    rm -f "$rssf"
+}
+
 one_file() {
     path="$2/$3"
-    if ! "$BUILD/xprofs" cat "$1" "$path" > /dev/null 2>&1; then
-        return 0
-    fi
-    cold=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w1=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    w2=$(secs "$BUILD/xprofs" cat "$1" "$path")
-    warm=$(printf '%s\n%s\n' "$w1" "$w2" | sort -n | head -1)
-    rss=$(peak_mb "$BUILD/xprofs" cat "$1" "$path")
-    printf '%s\t%s\t%s\t%s\t%s\n' "$3" "$4" "$cold" "$warm" "$rss"
+    cold_rss=$(secs_mb "$BUILD/xprofs" cat "$1" "$path") || return 0
+    warm=$(secs "$BUILD/xprofs" cat "$1" "$path")
+    printf '%s\t%s\t%s\t%s\t%s\n' "$3" "$4" "${cold_rss% *}" "$warm" "${cold_rss#* }"
 }
