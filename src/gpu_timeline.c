@@ -755,7 +755,7 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp)
     uint32_t cat_memset = ctrace_str_find(ct, "gpu_memset");
     uint32_t graph1 = ctrace_str_find(ct, "cudaGraphLaunch");
     uint32_t graph2 = ctrace_str_find(ct, "hipGraphLaunch");
-    struct link_map start, end, ptl, bylink;
+    struct link_map start, end, ptl, graphs;
     uint32_t *parent, i;
     int use_corr = 0, rc = -ENOMEM;
 
@@ -773,7 +773,7 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp)
     memset(&start, 0, sizeof(start));
     memset(&end, 0, sizeof(end));
     memset(&ptl, 0, sizeof(ptl));
-    memset(&bylink, 0, sizeof(bylink));
+    memset(&graphs, 0, sizeof(graphs));
     /* The linking key: "correlation" if the first launch has it. */
     for (i = 0; i < ct->nevents; i++) {
         const struct ctrace_event *ev = &ct->events[i];
@@ -798,7 +798,7 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp)
         break;
     }
     if (link_map_init(&start, ct->nevents) != 0 || link_map_init(&end, ct->nevents) != 0 ||
-        link_map_init(&ptl, ct->nevents) != 0 || link_map_init(&bylink, ct->nevents) != 0)
+        link_map_init(&ptl, ct->nevents) != 0 || link_map_init(&graphs, ct->nevents) != 0)
         goto out;
     for (i = 0; i < ct->nevents; i++) {
         const struct ctrace_event *ev = &ct->events[i];
@@ -816,14 +816,6 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp)
         }
         if (ev->args_len == 0 || LINK(ev) == CT_NONE)
             continue;
-        if (IS_GPU(ev)) {
-            /* Graph launches link every GPU event of their id; keep the
-             * first here and walk the rest below. */
-            k[0] = LINK(ev);
-            k[1] = k[2] = 0;
-            if (link_get(&bylink, k, 0) == UINT32_MAX)
-                link_put(&bylink, k, 0, i);
-        }
         if (ev->pid == CT_NONE || ev->tid == CT_NONE)
             continue;
         k[0] = ev->pid;
@@ -838,19 +830,12 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp)
         if (!IS_RT(ev))
             continue;
         if (ev->name != 0 && (ev->name == graph1 || ev->name == graph2)) {
-            uint32_t j;
+            /* It links every GPU event of its id: done below, once. */
             if (ev->args_len == 0 || LINK(ev) == CT_NONE)
                 continue;
             k[0] = LINK(ev);
             k[1] = k[2] = 0;
-            g = link_get(&bylink, k, 0);
-            if (g == UINT32_MAX)
-                continue;
-            for (j = g; j < ct->nevents; j++) {
-                const struct ctrace_event *gv = &ct->events[j];
-                if (IS_GPU(gv) && gv->args_len > 0 && LINK(gv) == k[0])
-                    parent[j] = i;
-            }
+            link_put(&graphs, k, 0, i);
             continue;
         }
         if (ev->args_len == 0 || LINK(ev) == CT_NONE)
@@ -868,12 +853,28 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp)
         if (g != UINT32_MAX && IS_GPU(&ct->events[g]))
             parent[g] = i;
     }
+    /* Graph launches, in TraceLens's terms: each one, in file order, links
+     * every GPU event of its id, overwriting earlier links. So a GPU event's
+     * parent is the later of the last graph launch of its id and its flow
+     * link (graphs maps an id to its last graph launch). */
+    for (i = 0; i < ct->nevents; i++) {
+        const struct ctrace_event *gv = &ct->events[i];
+        int64_t k[3];
+        uint32_t g;
+        if (!IS_GPU(gv) || gv->args_len == 0 || LINK(gv) == CT_NONE)
+            continue;
+        k[0] = LINK(gv);
+        k[1] = k[2] = 0;
+        g = link_get(&graphs, k, 0);
+        if (g != UINT32_MAX && (parent[i] == UINT32_MAX || g > parent[i]))
+            parent[i] = g;
+    }
     rc = 0;
 out:
     link_map_free(&start);
     link_map_free(&end);
     link_map_free(&ptl);
-    link_map_free(&bylink);
+    link_map_free(&graphs);
     if (rc != 0) {
         free(parent);
         return rc;

@@ -22,6 +22,7 @@
 #include "sort.h"
 #include "ctrace.h"
 #include "gpu_timeline.h"
+#include "np_arith.h"
 #include "pt_launchers.h"
 #include "tool.h"
 
@@ -828,45 +829,6 @@ struct group {
     double ms;       /* sum / 1000 */
 };
 
-/* numpy's pairwise sum of v[0..n) (its add.reduce inner loop). */
-static double pairwise_sum(const double *v, size_t n)
-{
-    if (n < 8) {
-        double res = 0.;
-        size_t i;
-        for (i = 0; i < n; i++)
-            res += v[i];
-        return res;
-    }
-    if (n <= 128) {
-        double r[8], res;
-        size_t i, j;
-        for (j = 0; j < 8; j++)
-            r[j] = v[j];
-        for (i = 8; i < n - (n % 8); i += 8) {
-            for (j = 0; j < 8; j++)
-                r[j] += v[i + j];
-        }
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += v[i];
-        return res;
-    }
-    {
-        size_t n2 = n / 2;
-        n2 -= n2 % 8;
-        return pairwise_sum(v, n2) + pairwise_sum(v + n2, n - n2);
-    }
-}
-
-/* numpy's sum of a 1-D array: first element, plus the pairwise rest. */
-static double numpy_sum(const double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    return v[0] + pairwise_sum(v + 1, n - 1);
-}
-
 /* Groups keyed by name or category, with pandas' Kahan group sums. */
 struct group_ctx {
     struct visit_ctx vc; /* first: the callbacks get a struct visit_ctx * */
@@ -1013,6 +975,34 @@ static int group_key_cmp(const void *a, const void *b)
     return strcmp(((const struct group *)a)->key, ((const struct group *)b)->key);
 }
 
+/* Reorder g's groups as pandas' sort_values(ascending=False) by sum does
+ * (tmp: room for ngroups doubles). Returns 0 or -ENOMEM. */
+static int sort_groups_desc(struct group_ctx *g, double *tmp)
+{
+    size_t *order = malloc((g->ngroups + 1) * sizeof(*order));
+    struct group *sorted = malloc((g->ngroups + 1) * sizeof(*sorted));
+    size_t i;
+    int rc;
+
+    if (order == NULL || sorted == NULL) {
+        free(order);
+        free(sorted);
+        return -ENOMEM;
+    }
+    for (i = 0; i < g->ngroups; i++)
+        tmp[i] = g->groups[i].sum;
+    rc = np_order_desc(tmp, g->ngroups, order);
+    if (rc == 0) {
+        for (i = 0; i < g->ngroups; i++)
+            sorted[i] = g->groups[order[i]];
+        if (g->ngroups > 0)
+            memcpy(g->groups, sorted, g->ngroups * sizeof(*sorted));
+    }
+    free(order);
+    free(sorted);
+    return rc;
+}
+
 static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
 {
     struct group_ctx g;
@@ -1034,20 +1024,21 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
         free(g.ptr_groups);
         return rc;
     }
-    /* groupby sorts by key; sort_values(descending) keeps ties in that order. */
+    /* groupby sorts by key; then sort_values(ascending=False), with
+     * numpy's order of ties. */
     xp_qsort(g.groups, g.ngroups, sizeof(*g.groups), group_key_cmp);
-    for (i = 1; i < g.ngroups; i++) {
-        struct group x = g.groups[i];
-        size_t j = i;
-        while (j > 0 && g.groups[j - 1].sum < x.sum) {
-            g.groups[j] = g.groups[j - 1];
-            j--;
-        }
-        g.groups[j] = x;
+    rc = sort_groups_desc(&g, ms);
+    if (rc != 0) {
+        free(ms);
+        free(g.groups);
+        free(g.slots);
+        free(g.ptr_keys);
+        free(g.ptr_groups);
+        return xp_err_set(ctx->err, rc, "out of memory");
     }
     for (i = 0; i < g.ngroups; i++)
         ms[i] = g.groups[i].ms = g.groups[i].sum / 1000;
-    total = numpy_sum(ms, g.ngroups);
+    total = np_sum(ms, g.ngroups);
     if (by_category)
         out_puts(o, "op category,Count,total_direct_kernel_time_ms,Percentage (%),"
                     "Cumulative Percentage (%),time ms per gpu\n");

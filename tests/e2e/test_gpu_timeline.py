@@ -345,6 +345,66 @@ def check_launchers(text, expect):
             check_number(g["GPU_kernel_launch_latency"], latency)
 
 
+def numpy_sum(v):
+    """numpy 1.24's add.reduce of a float array: pairwise over every element
+    (blocks of 8 accumulators, halves above 128 elements, a loop below 8)."""
+    n = len(v)
+    if n < 8:
+        r = -0.0
+        for x in v:
+            r += x
+        return r
+    if n <= 128:
+        r = list(v[:8])
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += v[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for x in v[i:]:
+            res += x
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return numpy_sum(v[:n2]) + numpy_sum(v[n2:])
+
+
+def check_summaries(by_name, by_category, expect):
+    """Both summaries to the last digit, with pandas' arithmetic: groupby
+    (sorted keys, Kahan sums in row order), sort_values descending, Series.sum
+    (numpy's pairwise sum), cumsum; "time ms per gpu" divides by the pids."""
+    npids = len({x[3] for x in expect})
+    for key, text in ((0, by_name), (1, by_category)):
+        groups = {}
+        for x in expect:
+            s, c, n = groups.get(x[key], (0.0, 0.0, 0))
+            y = x[2] - c
+            t = s + y
+            groups[x[key]] = (t, t - s - y, n + 1)
+        keys = sorted(groups)
+        sums = [groups[k][0] for k in keys]
+        # Ties among many groups would need numpy's introsort order.
+        assert len(keys) <= 17 or len(set(sums)) == len(sums)
+        order = sorted(range(len(keys)), key=lambda i: -sums[i])
+        ms = [sums[i] / 1000 for i in order]
+        total = numpy_sum(ms)
+        got = rows(text)
+        assert len(got) == len(keys)
+        cum = 0.0
+        for pos, (g, i) in enumerate(zip(got, order)):
+            pct = ms[pos] / total * 100
+            cum = pct if pos == 0 else cum + pct
+            assert g["name" if key == 0 else "op category"] == keys[i]
+            assert int(g["Count"]) == groups[keys[i]][2]
+            if key == 0:
+                check_number(g["total_direct_kernel_time_sum"], sums[i])
+            check_number(g["total_direct_kernel_time_ms"], ms[pos])
+            check_number(g["Percentage (%)"], pct)
+            check_number(g["Cumulative Percentage (%)"], cum)
+            check_number(g["time ms per gpu"], ms[pos] / npids)
+
+
 @pytest.mark.parametrize("run", ["jax_conv_rocm/2025_01_01_00_00_00", "jax08_conv_rocm/s1",
                                  "jax08_gemm_rocm/s1", "jax08_elementwise_rocm/s1"])
 def test_kernel_launchers_bruteforce(corpus, xcat, xplane_pb2, run):
@@ -353,6 +413,8 @@ def test_kernel_launchers_bruteforce(corpus, xcat, xplane_pb2, run):
     expect = launchers_expect(xplane_pb2, pb)
     assert expect
     check_launchers(xcat(corpus, run + "/kernel_launchers.csv"), expect)
+    check_summaries(xcat(corpus, run + "/kernel_launchers_summary.csv"),
+                    xcat(corpus, run + "/kernel_launchers_summary_by_category.csv"), expect)
 
 
 def test_kernel_launchers_synth(tmp_path, synth, xcat, xplane_pb2):
@@ -380,6 +442,8 @@ def test_kernel_launchers_synth(tmp_path, synth, xcat, xplane_pb2):
             assert abs(float(g["total_direct_kernel_time_ms"]) - want[g[col]][1] / 1e3) < 1e-9
         ms = [float(g["total_direct_kernel_time_ms"]) for g in got]
         assert ms == sorted(ms, reverse=True)
+    check_summaries(xcat(logdir, run + "/kernel_launchers_summary.csv"),
+                    xcat(logdir, run + "/kernel_launchers_summary_by_category.csv"), expect)
 
 
 # --- brute force over PyTorch traces ------------------------------------------
@@ -447,6 +511,57 @@ def test_pytorch_bruteforce(corpus, xcat, name):
     doc = json.loads(xcat(corpus, f"pytorch/{name}/gpu_timeline.json"))
     assert doc["devices"][0]["events"] == n
     assert doc["devices"][0]["gpu_pid"] is None
+
+
+def test_pytorch_many_graph_launches(tmp_path, xcat):
+    """A generated trace with thousands of CUDA graph launches (each links
+    every kernel of its correlation id, before or after it in the file),
+    relaunches, plain launches and kernels nobody launched."""
+    events, linked, t, corr = [], [], 0.0, 0
+    for i in range(4000):
+        corr += 1
+        kernels = []
+        for k in range(1 + i % 3):
+            t += 3.0
+            kernels.append({"ph": "X", "cat": "kernel", "name": f"graph_kernel_{k}", "pid": 0,
+                            "tid": 7, "ts": t, "dur": 1.0 + (i % 5) * 0.25,
+                            "args": {"correlation": corr}})
+        launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1,
+                  "tid": 2, "ts": t - 10, "dur": 1, "args": {"correlation": corr}}
+        # Half of the graphs list a kernel before their launch.
+        events += kernels[:1] + [launch] + kernels[1:] if i % 2 else [launch] + kernels
+        linked += kernels
+        if i % 10 == 0:  # a relaunch of an earlier graph links nothing new
+            events.append(dict(launch, ts=t))
+        if i % 7 == 0:  # a kernel that no launch reaches
+            t += 3.0
+            events.append({"ph": "X", "cat": "kernel", "name": "stray", "pid": 0, "tid": 7,
+                           "ts": t, "dur": 1.0, "args": {"correlation": 10 ** 6 + i}})
+        if i % 5 == 0:  # a plain launch with its flow pair
+            corr += 1
+            t += 3.0
+            k = {"ph": "X", "cat": "kernel", "name": "plain", "pid": 0, "tid": 7, "ts": t,
+                 "dur": 0.5, "args": {"correlation": corr}}
+            events += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                        "tid": 2, "ts": t - 2, "dur": 1, "args": {"correlation": corr}},
+                       {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 1,
+                        "tid": 2, "ts": t - 2},
+                       {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 0,
+                        "tid": 7, "ts": t, "bp": "e"}, k]
+            linked.append(k)
+    run = tmp_path / "logs" / "graphs"
+    run.mkdir(parents=True)
+    (run / "worker.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+    logdir = tmp_path / "logs"
+    doc = json.loads(xcat(logdir, "graphs/gpu_timeline.json"))
+    assert doc["devices"][0]["events"] == len(linked) > 8000
+    got = {x["type"]: float(x["time ms"]) for x in rows(xcat(logdir, "graphs/gpu_timeline.csv"))}
+    # The kernels never overlap: busy time is the sum of the linked durations.
+    busy = sum(k["dur"] for k in linked)
+    total = max(k["ts"] + k["dur"] for k in linked) - min(k["ts"] for k in linked)
+    assert abs(got["computation_time"] - busy / 1e3) < 1e-9
+    assert abs(got["busy_time"] - busy / 1e3) < 1e-9
+    assert abs(got["total_time"] - total / 1e3) < 1e-9
 
 
 def test_errors(corpus, xcat):

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrace.h"
 #include "gpu_timeline.h"
+#include "np_arith.h"
 
 static void test_merge_touching(void **state)
 {
@@ -447,15 +449,286 @@ static void test_pyrepr_oracle_random(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* ---- PyTorch linking with many graph launches ------------------------------ */
+
+/* What the generator wrote, event by event (in file order). */
+enum gen_kind { GEN_GRAPH, GEN_LAUNCH, GEN_FLOW_S, GEN_FLOW_F, GEN_KERNEL };
+
+struct gen_event {
+    enum gen_kind kind;
+    int64_t corr;
+    int tid;
+};
+
+struct gen {
+    char *text;
+    size_t len, cap;
+    struct gen_event *ev;
+    size_t nev;
+};
+
+static void gen_add(struct gen *g, enum gen_kind kind, int64_t corr, int tid, double ts)
+{
+    char line[256];
+    int n = 0;
+
+    switch (kind) {
+    case GEN_GRAPH:
+    case GEN_LAUNCH:
+        n = snprintf(line, sizeof(line),
+                     "%s{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"%s\",\"pid\":1,"
+                     "\"tid\":2,\"ts\":%.3f,\"dur\":1,\"args\":{\"correlation\":%lld}}",
+                     g->nev ? "," : "", kind == GEN_GRAPH ? "cudaGraphLaunch" : "cudaLaunchKernel",
+                     ts, (long long)corr);
+        break;
+    case GEN_FLOW_S:
+    case GEN_FLOW_F:
+        n = snprintf(line, sizeof(line),
+                     ",{\"ph\":\"%c\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%lld,\"pid\":%d,"
+                     "\"tid\":%d,\"ts\":%.3f,\"bp\":\"e\"}",
+                     kind == GEN_FLOW_S ? 's' : 'f', (long long)corr, kind == GEN_FLOW_S ? 1 : 0,
+                     kind == GEN_FLOW_S ? 2 : tid, ts);
+        break;
+    case GEN_KERNEL:
+        n = snprintf(line, sizeof(line),
+                     "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%lld\",\"pid\":0,\"tid\":%d,"
+                     "\"ts\":%.3f,\"dur\":2,\"args\":{\"correlation\":%lld}}",
+                     g->nev ? "," : "", (long long)(corr % 7), tid, ts, (long long)corr);
+        break;
+    }
+    assert_true(n > 0 && (size_t)n < sizeof(line));
+    if (g->len + (size_t)n + 8 > g->cap) {
+        g->cap = (g->cap + (size_t)n + 8) * 2;
+        g->text = realloc(g->text, g->cap);
+        assert_non_null(g->text);
+    }
+    memcpy(g->text + g->len, line, (size_t)n);
+    g->len += (size_t)n;
+    g->ev = realloc(g->ev, (g->nev + 1) * sizeof(*g->ev));
+    assert_non_null(g->ev);
+    g->ev[g->nev].kind = kind;
+    g->ev[g->nev].corr = corr;
+    g->ev[g->nev].tid = tid;
+    g->nev++;
+}
+
+/* TraceLens's linking by brute force over the generator's record: runtime
+ * events in file order; a graph launch links every kernel of its id, a plain
+ * launch the kernel its flow pair points at; later links overwrite. */
+static void links_bruteforce(const struct gen *g, uint32_t *parent)
+{
+    size_t i, j;
+
+    for (i = 0; i < g->nev; i++)
+        parent[i] = UINT32_MAX;
+    for (i = 0; i < g->nev; i++) {
+        const struct gen_event *e = &g->ev[i];
+        if (e->kind == GEN_GRAPH) {
+            for (j = 0; j < g->nev; j++) {
+                if (g->ev[j].kind == GEN_KERNEL && g->ev[j].corr == e->corr)
+                    parent[j] = (uint32_t)i;
+            }
+        } else if (e->kind == GEN_LAUNCH) {
+            size_t s = SIZE_MAX, f = SIZE_MAX, k = SIZE_MAX;
+            for (j = 0; j < g->nev; j++) {
+                if (g->ev[j].kind == GEN_FLOW_S && g->ev[j].corr == e->corr)
+                    s = j;
+                if (g->ev[j].kind == GEN_FLOW_F && g->ev[j].corr == e->corr)
+                    f = j;
+            }
+            if (s == SIZE_MAX || f == SIZE_MAX)
+                continue;
+            for (j = 0; j < g->nev; j++) {
+                if (g->ev[j].kind == GEN_KERNEL && g->ev[j].corr == e->corr &&
+                    g->ev[j].tid == g->ev[f].tid)
+                    k = j; /* the last event of (pid, tid, id) */
+            }
+            if (k != SIZE_MAX)
+                parent[k] = (uint32_t)i;
+        }
+    }
+}
+
+static void test_pt_links_graph_launches(void **state)
+{
+    struct gen g = {NULL, 0, 0, NULL, 0};
+    uint64_t seed = 12345;
+    int64_t next_corr = 1, graph_corrs[4096];
+    size_t ngraph = 0, step, i, graph_linked = 0, overwritten = 0;
+    uint32_t *want, *got = NULL;
+    struct ctrace *ct = NULL;
+    struct xp_err err;
+    double ts = 0;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    gen_add(&g, GEN_KERNEL, 999999, 9, ts); /* never launched */
+    for (step = 0; step < 2000; step++) {
+        unsigned r;
+        int64_t c;
+        int k, nk;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        r = (unsigned)(seed >> 33) % 100;
+        ts += 5;
+        if (r < 55 || ngraph == 0) {
+            /* A new graph: some of its kernels come before the launch. */
+            c = next_corr++;
+            nk = 1 + (int)((seed >> 20) % 4);
+            for (k = 0; k < nk; k++) {
+                if (k == 0 && (seed >> 40) % 3 == 0)
+                    gen_add(&g, GEN_KERNEL, c, 8, ts - 1);
+                else if (k == 0)
+                    gen_add(&g, GEN_GRAPH, c, 2, ts);
+                else
+                    gen_add(&g, GEN_KERNEL, c, 8, ts + k);
+            }
+            if ((seed >> 40) % 3 == 0)
+                gen_add(&g, GEN_GRAPH, c, 2, ts);
+            if (ngraph < 4096)
+                graph_corrs[ngraph++] = c;
+        } else if (r < 70) {
+            /* The same graph launched again: the later launch wins. */
+            c = graph_corrs[(seed >> 24) % ngraph];
+            gen_add(&g, GEN_GRAPH, c, 2, ts);
+        } else if (r < 95) {
+            /* A plain launch with its flow pair; sometimes with a graph's id. */
+            c = r < 85 ? next_corr++ : graph_corrs[(seed >> 24) % ngraph];
+            gen_add(&g, GEN_LAUNCH, c, 2, ts);
+            gen_add(&g, GEN_FLOW_S, c, 2, ts);
+            gen_add(&g, GEN_FLOW_F, c, 7, ts + 1);
+            gen_add(&g, GEN_KERNEL, c, 7, ts + 1);
+        } else {
+            gen_add(&g, GEN_KERNEL, next_corr++, 8, ts); /* unlinked */
+        }
+    }
+    {
+        size_t body = g.len;
+        char *text = malloc(body + 32);
+        assert_non_null(text);
+        memcpy(text, "{\"traceEvents\":[", 16);
+        memcpy(text + 16, g.text, body);
+        memcpy(text + 16 + body, "]}", 2);
+        assert_int_equal(ctrace_load_mem("graphs.json", text, body + 18, &ct, &err), 0);
+        free(text);
+    }
+    assert_int_equal(ct->nevents, g.nev);
+    want = malloc(g.nev * sizeof(*want));
+    assert_non_null(want);
+    links_bruteforce(&g, want);
+    assert_int_equal(gt_pt_links(ct, &got), 0);
+    for (i = 0; i < g.nev; i++) {
+        if (got[i] != want[i])
+            fail_msg("event %zu: parent %u, want %u", i, got[i], want[i]);
+        if (want[i] != UINT32_MAX && g.ev[want[i]].kind == GEN_GRAPH)
+            graph_linked++;
+        if (g.ev[i].kind == GEN_KERNEL && g.ev[i].tid == 7 && want[i] != UINT32_MAX &&
+            g.ev[want[i]].kind == GEN_GRAPH)
+            overwritten++; /* a flow link overwritten by a later graph launch */
+    }
+    /* The cases all occur. */
+    assert_true(graph_linked > 1500);
+    assert_true(overwritten > 0);
+    assert_int_equal(got[0], UINT32_MAX);
+    free(want);
+    free(got);
+    free(g.text);
+    free(g.ev);
+    ctrace_free(ct);
+}
+
+/* ---- numpy arithmetic (np_arith.c) ------------------------------------------ */
+
+static double np_test_value(size_t i)
+{
+    return (double)((i * 7919) % 1009) / 997.0 + (double)i / 3.0;
+}
+
+/* numpy 1.24's np.sum of np_test_value(0..n), printed by numpy itself
+ * (float.hex); several differ from "first element + pairwise sum of the rest". */
+static void test_np_sum(void **state)
+{
+    static const struct {
+        size_t n;
+        double sum;
+    } want[] = {
+        {1, 0x0.0p+0},
+        {2, 0x1.3120f3c2b7ad2p+0},
+        {3, 0x1.4827077243461p+1},
+        {5, 0x1.76332ed15a77fp+2},
+        {7, 0x1.3b2f80a4553f6p+3},
+        {8, 0x1.a43f563071a9ep+3},
+        {9, 0x1.09885854387d5p+4},
+        {15, 0x1.514ed4179f744p+5},
+        {16, 0x1.7f2e79b5895f4p+5},
+        {17, 0x1.ae7e808e6c03cp+5},
+        {31, 0x1.555a205a62161p+7},
+        {100, 0x1.a940c53318e82p+10},
+        {127, 0x1.55711341fd6eap+11},
+        {128, 0x1.5ad3c831fc101p+11},
+        {129, 0x1.603c3ea6e6946p+11},
+        {200, 0x1.a4f0015e93ba8p+12},
+        {257, 0x1.5ab56b3e90fd6p+13},
+        {1000, 0x1.462f1929da82fp+17},
+        {1001, 0x1.46d5f3136dcfep+17},
+        {4099, 0x1.5600cc093e653p+21},
+    };
+    double v[4099];
+    size_t i, k, first_plus_rest_differs = 0;
+
+    (void)state;
+    for (i = 0; i < 4099; i++)
+        v[i] = np_test_value(i);
+    for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+        size_t n = want[k].n;
+        if (np_sum(v, n) != want[k].sum)
+            fail_msg("n=%zu: %a, numpy %a", n, np_sum(v, n), want[k].sum);
+        if (n > 1 && v[0] + np_sum(v + 1, n - 1) != want[k].sum)
+            first_plus_rest_differs++;
+    }
+    assert_true(first_plus_rest_differs >= 3);
+    assert_true(np_sum(v, 0) == 0);
+}
+
+/* pandas' sort_values(ascending=False) order, ties included, as pandas 1.5.3
+ * printed it (Series([(i * 37) % 5 ...]).sort_values(ascending=False).index). */
+static void test_np_order_desc(void **state)
+{
+    static const size_t want40[] = {32, 2,  27, 7,  22, 37, 17, 12, 14, 34, 29, 24, 19, 39,
+                                    9,  4,  16, 31, 11, 1,  21, 36, 6,  26, 38, 3,  28, 13,
+                                    8,  18, 33, 23, 35, 0,  30, 25, 15, 10, 5,  20};
+    static const size_t want12[] = {2, 7, 4, 9, 1, 6, 11, 3, 8, 0, 5, 10};
+    double v[40];
+    size_t order[40], i;
+
+    (void)state;
+    for (i = 0; i < 40; i++)
+        v[i] = (double)((i * 37) % 5);
+    assert_int_equal(np_order_desc(v, 40, order), 0);
+    for (i = 0; i < 40; i++)
+        assert_int_equal(order[i], want40[i]);
+    assert_int_equal(np_order_desc(v, 12, order), 0);
+    for (i = 0; i < 12; i++)
+        assert_int_equal(order[i], want12[i]);
+    assert_int_equal(np_order_desc(v, 0, order), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_merge_touching),       cmocka_unit_test(test_subtract),
-        cmocka_unit_test(test_metrics_example),      cmocka_unit_test(test_metrics_empty),
-        cmocka_unit_test(test_metrics_random),       cmocka_unit_test(test_classify),
-        cmocka_unit_test(test_pyset_order),          cmocka_unit_test(test_pyrepr),
-        cmocka_unit_test(test_pyrepr_random),        cmocka_unit_test(test_pyrepr_oracle_edges),
+        cmocka_unit_test(test_merge_touching),
+        cmocka_unit_test(test_subtract),
+        cmocka_unit_test(test_metrics_example),
+        cmocka_unit_test(test_metrics_empty),
+        cmocka_unit_test(test_metrics_random),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_pyset_order),
+        cmocka_unit_test(test_pyrepr),
+        cmocka_unit_test(test_pyrepr_random),
+        cmocka_unit_test(test_pyrepr_oracle_edges),
         cmocka_unit_test(test_pyrepr_oracle_random),
+        cmocka_unit_test(test_pt_links_graph_launches),
+        cmocka_unit_test(test_np_sum),
+        cmocka_unit_test(test_np_order_desc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
