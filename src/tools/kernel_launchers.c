@@ -1,6 +1,7 @@
 /*
- * kernel_launchers.c - kernel_launchers.csv, kernel_launchers_summary.csv and
- * kernel_launchers_summary_by_category.csv, as TraceLens's JAX analyser makes
+ * kernel_launchers.c - kernel_launchers.csv, kernel_launchers_summary.csv,
+ * kernel_launchers_summary_by_category.csv and xla_summary.csv, as TraceLens's
+ * JAX analyser makes
  * them: on JAX/XLA profiles each GPU kernel is its own launcher
  * (total_direct_kernel_time = its duration), categorised by the JaxOpKeys
  * keywords on the kernel name, then on its hlo_op, else
@@ -830,9 +831,18 @@ struct group {
 };
 
 /* Groups keyed by name or category, with pandas' Kahan group sums. */
+/* What a summary groups by. */
+enum group_by {
+    BY_NAME,     /* kernel_launchers_summary.csv */
+    BY_CATEGORY, /* kernel_launchers_summary_by_category.csv */
+    BY_XLA_NAME, /* xla_summary.csv: XLA kernels, by name without its digits */
+};
+
 struct group_ctx {
     struct visit_ctx vc; /* first: the callbacks get a struct visit_ctx * */
-    int by_category;
+    enum group_by by;
+    char **stripped; /* BY_XLA_NAME: the digit-less names (group keys) */
+    size_t nstripped, stripped_cap;
     struct group *groups;
     size_t ngroups, cap;
     uint32_t *slots; /* hash slots: group index + 1, 0 = empty */
@@ -935,15 +945,44 @@ static uint32_t group_by_text(struct group_ctx *g, const char *key)
     return g->slots[s];
 }
 
+/* TraceLens's xla_summary key: the name with every digit removed
+ * (loop_slice_fusion_202 -> loop_slice_fusion_), kept in g->stripped. */
+static const char *strip_digits(struct group_ctx *g, const char *name)
+{
+    size_t n = strlen(name), i, j = 0;
+    char *key;
+
+    if (g->nstripped == g->stripped_cap) {
+        size_t cap = g->stripped_cap ? g->stripped_cap * 2 : 64;
+        char **v = realloc(g->stripped, cap * sizeof(*v));
+        if (v == NULL)
+            return NULL;
+        g->stripped = v;
+        g->stripped_cap = cap;
+    }
+    key = malloc(n + 1);
+    if (key == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            key[j++] = name[i];
+    }
+    key[j] = '\0';
+    g->stripped[g->nstripped++] = key;
+    return key;
+}
+
 static int add_to_group(void *arg, const struct kernel *k)
 {
     struct group_ctx *g = arg;
-    const char *key = g->by_category ? k->category : k->name;
+    const char *key = g->by == BY_CATEGORY ? k->category : k->name;
     struct group *gr;
     size_t s, i;
     double y, t;
 
     g->vc.count++;
+    if (g->by == BY_XLA_NAME && strcmp(k->category, "Uncategorized Events/XLA") != 0)
+        return 0;
     for (i = 0; i < g->npids && g->pids[i] != k->pid; i++)
         ;
     if (i == g->npids && g->npids < sizeof(g->pids) / sizeof(g->pids[0]))
@@ -954,7 +993,8 @@ static int add_to_group(void *arg, const struct kernel *k)
     while (g->ptr_groups[s] != 0 && g->ptr_keys[s] != key)
         s = (s + 1) & (g->nptr_slots - 1);
     if (g->ptr_groups[s] == 0) {
-        uint32_t group = group_by_text(g, key);
+        const char *text = g->by == BY_XLA_NAME ? strip_digits(g, key) : key;
+        uint32_t group = text != NULL ? group_by_text(g, text) : 0;
         if (group == 0)
             return -ENOMEM;
         g->ptr_keys[s] = key;
@@ -1003,25 +1043,35 @@ static int sort_groups_desc(struct group_ctx *g, double *tmp)
     return rc;
 }
 
-static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
+static void group_ctx_free(struct group_ctx *g)
+{
+    size_t i;
+
+    for (i = 0; i < g->nstripped; i++)
+        free(g->stripped[i]);
+    free(g->stripped);
+    free(g->groups);
+    free(g->slots);
+    free(g->ptr_keys);
+    free(g->ptr_groups);
+}
+
+static int summary(struct tool_ctx *ctx, struct out *o, enum group_by by)
 {
     struct group_ctx g;
     double *ms = NULL, total, cum = 0;
     size_t i;
-    int rc;
+    int rc, by_category = by == BY_CATEGORY;
 
     memset(&g, 0, sizeof(g));
     g.vc.fn = add_to_group;
-    g.vc.want_category = by_category;
-    g.by_category = by_category;
+    g.vc.want_category = by != BY_NAME;
+    g.by = by;
     rc = visit(ctx, 0, &g.vc);
-    if (rc == 0 && (ms = malloc(g.ngroups * sizeof(*ms))) == NULL)
+    if (rc == 0 && (ms = malloc((g.ngroups + 1) * sizeof(*ms))) == NULL)
         rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
     if (rc != 0) {
-        free(g.groups);
-        free(g.slots);
-        free(g.ptr_keys);
-        free(g.ptr_groups);
+        group_ctx_free(&g);
         return rc;
     }
     /* groupby sorts by key; then sort_values(ascending=False), with
@@ -1030,10 +1080,7 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
     rc = sort_groups_desc(&g, ms);
     if (rc != 0) {
         free(ms);
-        free(g.groups);
-        free(g.slots);
-        free(g.ptr_keys);
-        free(g.ptr_groups);
+        group_ctx_free(&g);
         return xp_err_set(ctx->err, rc, "out of memory");
     }
     for (i = 0; i < g.ngroups; i++)
@@ -1067,21 +1114,23 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
         out_putc(o, '\n');
     }
     free(ms);
-    free(g.groups);
-    free(g.slots);
-    free(g.ptr_keys);
-    free(g.ptr_groups);
+    group_ctx_free(&g);
     return 0;
 }
 
 static int summary_csv(struct tool_ctx *ctx, struct out *o)
 {
-    return summary(ctx, o, 0);
+    return summary(ctx, o, BY_NAME);
 }
 
 static int summary_by_category_csv(struct tool_ctx *ctx, struct out *o)
 {
-    return summary(ctx, o, 1);
+    return summary(ctx, o, BY_CATEGORY);
+}
+
+static int xla_summary_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return summary(ctx, o, BY_XLA_NAME);
 }
 
 /* Listed for runs with xplane or JAX trace JSON hosts. */
@@ -1132,4 +1181,14 @@ const struct tool tool_kernel_launchers_summary_by_category_csv = {
     .scope = TOOL_RUN | TOOL_HOST,
     .listed = listed_any,
     .produce = summary_by_category_csv_any,
+};
+
+/* TraceLens's JAX report (generate_perf_report_jax.py) also writes xla_summary:
+ * the kernels of category "Uncategorized Events/XLA", grouped by name with its
+ * digits removed, summarised as kernel_launchers_summary. */
+const struct tool tool_xla_summary_csv = {
+    .file = "xla_summary.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_jax,
+    .produce = xla_summary_csv,
 };

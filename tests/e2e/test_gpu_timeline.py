@@ -95,6 +95,12 @@ def test_reference_kernel_launchers(corpus, xcat):
         ("loop_transpose_fusion", "Uncategorized Events/XLA", "6.89", "8", "1",
          "20.94200000003912")
     assert sum(1 for x in launchers if x["op category"] == "Conv") == 10
+    # xla_summary.csv: TraceLens's published table for this profile.
+    xla = rows(xcat(corpus, JAX_CONV + "/xla_summary.csv"))
+    assert [(x["name"], x["Count"], x["total_direct_kernel_time_sum"]) for x in xla] == [
+        ("input_transpose_fusion", "5", "1950.96"), ("input_transpose_fusion_", "5", "69.261"),
+        ("loop_transpose_fusion", "5", "26.44")]
+    assert xla[0]["Percentage (%)"] == "95.32404242813051"
 
 
 # --- brute force over xplane files -------------------------------------------
@@ -374,35 +380,47 @@ def check_summaries(by_name, by_category, expect):
     """Both summaries to the last digit, with pandas' arithmetic: groupby
     (sorted keys, Kahan sums in row order), sort_values descending, Series.sum
     (numpy's pairwise sum), cumsum; "time ms per gpu" divides by the pids."""
+    check_summary(by_name, expect, 0)
+    check_summary(by_category, expect, 1)
+
+
+def check_xla_summary(text, expect):
+    """TraceLens's xla_summary: the "Uncategorized Events/XLA" kernels, named
+    without their digits, summarised by name."""
+    xla = [("".join(c for c in x[0] if not c.isdigit()),) + tuple(x[1:])
+           for x in expect if x[1] == "Uncategorized Events/XLA"]
+    check_summary(text, xla, 0)
+
+
+def check_summary(text, expect, key):
     npids = len({x[3] for x in expect})
-    for key, text in ((0, by_name), (1, by_category)):
-        groups = {}
-        for x in expect:
-            s, c, n = groups.get(x[key], (0.0, 0.0, 0))
-            y = x[2] - c
-            t = s + y
-            groups[x[key]] = (t, t - s - y, n + 1)
-        keys = sorted(groups)
-        sums = [groups[k][0] for k in keys]
-        # Ties among many groups would need numpy's introsort order.
-        assert len(keys) <= 17 or len(set(sums)) == len(sums)
-        order = sorted(range(len(keys)), key=lambda i: -sums[i])
-        ms = [sums[i] / 1000 for i in order]
-        total = numpy_sum(ms)
-        got = rows(text)
-        assert len(got) == len(keys)
-        cum = 0.0
-        for pos, (g, i) in enumerate(zip(got, order)):
-            pct = ms[pos] / total * 100
-            cum = pct if pos == 0 else cum + pct
-            assert g["name" if key == 0 else "op category"] == keys[i]
-            assert int(g["Count"]) == groups[keys[i]][2]
-            if key == 0:
-                check_number(g["total_direct_kernel_time_sum"], sums[i])
-            check_number(g["total_direct_kernel_time_ms"], ms[pos])
-            check_number(g["Percentage (%)"], pct)
-            check_number(g["Cumulative Percentage (%)"], cum)
-            check_number(g["time ms per gpu"], ms[pos] / npids)
+    groups = {}
+    for x in expect:
+        s, c, n = groups.get(x[key], (0.0, 0.0, 0))
+        y = x[2] - c
+        t = s + y
+        groups[x[key]] = (t, t - s - y, n + 1)
+    keys = sorted(groups)
+    sums = [groups[k][0] for k in keys]
+    # Ties among many groups would need numpy's introsort order.
+    assert len(keys) <= 17 or len(set(sums)) == len(sums)
+    order = sorted(range(len(keys)), key=lambda i: -sums[i])
+    ms = [sums[i] / 1000 for i in order]
+    total = numpy_sum(ms)
+    got = rows(text)
+    assert len(got) == len(keys)
+    cum = 0.0
+    for pos, (g, i) in enumerate(zip(got, order)):
+        pct = ms[pos] / total * 100
+        cum = pct if pos == 0 else cum + pct
+        assert g["name" if key == 0 else "op category"] == keys[i]
+        assert int(g["Count"]) == groups[keys[i]][2]
+        if key == 0:
+            check_number(g["total_direct_kernel_time_sum"], sums[i])
+        check_number(g["total_direct_kernel_time_ms"], ms[pos])
+        check_number(g["Percentage (%)"], pct)
+        check_number(g["Cumulative Percentage (%)"], cum)
+        check_number(g["time ms per gpu"], ms[pos] / npids)
 
 
 @pytest.mark.parametrize("run", ["jax_conv_rocm/2025_01_01_00_00_00", "jax08_conv_rocm/s1",
@@ -415,6 +433,7 @@ def test_kernel_launchers_bruteforce(corpus, xcat, xplane_pb2, run):
     check_launchers(xcat(corpus, run + "/kernel_launchers.csv"), expect)
     check_summaries(xcat(corpus, run + "/kernel_launchers_summary.csv"),
                     xcat(corpus, run + "/kernel_launchers_summary_by_category.csv"), expect)
+    check_xla_summary(xcat(corpus, run + "/xla_summary.csv"), expect)
 
 
 def test_kernel_launchers_synth(tmp_path, synth, xcat, xplane_pb2):
