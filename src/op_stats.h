@@ -104,6 +104,12 @@ struct op_metrics_db {
     int oom;                          /* sticky allocation failure */
 };
 
+/* One entry of a TPU step's GenericStepBreakdown.category_ps. */
+struct step_category {
+    const char *name; /* HLO category ("IDLE": the step time no op covers) */
+    uint64_t ps;      /* self time of the category's ops in the step */
+};
+
 /* StepInfoResult of one core. */
 struct step_core {
     uint32_t core_id;            /* 1 for a GPU host; host * 1000 + 1 when combined */
@@ -113,6 +119,9 @@ struct step_core {
     uint64_t duration_ps;        /* step time */
     uint64_t type_ps[EV_NTYPES]; /* GenericStepBreakdown.type_ps by EventType / 10 */
     uint32_t type_present;       /* bit i: type_ps has key i*10 (even when 0) */
+    /* TPU TensorCores: category_ps, sorted by name (NULL / 0 otherwise) */
+    const struct step_category *categories;
+    uint32_t ncategories;
 };
 
 /* PerCoreStepInfo. */

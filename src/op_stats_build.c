@@ -189,7 +189,7 @@ out:
     return rc;
 }
 
-/* ConvertXSpaceToOpStats (GPU / CPU; TPU: device op metrics only). */
+/* ConvertXSpaceToOpStats (GPU / CPU; TPU: device op metrics and the TensorCore step db). */
 static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
                         struct op_stats **osp, struct xp_err *err)
 {

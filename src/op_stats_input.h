@@ -4,7 +4,8 @@
  *
  * A port of the generic (GPU/CPU) path of ConvertOpStatsToInputPipelineAnalysis
  * and ComputeBottleneckAnalysis (xprof/convert/op_stats_to_input_pipeline_analysis.cc)
- * and of the tables both tools print from it.
+ * and of the tables both tools print from it; for TPU runs also the per-step
+ * TensorCore details and the TPU step-time table.
  */
 #ifndef XPROFS_OP_STATS_INPUT_H
 #define XPROFS_OP_STATS_INPUT_H
@@ -34,7 +35,21 @@ struct ip_input_op {
     const char *category;
 };
 
+/* PerTpuStepDetails (TPU runs: one per step of the step db). */
+struct ip_tpu_step {
+    uint32_t step_number;
+    double tc_compute_ms, scv0_compute_ms, scv0_infeed_ms;
+    double tc_infeed_ms, tc_outfeed_ms, tc_idle_ms, host_transfer_ms;
+    double all_reduce_compute_ms, all_reduce_sync_ms;
+    double infeed_percent_avg, infeed_percent_min, infeed_percent_max;
+};
+
 struct ip_analysis {
+    struct ip_tpu_step *tpu_steps; /* TPU runs: the TPU step details */
+    uint32_t ntpu_steps;
+    /* TpuStepTimeBreakdown (averages are what the tables print) */
+    struct ip_summary tc_compute, scv0_compute, scv0_infeed, tc_infeed, tc_outfeed, tc_idle,
+        host_transfer;
     struct ip_step *steps; /* step details */
     uint32_t nsteps;
     struct ip_summary step_time, input_percent;
@@ -49,6 +64,7 @@ struct ip_analysis {
     double input_percent_total, output_percent, idle_percent, compute_percent;
     const char *input_classification;
     char input_statement[512];
+    char output_statement[512]; /* TPU: TpuBottleneckAnalysis.output_statement */
     const char *kernel_launch_classification;
     char kernel_launch_statement[512];
     const char *all_other_classification;
@@ -67,6 +83,15 @@ void ip_free(struct ip_analysis *a);
 
 /* The generic step-time table (GenerateGenericInputPipelineAnalysisDataTable). */
 void ip_step_table(const struct ip_analysis *a, struct dt_table *t);
+
+/* TPU: the per-step details across TensorCores
+ * (ComputeTpuPerStepDataAcrossCores, ComputeTpuStepTimeBreakdownInMs) into
+ * a; input_percent becomes the summary of each step's largest infeed
+ * percent. Returns 0 or -ENOMEM. (op_stats_input_tpu.c) */
+int ip_tpu_analyze(const struct op_stats *os, struct ip_analysis *a);
+
+/* TPU: the step-time table (GenerateTpuInputPipelineAnalysisDataTable). */
+void ip_tpu_step_table(const struct ip_analysis *a, struct dt_table *t);
 
 /* A diagnostics table: INFO, WARNING, ERROR rows in that order. */
 void ip_diagnostics_table(struct dt_table *t, const char *const *warnings, uint32_t nwarnings,

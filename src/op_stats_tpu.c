@@ -13,18 +13,13 @@
  * occurrences (custom-calls sum event stats instead), the total time is
  * last end - first begin over the `Steps` line and op lines, and an IDLE row
  * takes the rest. The planes' dbs are combined into the host's device db.
+ * The TPU step db is built in op_stats_tpu_steps.c.
  */
-#include "op_stats_int.h"
+#include "op_stats_tpu_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The stats of an op event and its metadata, by plane stat id. */
-struct tpu_ids {
-    int64_t program_id, symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed;
-    int64_t deduplicated_name, min_duration_ps, device_offset_ps, device_duration_ps;
-};
 
 /* One op on the ancestor stack. */
 struct tpu_frame {
@@ -48,7 +43,7 @@ struct tpu_plane_db {
     uint32_t slot_cap;
 };
 
-static int is_op_line(const char *name)
+int tpu_is_op_line(const char *name)
 {
     return strcmp(name, "XLA Ops") == 0 || strcmp(name, "Framework Ops") == 0 ||
            strcmp(name, "Sparse Core Ops") == 0;
@@ -60,7 +55,7 @@ static int is_step_line(const char *name)
 }
 
 /* A metadata stat by plane stat id: 1 and *st when present. */
-static int meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat *st)
+int tpu_meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat *st)
 {
     uint32_t i;
 
@@ -76,7 +71,7 @@ static int meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat 
 }
 
 /* Unsigned value of an int or uint stat (IntOrUintValue). */
-static uint64_t stat_u64(const struct xp_stat *st)
+uint64_t tpu_stat_u64(const struct xp_stat *st)
 {
     if (st->kind == XP_STAT_UINT)
         return st->v.u;
@@ -85,8 +80,8 @@ static uint64_t stat_u64(const struct xp_stat *st)
 
 /* GetDeviceEventTimespan: device_offset_ps/device_duration_ps when both are
  * there, else the event's own span. */
-static void device_span(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                        const struct tpu_ids *ids, int64_t *begin, int64_t *end)
+void tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                     const struct tpu_ids *ids, int64_t *begin, int64_t *end)
 {
     struct xp_stat off, dur;
 
@@ -179,18 +174,18 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
     uint64_t time = (uint64_t)(f->end - f->begin);
     uint64_t min_time = (uint64_t)e->duration_ps;
 
-    if (!meta_stat(md, ids->program_id, &prog) || !meta_stat(md, ids->symbol_id, &sym) ||
-        stat_u64(&sym) == 0)
+    if (!tpu_meta_stat(md, ids->program_id, &prog) || !tpu_meta_stat(md, ids->symbol_id, &sym) ||
+        tpu_stat_u64(&sym) == 0)
         return 0;
     if (op_event_stat(p, l, e, ids->min_duration_ps, &st))
         min_time = (uint64_t)xp_stat_int(&st);
-    op = plane_op(db, stat_u64(&prog), stat_u64(&sym));
+    op = plane_op(db, tpu_stat_u64(&prog), tpu_stat_u64(&sym));
     if (op == NULL)
         return -ENOMEM;
     m = &op->m;
     if (m->occurrences == 0) {
         /* SetOpMetadataFromHloEventMetadata */
-        m->hlo_module_id = stat_u64(&prog);
+        m->hlo_module_id = tpu_stat_u64(&prog);
         m->category = m->provenance = m->deduplicated_name = m->long_name = "";
         if (md->display_name[0] != '\0') {
             m->name = arena_strndup(arena, md->display_name, strlen(md->display_name));
@@ -198,22 +193,22 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         } else {
             m->name = arena_strndup(arena, md->name, strlen(md->name));
         }
-        if (meta_stat(md, ids->hlo_category, &st))
+        if (tpu_meta_stat(md, ids->hlo_category, &st))
             m->category = arena_view(arena, &st);
-        if (meta_stat(md, ids->tf_op, &st))
+        if (tpu_meta_stat(md, ids->tf_op, &st))
             m->provenance = arena_view(arena, &st);
-        if (meta_stat(md, ids->deduplicated_name, &st))
+        if (tpu_meta_stat(md, ids->deduplicated_name, &st))
             m->deduplicated_name = arena_view(arena, &st);
-        if (meta_stat(md, ids->flops, &st)) {
-            m->flops = stat_u64(&st);
+        if (tpu_meta_stat(md, ids->flops, &st)) {
+            m->flops = tpu_stat_u64(&st);
             m->flops_v2 = (double)m->flops;
         }
-        if (meta_stat(md, ids->model_flops, &st)) {
-            m->model_flops = stat_u64(&st);
+        if (tpu_meta_stat(md, ids->model_flops, &st)) {
+            m->model_flops = tpu_stat_u64(&st);
             m->model_flops_v2 = (double)m->model_flops;
         }
-        if (meta_stat(md, ids->bytes_accessed, &st))
-            m->bytes_accessed = stat_u64(&st);
+        if (tpu_meta_stat(md, ids->bytes_accessed, &st))
+            m->bytes_accessed = tpu_stat_u64(&st);
         if (m->name == NULL || m->category == NULL || m->provenance == NULL ||
             m->deduplicated_name == NULL || m->long_name == NULL)
             return -ENOMEM;
@@ -234,26 +229,26 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         /* every occurrence brings its metadata values too (MergeOpMetrics sums
          * custom-calls), then the event's own stats */
         if (m->occurrences > 1) {
-            if (meta_stat(md, ids->bytes_accessed, &st))
-                m->bytes_accessed += stat_u64(&st);
-            if (meta_stat(md, ids->model_flops, &st)) {
-                m->model_flops += stat_u64(&st);
-                m->model_flops_v2 += (double)stat_u64(&st);
+            if (tpu_meta_stat(md, ids->bytes_accessed, &st))
+                m->bytes_accessed += tpu_stat_u64(&st);
+            if (tpu_meta_stat(md, ids->model_flops, &st)) {
+                m->model_flops += tpu_stat_u64(&st);
+                m->model_flops_v2 += (double)tpu_stat_u64(&st);
             }
-            if (meta_stat(md, ids->flops, &st)) {
-                m->flops += stat_u64(&st);
-                m->flops_v2 += (double)stat_u64(&st);
+            if (tpu_meta_stat(md, ids->flops, &st)) {
+                m->flops += tpu_stat_u64(&st);
+                m->flops_v2 += (double)tpu_stat_u64(&st);
             }
         }
         if (op_event_stat(p, l, e, ids->bytes_accessed, &st))
-            m->bytes_accessed += stat_u64(&st);
+            m->bytes_accessed += tpu_stat_u64(&st);
         if (op_event_stat(p, l, e, ids->model_flops, &st)) {
-            m->model_flops += stat_u64(&st);
-            m->model_flops_v2 += (double)stat_u64(&st);
+            m->model_flops += tpu_stat_u64(&st);
+            m->model_flops_v2 += (double)tpu_stat_u64(&st);
         }
         if (op_event_stat(p, l, e, ids->flops, &st)) {
-            m->flops += stat_u64(&st);
-            m->flops_v2 += (double)stat_u64(&st);
+            m->flops += tpu_stat_u64(&st);
+            m->flops_v2 += (double)tpu_stat_u64(&st);
         }
     }
     return 0;
@@ -282,7 +277,7 @@ static int tpu_plane_db(const struct xp_plane *p, struct op_metrics_db *out, str
 
     for (li = 0; rc == 0 && li < p->nlines; li++) {
         const struct xp_line *l = &p->lines[li];
-        int op_line = is_op_line(l->name);
+        int op_line = tpu_is_op_line(l->name);
         if (!op_line && !is_step_line(l->name))
             continue;
         if (op_line && l->nevents > stack_cap) {
@@ -296,7 +291,7 @@ static int tpu_plane_db(const struct xp_plane *p, struct op_metrics_db *out, str
         }
         nstack = 0;
         for (i = 0; rc == 0 && i < l->nevents; i++) {
-            device_span(p, l, &l->events[i], &ids, &b, &en);
+            tpu_device_span(p, l, &l->events[i], &ids, &b, &en);
             if (b < first)
                 first = b;
             if (en > last)
@@ -374,7 +369,8 @@ static int tpu_plane_db(const struct xp_plane *p, struct op_metrics_db *out, str
     return rc;
 }
 
-/* Every TensorCore plane's db, combined into the host's device db. */
+/* Every TensorCore plane's db, combined into the host's device db; then
+ * the step db of the TensorCores. */
 int op_stats_tpu_planes(struct host_ctx *ctx)
 {
     const struct xspace *xs = ctx->xs;
@@ -396,5 +392,7 @@ int op_stats_tpu_planes(struct host_ctx *ctx)
         }
         op_db_free(&db);
     }
+    if (rc == 0)
+        rc = op_stats_tpu_steps(ctx);
     return rc;
 }

@@ -10,6 +10,12 @@ last end - first begin over the Steps and op lines, IDLE = total - sum of
 self times; planes summed. Column ids are those of XProf's recorded TPU
 outputs (Locamage/xprof-rs tests/data/overview_page.json and
 framework_op_stats.json, demo TPU profile).
+
+The TPU step db and step-time table (ComputeTpuPerStepDataAcrossCores) are
+recomputed the same way: Steps markers and op events with a group_id per
+core, steps common to all cores, step time = longest marker, per-core
+category self times, then XProf's per-step TensorCore formulas; column ids
+are those of xprof-rs tests/data/input_pipeline_analyzer.json.
 """
 import json
 from collections import defaultdict
@@ -240,3 +246,146 @@ def test_tpu_scenario_is_fixed_and_deterministic(tmp_path, xprofs_build):
                        capture_output=True, timeout=60)
     assert r.returncode == 2
     assert b"two TPU cores" in r.stderr
+
+
+# Step-time table of XProf's TPU input-pipeline analysis (xprof-rs
+# tests/data/input_pipeline_analyzer.json, demo TPU profile).
+TPU_STEP_COLS = [
+    "stepnum", "tcComputeTimeMs", "scv0ComputeTimeMs", "scv0InfeedTimeMs", "tcInfeedTimeMs",
+    "tcOutfeedTimeMs", "tcIdleTimeMs", "hostTransferTimeMs", "tooltip", "infeedPercentAverage",
+    "infeedPercentMin", "infeedPercentMax"]
+HOST_SEND_RECV = ("host send", "host send-done", "host recv", "host recv-done")
+
+
+def expected_tpu_steps(space):
+    """Per step (ascending group id): its step time and, per TensorCore, the
+    self time of each op category in the step; only the op events that carry
+    a group id count (parents by containment among them)."""
+    cores = []
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:") or "SparseCore" in plane.name:
+            continue
+        names = {m.key: m.value.name for m in plane.stat_metadata}
+        emeta = {m.key: m.value for m in plane.event_metadata}
+        markers = defaultdict(list)
+        ops = []
+        for line in plane.lines:
+            for ev in line.events:
+                st = _stats(ev.stats, names)
+                if "group_id" not in st:
+                    continue
+                b = line.timestamp_ns * 1000 + ev.offset_ps
+                e = b + ev.duration_ps
+                if line.name == "Steps":
+                    markers[st["group_id"]].append((b, e))
+                elif line.name in OP_LINES:
+                    ops.append((b, e, ev.metadata_id, st["group_id"]))
+        cats = defaultdict(lambda: defaultdict(int))
+        groups = set()
+        for j, (b, e, mid, g) in enumerate(ops):
+            groups.add(g)
+            kids = 0
+            for k, (cb, ce, _, _) in enumerate(ops):
+                if k == j or not (b <= cb and ce <= e):
+                    continue
+                # immediate child: no other op between them
+                if not any(i not in (j, k) and b <= ops[i][0] and ops[i][1] <= e and
+                           ops[i][0] <= cb and ce <= ops[i][1] for i in range(len(ops))):
+                    kids += ce - cb
+            mst = _stats(emeta[mid].stats, names)
+            if "program_id" in mst and mst.get("symbol_id", 0) != 0:
+                cats[g][mst.get("hlo_category", "")] += e - b - kids
+        cores.append((plane.id, markers, cats, {g for g in groups if g in markers}))
+    common = set.intersection(*[c[3] for c in cores])
+    steps = []
+    for g in sorted(common):
+        dur = max(e - b for _, markers, _, _ in cores for b, e in markers[g])
+        steps.append((g, dur, [dict(c[2][g]) for c in sorted(cores, key=lambda c: c[0])]))
+    return steps
+
+
+def expected_tpu_details(steps):
+    out = []
+    for g, dur, per_core in steps:
+        optimal, infeed, outfeed, host, pct = [], [], [], [], []
+        for cats in per_core:
+            idle = dur - sum(cats.values())
+            inf = cats.get("infeed", 0)
+            outf = cats.get("outfeed", 0)
+            hs = sum(cats.get(c, 0) for c in HOST_SEND_RECV)
+            optimal.append(dur - (inf + outf + hs + idle))
+            infeed.append(inf)
+            outfeed.append(outf)
+            host.append(hs)
+            pct.append(100.0 * inf / dur)
+        d = {"stepnum": str(g), "tcComputeTimeMs": min(optimal) / 1e9,
+             "tcInfeedTimeMs": max(infeed) / 1e9,
+             "tcOutfeedTimeMs": sum(outfeed) / len(outfeed) / 1e9,
+             "hostTransferTimeMs": max(host) / 1e9, "scv0ComputeTimeMs": 0.0,
+             "scv0InfeedTimeMs": 0.0, "infeedPercentAverage": sum(pct) / len(pct),
+             "infeedPercentMin": min(pct), "infeedPercentMax": max(pct)}
+        non_idle = d["tcComputeTimeMs"] + d["tcInfeedTimeMs"] + d["tcOutfeedTimeMs"]
+        d["tcIdleTimeMs"] = max(0.0, dur / 1e9 - non_idle)
+        d["step_ms"] = dur / 1e9
+        out.append(d)
+    return out
+
+
+@pytest.fixture(scope="module")
+def expected_steps(tpu_logdir):
+    files = list((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    return expected_tpu_details(expected_tpu_steps(xplane_py.load(files[0])))
+
+
+def test_tpu_step_db_from_steps_line(expected_steps):
+    # the scenario's README timeline: 3 steps, each as long as its longest
+    # core marker (core 1: 900 + 10k + 3 us)
+    assert [d["stepnum"] for d in expected_steps] == ["0", "1", "2"]
+    assert [round(d["step_ms"], 6) for d in expected_steps] == [0.903, 0.913, 0.923]
+
+
+@pytest.mark.parametrize("tool", ["input_pipeline_analyzer.json", "overview_page.json"])
+def test_tpu_step_table(tpu_logdir, xcat, expected_steps, tool):
+    data = json.loads(xcat(tpu_logdir, f"{RUN}/{tool}"))
+    cols, rows = _table(data[1])
+    assert cols == TPU_STEP_COLS
+    assert len(rows) == len(expected_steps)
+    for r, d in zip(rows, expected_steps):
+        for k in TPU_STEP_COLS:
+            if k == "tooltip":
+                assert r[k] == ("step %s:\nTime waiting for input data = %.3f ms, "
+                                "Step time = %.3f ms" % (
+                                    d["stepnum"], d["tcInfeedTimeMs"],
+                                    d["tcComputeTimeMs"] + d["tcInfeedTimeMs"] +
+                                    d["tcOutfeedTimeMs"] + d["tcIdleTimeMs"]))
+            elif k == "stepnum":
+                assert r[k] == d[k]
+            else:
+                assert r[k] == pytest.approx(d[k], abs=1e-12), k
+    # some time is idle and some is infeed in every step of the scenario
+    assert all(d["tcIdleTimeMs"] > 0 and d["tcInfeedTimeMs"] > 0 for d in expected_steps)
+    p = data[1]["p"]
+    assert p["hardware_type"] == "TPU"
+    assert p["step_time_graph_column_ids"] == ",".join(TPU_STEP_COLS[:9])
+    n = len(expected_steps)
+    avg = lambda k: sum(d[k] for d in expected_steps) / n  # noqa: E731
+    assert p["tc_compute_ms_average"] == "%.2f" % avg("tcComputeTimeMs")
+    assert p["tc_infeed_ms_average"] == "%.2f" % avg("tcInfeedTimeMs")
+    assert p["tc_idle_ms_average"] == "%.2f" % avg("tcIdleTimeMs")
+    assert p["steptime_ms_average"] == "%.1f" % avg("step_ms")
+    assert p["infeed_percent_maximum"] == "%.1f" % max(d["infeedPercentMax"]
+                                                       for d in expected_steps)
+    # TpuBottleneckAnalysis: infeed share of the summed step times (StepTimeMs)
+    total = sum(d["tcComputeTimeMs"] + d["tcInfeedTimeMs"] + d["tcOutfeedTimeMs"] +
+                d["tcIdleTimeMs"] for d in expected_steps)
+    infeed = 100.0 * sum(d["tcInfeedTimeMs"] for d in expected_steps) / total
+    assert 5 <= infeed < 20  # the scenario is moderately input-bound
+    assert p["input_conclusion"] == (
+        "Your program is MODERATELY input-bound because %.1f%% of the total step time "
+        "sampled is waiting for input. Therefore, you would need to reduce both the input "
+        "time and other time." % infeed)
+    assert p["output_conclusion"] == ""  # no outfeed
+    assert p["summary_nextstep"].startswith("Consider using ")
+    # steps were found: no "No step marker observed" diagnostic
+    if tool == "input_pipeline_analyzer.json":
+        assert data[4]["rows"] == []

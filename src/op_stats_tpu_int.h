@@ -1,0 +1,34 @@
+/*
+ * op_stats_tpu_int.h - what the TPU op metrics (op_stats_tpu.c) and the TPU
+ * step db (op_stats_tpu_steps.c) share: stat ids and event helpers.
+ */
+#ifndef XPROFS_OP_STATS_TPU_INT_H
+#define XPROFS_OP_STATS_TPU_INT_H
+
+#include "op_stats_int.h"
+
+/* The stats of an op event and its metadata, by plane stat id. */
+struct tpu_ids {
+    int64_t program_id, symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed;
+    int64_t deduplicated_name, min_duration_ps, device_offset_ps, device_duration_ps;
+};
+
+/* 1 for the op lines of a TensorCore plane (XLA Ops, Framework Ops,
+ * Sparse Core Ops). */
+int tpu_is_op_line(const char *name);
+
+/* A metadata stat by plane stat id: 1 and *st when present. */
+int tpu_meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat *st);
+
+/* Unsigned value of an int or uint stat (IntOrUintValue). */
+uint64_t tpu_stat_u64(const struct xp_stat *st);
+
+/* GetDeviceEventTimespan: device_offset_ps/device_duration_ps when both are
+ * there, else the event's own span. */
+void tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                     const struct tpu_ids *ids, int64_t *begin, int64_t *end);
+
+/* The step db of the TensorCore planes into ctx->os (op_stats_tpu_steps.c). */
+int op_stats_tpu_steps(struct host_ctx *ctx);
+
+#endif

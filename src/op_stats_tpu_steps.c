@@ -1,0 +1,418 @@
+/*
+ * op_stats_tpu_steps.c - the step db of TPU TensorCore planes
+ * (XProf's ConvertDeviceTraceXPlaneToStepEvents for TensorCores,
+ * IntersectCombineStepEvents across cores, StepEventsToPerCoreStepInfo).
+ *
+ * Per core (plane id), markers are the `Steps` events with a group_id, and
+ * the op line's events with a group_id go through an ancestor stack by
+ * device timespan, each op's self time landing in its group's per-core db.
+ * A core's steps are the groups with both; steps are those every core with
+ * steps has; the step time is the longest marker over all cores; each core
+ * gets its category_ps (self time by HLO category, plus IDLE = step time -
+ * op time).
+ */
+#include "op_stats_tpu_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group.h"
+#include "sort.h"
+
+/* Self time of one op category in one step of one core. */
+struct tpu_cat_time {
+    int64_t group;    /* step (group id) */
+    const char *name; /* category (not NUL-terminated) */
+    uint32_t len;     /* bytes in name */
+    uint64_t ps;      /* self time */
+};
+
+/* A step marker of one core. */
+struct tpu_marker {
+    int64_t group;
+    int64_t begin, end; /* device timespan */
+};
+
+/* An op event with a group id on the step ancestor stack. */
+struct tpu_step_frame {
+    uint32_t event;
+    int64_t group;
+    int64_t begin, end;
+    uint64_t children;
+};
+
+/* The step events of one TensorCore plane. */
+struct tpu_core_steps {
+    uint32_t core_id;           /* plane id */
+    struct tpu_marker *markers; /* sorted by group, line order within one */
+    uint32_t nmarkers, markers_cap;
+    struct tpu_cat_time *times; /* sorted by (group, category), summed */
+    uint32_t ntimes, times_cap;
+    int64_t *groups; /* groups of the step events (ops and a marker), sorted */
+    uint32_t ngroups, groups_cap;
+};
+
+static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
+{
+    void *nv;
+    uint32_t c;
+
+    if (n < *cap)
+        return 0;
+    if (*cap > UINT32_MAX / 2)
+        return -ENOMEM;
+    c = *cap ? *cap * 2 : 64;
+    nv = realloc(*v, (size_t)c * size);
+    if (nv == NULL)
+        return -ENOMEM;
+    *v = nv;
+    *cap = c;
+    return 0;
+}
+
+static int marker_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct tpu_marker *x = a, *y = b;
+
+    (void)ctx;
+    return x->group < y->group ? -1 : x->group > y->group;
+}
+
+static int group_cmp(const void *a, const void *b, void *ctx)
+{
+    const int64_t *x = a, *y = b;
+
+    (void)ctx;
+    return *x < *y ? -1 : *x > *y;
+}
+
+static int cat_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct tpu_cat_time *x = a, *y = b;
+    uint32_t n = x->len < y->len ? x->len : y->len;
+    int c;
+
+    (void)ctx;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    c = n > 0 ? memcmp(x->name, y->name, n) : 0;
+    if (c != 0)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* A step frame leaves the stack: its group has a per-core op metrics db,
+ * and its self time goes to (group, category) when the event names an op
+ * (program id and a nonzero symbol id). */
+static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const struct tpu_ids *ids,
+                       const struct tpu_step_frame *f, struct tpu_core_steps *cs)
+{
+    const struct xp_event_meta *md = xp_event_meta(p, &l->events[f->event]);
+    struct xp_stat prog, sym, cat;
+    struct tpu_cat_time *t;
+
+    if (grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
+        return -ENOMEM;
+    cs->groups[cs->ngroups++] = f->group;
+    if (!tpu_meta_stat(md, ids->program_id, &prog) || !tpu_meta_stat(md, ids->symbol_id, &sym) ||
+        tpu_stat_u64(&sym) == 0)
+        return 0;
+    if (grow((void **)&cs->times, &cs->times_cap, cs->ntimes, sizeof(*cs->times)) != 0)
+        return -ENOMEM;
+    t = &cs->times[cs->ntimes++];
+    t->group = f->group;
+    t->name = "";
+    t->len = 0;
+    if (tpu_meta_stat(md, ids->hlo_category, &cat) &&
+        (cat.kind == XP_STAT_STR || cat.kind == XP_STAT_REF)) {
+        t->name = cat.str;
+        t->len = (uint32_t)cat.len;
+    }
+    t->ps = (uint64_t)(f->end - f->begin) - f->children;
+    return 0;
+}
+
+/* The op line's events with a group id through the ancestor stack
+ * (ConvertTpuDeviceTraceXLineToStepEvents). */
+static int tpu_line_steps(const struct xp_plane *p, const struct xp_line *l,
+                          const struct tpu_ids *ids, struct tpu_core_steps *cs)
+{
+    struct tpu_step_frame *stack = malloc((l->nevents ? l->nevents : 1) * sizeof(*stack));
+    struct xp_stat st;
+    uint32_t nstack = 0, i;
+    int64_t gid = p->stat_id[XS_GROUP_ID], b, en;
+    int rc = 0;
+
+    if (stack == NULL)
+        return -ENOMEM;
+    for (i = 0; rc == 0 && i < l->nevents; i++) {
+        if (!op_event_stat(p, l, &l->events[i], gid, &st))
+            continue;
+        tpu_device_span(p, l, &l->events[i], ids, &b, &en);
+        while (nstack > 0 && !(stack[nstack - 1].begin <= b && en <= stack[nstack - 1].end)) {
+            rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
+            nstack--;
+            if (rc != 0)
+                break;
+        }
+        if (nstack > 0)
+            stack[nstack - 1].children += (uint64_t)(en - b);
+        stack[nstack++] = (struct tpu_step_frame){
+            .event = i, .group = (int64_t)tpu_stat_u64(&st), .begin = b, .end = en};
+    }
+    while (rc == 0 && nstack > 0) {
+        rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
+        nstack--;
+    }
+    free(stack);
+    return rc;
+}
+
+/* 1 if the group-sorted markers of cs have group g; *pos: its first. */
+static int find_marker(const struct tpu_core_steps *cs, int64_t g, uint32_t *pos)
+{
+    uint32_t lo = 0, hi = cs->nmarkers;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cs->markers[mid].group < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *pos = lo;
+    return lo < cs->nmarkers && cs->markers[lo].group == g;
+}
+
+/* 1 if the core's step events hold group g. */
+static int core_has_group(const struct tpu_core_steps *cs, int64_t g)
+{
+    uint32_t lo = 0, hi = cs->ngroups;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cs->groups[mid] < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < cs->ngroups && cs->groups[lo] == g;
+}
+
+/* Step markers and per-step category times of one TensorCore plane; its
+ * step events are the groups with ops that also have a marker. */
+static int tpu_core_steps(const struct xp_plane *p, struct tpu_core_steps *cs)
+{
+    struct tpu_ids ids = {
+        .program_id = p->stat_id[XS_PROGRAM_ID],
+        .symbol_id = p->stat_id[XS_SYMBOL_ID],
+        .hlo_category = p->stat_id[XS_HLO_CATEGORY],
+        .device_offset_ps = p->stat_id[XS_DEVICE_OFFSET_PS],
+        .device_duration_ps = p->stat_id[XS_DEVICE_DURATION_PS],
+    };
+    const struct xp_line *op_line = NULL;
+    struct xp_stat st;
+    uint32_t li, i, k, pos;
+    int64_t gid = p->stat_id[XS_GROUP_ID];
+    int rc;
+
+    cs->core_id = (uint32_t)p->id;
+    for (li = 0; li < p->nlines; li++) {
+        const struct xp_line *l = &p->lines[li];
+        if ((int32_t)l->id == (int32_t)0xdeadbeef || strcmp(l->name, "Steps") == 0) {
+            cs->nmarkers = 0; /* one step line per core: the last one counts */
+            for (i = 0; i < l->nevents; i++) {
+                struct tpu_marker *m;
+                if (!op_event_stat(p, l, &l->events[i], gid, &st))
+                    continue;
+                if (grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers,
+                         sizeof(*cs->markers)) != 0)
+                    return -ENOMEM;
+                m = &cs->markers[cs->nmarkers++];
+                m->group = xp_stat_int(&st);
+                tpu_device_span(p, l, &l->events[i], &ids, &m->begin, &m->end);
+            }
+        } else if (!xp_line_id_is_derived(l->id) && tpu_is_op_line(l->name)) {
+            op_line = l; /* one op line per core: the last one counts */
+        }
+    }
+    if (op_line != NULL && (rc = tpu_line_steps(p, op_line, &ids, cs)) != 0)
+        return rc;
+    if (xp_sort_runs(cs->markers, cs->nmarkers, sizeof(*cs->markers), marker_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->times, cs->ntimes, sizeof(*cs->times), cat_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->groups, cs->ngroups, sizeof(*cs->groups), group_cmp, NULL) != 0)
+        return -ENOMEM;
+    for (i = 0, k = 0; i < cs->ntimes; i++) {
+        if (k > 0 && cat_cmp(&cs->times[k - 1], &cs->times[i], NULL) == 0)
+            cs->times[k - 1].ps += cs->times[i].ps;
+        else
+            cs->times[k++] = cs->times[i];
+    }
+    cs->ntimes = k;
+    for (i = 0, k = 0; i < cs->ngroups; i++) {
+        if ((k == 0 || cs->groups[k - 1] != cs->groups[i]) && find_marker(cs, cs->groups[i], &pos))
+            cs->groups[k++] = cs->groups[i];
+    }
+    cs->ngroups = k;
+    return 0;
+}
+
+static int step_cat_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
+}
+
+/* One step's core: category_ps of its op metrics db after
+ * SetTotalTimePs(step time) and AddIdleOp. */
+static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g, int64_t begin,
+                     int64_t dur, struct step_core *out)
+{
+    struct tpu_cat_time key = {.group = g, .name = "", .len = 0};
+    struct step_category *cats;
+    uint64_t op_ps = 0, idle;
+    uint32_t t = 0, n = 0, i, j = 0;
+    int has_idle = 0;
+
+    while (t < cs->ntimes && cat_cmp(&cs->times[t], &key, NULL) < 0)
+        t++;
+    while (t + n < cs->ntimes && cs->times[t + n].group == g)
+        n++;
+    cats = arena_alloc(&os->arena, (n + 1) * sizeof(*cats));
+    if (cats == NULL)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        op_ps += cs->times[t + i].ps;
+    idle = (uint64_t)dur > op_ps ? (uint64_t)dur - op_ps : 0;
+    for (i = 0; i < n; i++) {
+        const struct tpu_cat_time *ct = &cs->times[t + i];
+        cats[j].name = arena_strndup(&os->arena, ct->name, ct->len);
+        if (cats[j].name == NULL)
+            return -ENOMEM;
+        cats[j].ps = ct->ps;
+        if (strcmp(cats[j].name, "IDLE") == 0) {
+            cats[j].ps += idle; /* the IDLE row lands in the same key */
+            has_idle = 1;
+        }
+        j++;
+    }
+    if (!has_idle)
+        cats[j++] = (struct step_category){"IDLE", idle};
+    if (xp_sort_runs(cats, j, sizeof(*cats), step_cat_cmp, NULL) != 0)
+        return -ENOMEM;
+    memset(out, 0, sizeof(*out));
+    out->core_id = cs->core_id;
+    out->step_num = (uint32_t)g;
+    out->step_name = "";
+    out->begin_ps = (uint64_t)begin;
+    out->duration_ps = (uint64_t)dur;
+    out->categories = cats;
+    out->ncategories = j;
+    return 0;
+}
+
+static int step_core_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct step_core *x = a, *y = b;
+
+    (void)ctx;
+    return x->core_id < y->core_id ? -1 : x->core_id > y->core_id;
+}
+
+/* One step of the db: every core with step events has the group; step
+ * time is the longest marker over all cores (markers in plane order). */
+static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
+                        uint32_t nonempty, int64_t g)
+{
+    struct step_entry *v;
+    struct step_core *sc;
+    int64_t begin = 0, dur = 0;
+    uint32_t c, m, k = 0;
+    int rc;
+
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups > 0 && !core_has_group(&cores[c], g))
+            return 0;
+    }
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups == 0 || !find_marker(&cores[c], g, &m))
+            continue;
+        for (; m < cores[c].nmarkers && cores[c].markers[m].group == g; m++) {
+            int64_t len = cores[c].markers[m].end - cores[c].markers[m].begin;
+            if (len > dur) {
+                begin = cores[c].markers[m].begin;
+                dur = len;
+            }
+        }
+    }
+    if (dur <= 0)
+        return 0; /* no step marker observed for the step: skipped */
+    v = realloc(os->steps, (os->nsteps + 1) * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    os->steps = v;
+    sc = arena_alloc(&os->arena, nonempty * sizeof(*sc));
+    if (sc == NULL)
+        return -ENOMEM;
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups > 0 && (rc = core_step(os, &cores[c], g, begin, dur, &sc[k++])) != 0)
+            return rc;
+    }
+    if (xp_sort_runs(sc, k, sizeof(*sc), step_core_cmp, NULL) != 0)
+        return -ENOMEM;
+    os->steps[os->nsteps].step_num = (uint32_t)g;
+    os->steps[os->nsteps].cores = sc;
+    os->steps[os->nsteps].ncores = k;
+    os->nsteps++;
+    return 0;
+}
+
+/* The step db of the TensorCore planes (in plane order): the steps that
+ * every core with step events has, in ascending group order. */
+static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores)
+{
+    const struct tpu_core_steps *base = NULL;
+    uint32_t c, i, nonempty = 0;
+    int rc;
+
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups == 0)
+            continue;
+        nonempty++;
+        if (base == NULL)
+            base = &cores[c];
+    }
+    for (i = 0; base != NULL && i < base->ngroups; i++) {
+        if ((rc = tpu_one_step(os, cores, ncores, nonempty, base->groups[i])) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Step events of every TensorCore plane, then the host's step db. */
+int op_stats_tpu_steps(struct host_ctx *ctx)
+{
+    const struct xspace *xs = ctx->xs;
+    struct tpu_core_steps *cores = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*cores));
+    uint32_t p, n = 0;
+    int rc = 0;
+
+    if (cores == NULL)
+        return -ENOMEM;
+    for (p = 0; rc == 0 && p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        if (strncmp(pl->name, "/device:TPU:", 12) != 0 || strstr(pl->name, "SparseCore") != NULL)
+            continue;
+        rc = tpu_core_steps(pl, &cores[n++]);
+    }
+    if (rc == 0)
+        rc = tpu_step_db(ctx->os, cores, n);
+    for (p = 0; p < n; p++) {
+        free(cores[p].markers);
+        free(cores[p].times);
+        free(cores[p].groups);
+    }
+    free(cores);
+    return rc;
+}
