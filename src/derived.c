@@ -66,13 +66,8 @@ static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
         rc = dvb_expand_or_add(&steps, name, NULL, 0, NULL, v[i].ts, v[i].dur, grp, 0);
     }
     big_free(v);
-    if (rc == 0 && steps.li >= 0) {
-        struct dv_line *l = dvb_line(&steps);
-        for (i = 0; i < l->nev; i++) {
-            if (l->ev[i].group >= 0 && (uint32_t)l->ev[i].group < g->ngroups)
-                l->ev[i].step_name = g->groups[l->ev[i].group].name;
-        }
-    }
+    if (rc == 0 && steps.li >= 0)
+        dvb_line(&steps)->steps = g;
     return rc;
 }
 
@@ -170,6 +165,24 @@ static void launch_stat(void *ctx, const struct xp_plane *pl, int which, const s
     }
 }
 
+/* Record li's stats as those of event k of the Launch Stats line l. */
+static int set_launch(struct dv_line *l, uint32_t k, const struct launch_info *li)
+{
+    if (k >= l->nlaunch) {
+        uint32_t n = l->nev > k ? l->nev : k + 1;
+        struct dv_launch *v = realloc(l->launch, n * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        memset(v + l->nlaunch, 0, (n - l->nlaunch) * sizeof(*v));
+        l->launch = v;
+        l->nlaunch = n;
+    }
+    l->launch[k].num_launches = li->count;
+    l->launch[k].max_launch_us = (double)li->max_dur / 1e6;
+    l->launch[k].avg_launch_us = li->sum_dur / (double)li->count / 1e6;
+    return 0;
+}
+
 static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                                const uint32_t *gpu_planes, uint32_t ngpu, const struct xp_groups *g)
 {
@@ -254,7 +267,7 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
             const struct launch_info *li = &info[d][k];
             const char *gname;
             char *name;
-            struct dv_event *de;
+            const struct dv_event *de;
             if (li->group < 0 || (uint64_t)li->group >= g->ngroups)
                 continue;
             gname = g->groups[li->group].name;
@@ -270,12 +283,8 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                                    li->group, 0);
             free(name);
             de = dvb_last(&launch, 0);
-            if (rc == 0 && de != NULL) {
-                de->launch = 1;
-                de->num_launches = li->count;
-                de->max_launch_us = (double)li->max_dur / 1e6;
-                de->avg_launch_us = li->sum_dur / (double)li->count / 1e6;
-            }
+            if (rc == 0 && de != NULL)
+                rc = set_launch(dvb_line(&launch), (uint32_t)(de - dvb_line(&launch)->ev), li);
         }
     }
     for (d = 0; d < ngpu; d++)
@@ -428,8 +437,11 @@ void derived_free(struct derived *dv)
 
     if (dv == NULL)
         return;
-    for (i = 0; i < dv->nlines; i++)
+    for (i = 0; i < dv->nlines; i++) {
         big_free(dv->lines[i].ev);
+        free(dv->lines[i].launch);
+        free(dv->lines[i].display);
+    }
     free(dv->lines);
     if (dv->display_ids != NULL) {
         for (i = 0; i < dv->nplanes; i++)
@@ -443,4 +455,32 @@ void derived_free(struct derived *dv)
     dv_intern_free(dv->intern);
     arena_free(&dv->arena);
     free(dv);
+}
+
+const char *derived_display(const struct dv_line *l, uint32_t k)
+{
+    uint32_t d = l->ev[k].display;
+
+    if (d == 0)
+        return NULL;
+    if (d == DV_DISPLAY_TABLE)
+        return k < l->ndisplay ? l->display[k] : NULL;
+    return l->ev[k].name + d;
+}
+
+const char *derived_step_name(const struct dv_line *l, uint32_t k)
+{
+    int32_t grp = l->ev[k].group;
+
+    if (l->steps == NULL || grp < 0 || (uint32_t)grp >= l->steps->ngroups)
+        return NULL;
+    return l->steps->groups[grp].name;
+}
+
+const struct dv_launch *derived_launch(const struct dv_line *l, uint32_t k)
+{
+    /* Every event of a Launch Stats line has its stats (count >= 1). */
+    if (k >= l->nlaunch || l->launch[k].num_launches == 0)
+        return NULL;
+    return &l->launch[k];
 }

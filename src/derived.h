@@ -28,27 +28,41 @@
 #include "group.h"
 #include "xspace.h"
 
+/* 32 bytes: a derived line holds many. What only a few lines carry (the
+ * Steps line's step names, the Launch Stats line's numbers, display names
+ * that are not a tail of the name) is found through the line
+ * (derived_display, derived_step_name, derived_launch). */
 struct dv_event {
-    uint64_t ts;           /* start, ps */
-    uint64_t dur;          /* duration, ps */
-    const char *name;      /* event metadata name */
-    const char *display;   /* metadata display name, or NULL */
-    const char *step_name; /* step_name stat (Steps), or NULL */
-    int32_t group;         /* group id, or -1 */
-    int launch;            /* 1: carries the three launch stats below */
-    int64_t num_launches;  /* launches in the group */
-    double max_launch_us;  /* longest launch, µs */
-    double avg_launch_us;  /* mean launch, µs */
+    uint64_t ts;      /* start, ps */
+    uint64_t dur;     /* duration, ps */
+    const char *name; /* event metadata name */
+    int32_t group;    /* group id, or -1 */
+    uint32_t display; /* 0: no display name; DV_DISPLAY_TABLE: the line's
+                         display[k]; else the display name is name + display */
+};
+
+#define DV_DISPLAY_TABLE UINT32_MAX
+
+/* The three launch stats of one Launch Stats event. */
+struct dv_launch {
+    int64_t num_launches; /* launches in the group */
+    double max_launch_us; /* longest launch, µs */
+    double avg_launch_us; /* mean launch, µs */
 };
 
 struct dv_line {
-    uint32_t plane;      /* index of its plane in the xspace */
-    int64_t id;          /* XLine id (a derived thread id) */
-    int64_t display_id;  /* display id (0: none, the id is shown) */
-    const char *name;    /* line name */
-    struct dv_event *ev; /* events in creation order */
-    uint32_t nev;        /* entries in ev */
-    uint32_t cap;        /* allocated entries */
+    uint32_t plane;                /* index of its plane in the xspace */
+    int64_t id;                    /* XLine id (a derived thread id) */
+    int64_t display_id;            /* display id (0: none, the id is shown) */
+    const char *name;              /* line name */
+    struct dv_event *ev;           /* events in creation order */
+    uint32_t nev;                  /* entries in ev */
+    uint32_t cap;                  /* allocated entries */
+    const struct xp_groups *steps; /* Steps line: events are named by these groups */
+    struct dv_launch *launch;      /* Launch Stats line: [nlaunch] per event, or NULL */
+    uint32_t nlaunch;              /* entries in launch */
+    const char **display;          /* [ndisplay]: display names kept apart, or NULL */
+    uint32_t ndisplay;             /* entries in display */
 };
 
 struct derived {
@@ -69,6 +83,16 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, struct der
                   struct xp_err *err);
 
 void derived_free(struct derived *dv);
+
+/* The display name of event k of line l (metadata display name), or NULL. */
+const char *derived_display(const struct dv_line *l, uint32_t k);
+
+/* The step_name stat of event k of line l (a Steps event's group name), or
+ * NULL. */
+const char *derived_step_name(const struct dv_line *l, uint32_t k);
+
+/* The launch stats of event k of line l, or NULL when it has none. */
+const struct dv_launch *derived_launch(const struct dv_line *l, uint32_t k);
 
 /* 1 if the XLine id is one of XProf's derived thread ids. */
 int derived_is_thread_id(int64_t id);

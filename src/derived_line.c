@@ -203,6 +203,34 @@ int dvb_expand_same_key(struct builder_line *b, int level, const struct name_key
     return 1;
 }
 
+/* Record the display name of the line's newest event e (index l->nev):
+ * as an offset when it is a tail of the event's name (XLA ops), else in
+ * the line's display table (copied unless stable; only the entries of
+ * events marked DV_DISPLAY_TABLE are ever set or read). Returns 0 or -ENOMEM. */
+static int set_display(struct derived *dv, struct dv_line *l, struct dv_event *e,
+                       const char *display, int stable)
+{
+    uintptr_t at = (uintptr_t)display, from = (uintptr_t)e->name;
+
+    if (stable && at > from && at - from < UINT32_MAX && at - from < strlen(e->name)) {
+        e->display = (uint32_t)(at - from);
+        return 0;
+    }
+    if (l->nev >= l->ndisplay) {
+        uint32_t n = l->cap > l->nev ? l->cap : l->nev + 1;
+        const char **v = realloc(l->display, n * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        l->display = v;
+        l->ndisplay = n;
+    }
+    l->display[l->nev] = stable ? display : arena_strndup(&dv->arena, display, strlen(display));
+    if (l->display[l->nev] == NULL)
+        return -ENOMEM;
+    e->display = DV_DISPLAY_TABLE;
+    return 0;
+}
+
 /* XProf's ExpandOrAddLevelEvent on a GPU plane (no gap rule). Names are
  * NUL-terminated; stable ones live as long as the result (interned HLO
  * strings) and are kept as they are, others are copied when an event is
@@ -244,15 +272,14 @@ int dvb_expand_or_add(struct builder_line *b, const char *name, const char *disp
     last->dur = dur;
     if (stable) {
         last->name = name;
-        last->display = display;
     } else {
         /* Names are copied only when an event is created: expanding is common. */
         last->name = arena_strndup(&b->dv->arena, name, strlen(name));
-        last->display =
-            display != NULL ? arena_strndup(&b->dv->arena, display, strlen(display)) : NULL;
-        if (last->name == NULL || (display != NULL && last->display == NULL))
+        if (last->name == NULL)
             return -ENOMEM;
     }
+    if (display != NULL && set_display(b->dv, l, last, display, stable) != 0)
+        return -ENOMEM;
     last->group = group;
     b->last[level] = (int32_t)l->nev++;
     if (key != NULL)

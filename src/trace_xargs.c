@@ -354,7 +354,11 @@ static void file_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
 static void derived_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
 {
     uint32_t lo = 0, hi = src->dv->nlines;
+    const struct dv_line *dl;
     const struct dv_event *de;
+    const struct dv_launch *la;
+    const char *step_name;
+    uint32_t k;
 
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -363,15 +367,19 @@ static void derived_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
         else
             hi = mid;
     }
-    de = &src->dv->lines[lo].ev[n - src->dv_base[lo]];
-    if (de->display != NULL)
+    dl = &src->dv->lines[lo];
+    k = n - src->dv_base[lo];
+    de = &dl->ev[k];
+    if (de->display != 0)
         sink_long_name(s, de->name);
-    if (de->step_name != NULL)
-        sink_str(s, "step_name", de->step_name, strlen(de->step_name));
-    if (de->launch) {
-        sink_i64(s, "num_launches", de->num_launches);
-        sink_double(s, "max_launch_time_us", de->max_launch_us);
-        sink_double(s, "avg_launch_time_us", de->avg_launch_us);
+    step_name = derived_step_name(dl, k);
+    if (step_name != NULL)
+        sink_str(s, "step_name", step_name, strlen(step_name));
+    la = derived_launch(dl, k);
+    if (la != NULL) {
+        sink_i64(s, "num_launches", la->num_launches);
+        sink_double(s, "max_launch_time_us", la->max_launch_us);
+        sink_double(s, "avg_launch_time_us", la->avg_launch_us);
     }
 }
 

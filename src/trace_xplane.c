@@ -265,6 +265,12 @@ static uint16_t role_of(const struct stat_roles *r, int64_t id)
     return bits;
 }
 
+/* xp_stat_next_wanted's filter: stats with a role. */
+static int has_role(const void *ctx, int64_t id)
+{
+    return role_of(ctx, id) != 0;
+}
+
 static void roles_free(struct stat_roles *r)
 {
     free(r->table);
@@ -529,10 +535,8 @@ static int event_specials(struct builder *b, const struct plane_state *ps, uint3
     memset(&own, 0, sizeof(own));
     if (ps->roles.any) {
         xp_stat_iter_init(&it, pl, ln, ev);
-        while (xp_stat_next(&it, &st) == 1) {
+        while (xp_stat_next_wanted(&it, &st, has_role, &ps->roles) == 1) {
             uint16_t r = role_of(&ps->roles, st.meta_id);
-            if (r == 0)
-                continue;
             fold_own(&st, r, &own);
             if (is_frame_stat(&st, r)) {
                 int rc;
@@ -704,23 +708,23 @@ static int fill_derived(struct builder *b, const struct line_job *job)
     for (k = job->first; k < job->end && rc == 0; k++) {
         const struct dv_event *de = &dl->ev[k];
         struct tv_event *te = &b->out[job->out + (k - job->first)];
-        const char *shown;
+        const char *shown, *step_name = derived_step_name(dl, k);
         memset(te, 0, sizeof(*te));
         te->ts = de->ts;
         te->dur = de->dur;
         te->track = (uint32_t)job->track;
         te->src = base + k;
         te->group = de->group >= 0 ? (int32_t)de->group : TV_NO_GROUP;
-        if (de->step_name != NULL && de->step_name[0] != '\0')
-            shown = de->step_name;
+        if (step_name != NULL && step_name[0] != '\0')
+            shown = step_name;
         else
-            shown = de->display != NULL ? de->display : de->name;
+            shown = de->display != 0 ? derived_display(dl, k) : de->name;
         te->name = cached_str(b, names, shown);
         if (te->name == 0) {
             rc = -ENOMEM;
             break;
         }
-        if (de->display != NULL && framed->text[cache_slot(de->name)] != de->name) {
+        if (de->display != 0 && framed->text[cache_slot(de->name)] != de->name) {
             size_t len = strlen(de->name);
             if (len >= ARG_INTERN_MIN) {
                 pthread_mutex_lock(&b->lock);

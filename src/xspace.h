@@ -200,6 +200,12 @@ void xp_stat_iter_init(struct xp_stat_iter *it, const struct xp_plane *p, const 
 /* Next stat: 1 and *st, 0 at the end, -1 on corrupt bytes. */
 int xp_stat_next(struct xp_stat_iter *it, struct xp_stat *st);
 
+/* Next stat whose metadata id want(ctx, id) accepts (as xp_stat_next, but a
+ * reference is resolved only for those): 1, 0 at the end, -1 on corrupt
+ * bytes anywhere before. */
+int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
+                        int (*want)(const void *ctx, int64_t id), const void *ctx);
+
 /* Find a well-known stat on the event, then on its metadata (XProf's
  * XEventVisitor::GetStat order). Returns 1 and *st if found, else 0. */
 int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,

@@ -369,6 +369,34 @@ int xp_stat_next(struct xp_stat_iter *it, struct xp_stat *st)
     return 0;
 }
 
+int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
+                        int (*want)(const void *ctx, int64_t id), const void *ctx)
+{
+    while (!wire_eof(&it->w)) {
+        uint32_t field;
+        int type;
+        struct wire sub;
+
+        if (wire_key(&it->w, &field, &type) != 0)
+            return -1;
+        if (field != 4 || type != WIRE_LEN) {
+            if (wire_skip(&it->w, type) != 0)
+                return -1;
+            continue;
+        }
+        if (wire_bytes(&it->w, &sub) != 0)
+            return -1;
+        if (!stat_parse_usual(&sub, st) && stat_parse_raw(&sub, st) != 0)
+            return -1;
+        if (!want(ctx, st->meta_id))
+            continue;
+        if (st->kind == XP_STAT_REF && it->plane != NULL)
+            resolve_ref(it->plane, st);
+        return 1;
+    }
+    return 0;
+}
+
 int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
                   enum xp_stat_type t, struct xp_stat *st)
 {

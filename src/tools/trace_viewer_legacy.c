@@ -383,25 +383,28 @@ static void write_event(struct out *o, const struct legacy *lg, const struct leg
     char buf[64], step_buf[64];
 
     if (ll->derived >= 0) {
-        const struct dv_event *de = &lg->src->dv->lines[ll->derived].ev[le->event];
-        name = de->display != NULL ? de->display : de->name;
-        if (de->display != NULL)
+        const struct dv_line *dl = &lg->src->dv->lines[ll->derived];
+        const struct dv_event *de = &dl->ev[le->event];
+        const struct dv_launch *la = derived_launch(dl, le->event);
+        const char *de_step = derived_step_name(dl, le->event);
+        name = de->display != 0 ? derived_display(dl, le->event) : de->name;
+        if (de->display != 0)
             map_set(&m, "long_name", de->name, strlen(de->name));
         if (de->group >= 0) {
             snprintf(buf, sizeof(buf), "%lld", (long long)de->group);
             map_set(&m, "group_id", buf, strlen(buf));
         }
-        if (de->step_name != NULL) {
-            map_set(&m, "step_name", de->step_name, strlen(de->step_name));
-            step_name = de->step_name;
-            step_len = strlen(de->step_name);
+        if (de_step != NULL) {
+            map_set(&m, "step_name", de_step, strlen(de_step));
+            step_name = de_step;
+            step_len = strlen(de_step);
         }
-        if (de->launch) {
-            snprintf(buf, sizeof(buf), "%lld", (long long)de->num_launches);
+        if (la != NULL) {
+            snprintf(buf, sizeof(buf), "%lld", (long long)la->num_launches);
             map_set(&m, "num_launches", buf, strlen(buf));
-            snprintf(buf, sizeof(buf), "%g", de->max_launch_us);
+            snprintf(buf, sizeof(buf), "%g", la->max_launch_us);
             map_set(&m, "max_launch_time_us", buf, strlen(buf));
-            snprintf(buf, sizeof(buf), "%g", de->avg_launch_us);
+            snprintf(buf, sizeof(buf), "%g", la->avg_launch_us);
             map_set(&m, "avg_launch_time_us", buf, strlen(buf));
         }
         dur = de->dur;

@@ -142,9 +142,9 @@ static void check_event(const struct dv_line *l, uint32_t i, const char *name, c
     e = &l->ev[i];
     assert_string_equal(e->name, name);
     if (shown == NULL)
-        assert_null(e->display);
+        assert_null(derived_display(l, i));
     else
-        assert_string_equal(e->display, shown);
+        assert_string_equal(derived_display(l, i), shown);
     assert_int_equal(e->ts, ts);
     assert_int_equal(e->dur, dur);
     assert_int_equal(e->group, -1);
