@@ -44,4 +44,7 @@ struct hlo_cost {
  * all zero); -ENOMEM. */
 int hlo_cost_analyze(const struct hlo_graph *g, struct hlo_cost *out);
 
+/* HloInstruction::IsElementwise by opcode (NULL-terminated; hlo_cost_ops.c). */
+extern const char *const hc_elementwise_ops[];
+
 #endif

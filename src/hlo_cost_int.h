@@ -107,8 +107,6 @@ int64_t hc_dim_of(const struct hlo_shape *s, int64_t d);
 
 /* ---- single instructions (hlo_cost_ops.c) ---- */
 
-/* HloInstruction::IsElementwise by opcode. */
-extern const char *const hc_elementwise_ops[];
 /* Flops per element of an elementwise op (sm_86 profile, default 3). */
 int64_t hc_flops_per_element(const char *opcode, int32_t type);
 /* No bytes accessed (parameters, constants ...); operands too when asked. */
