@@ -101,6 +101,8 @@ struct op_metrics_db {
     uint64_t precision_32_ps;         /* precision_stats.compute_32bit_ps */
     uint64_t host_infeed_enq_ps;      /* total_host_infeed_enq_duration_ps */
     uint64_t host_infeed_enq_diff_ps; /* total_host_infeed_enq_start_timestamp_ps_diff */
+    uint64_t busy_time_ps;            /* TPU duty cycle: busy time (op_stats_tpu_duty.c) */
+    uint64_t idle_time_ps;            /* TPU duty cycle: idle time in the active windows */
     int oom;                          /* sticky allocation failure */
 };
 
@@ -174,8 +176,13 @@ struct op_stats {
     int32_t host_trace_level;
     /* perf_env */
     double peak_tflops; /* peak_tera_flops_per_second */
-    double peak_bws[3]; /* GB/s: HBM, SRAM read, SRAM write */
-    uint32_t npeak_bws; /* 0 when unknown */
+    /* GB/s: HBM, SRAM read, SRAM write (GPU: 3 entries); TPU also CMEM
+     * read, CMEM write, VMEM read, VMEM write */
+    double peak_bws[7];
+    uint32_t npeak_bws;  /* 0 when unknown */
+    int has_cmem;        /* TPU: a CMEM peak bandwidth > 0 */
+    int has_merged_vmem; /* TPU: plane stat has_merged_vmem */
+    int has_megacore;    /* TPU: plane stat has_megacore */
     double ridge_point;
     /* diagnostics */
     const char **errors;

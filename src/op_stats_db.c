@@ -184,6 +184,8 @@ void op_db_combine(struct op_metrics_db *dst, struct arena *arena, const struct 
 
     dst->host_infeed_enq_ps += src->host_infeed_enq_ps;
     dst->host_infeed_enq_diff_ps += src->host_infeed_enq_diff_ps;
+    dst->busy_time_ps += src->busy_time_ps;
+    dst->idle_time_ps += src->idle_time_ps;
     dst->total_time_ps += src->total_time_ps;
     dst->total_op_time_ps += src->total_op_time_ps;
     dst->precision_16_ps += src->precision_16_ps;

@@ -2,7 +2,7 @@
  * op_stats_env.c - run environment, peak performance (PerfEnv), diagnostics
  * and performance counters of one host.
  *
- * Ports of SetRunEnvironment / GetPerfEnvFromXPlane
+ * Ports of SetRunEnvironment / GetPerfEnvFromXPlane and MakePerfEnvForTpu
  * (xprof/convert/xplane_to_op_stats.cc), GetDeviceCaps
  * (xprof/utils/device_caps_utils.cc) and the NVIDIA / AMD tables of
  * xprof/utils/{cuda,rocm}_type_utils.cc.
@@ -201,6 +201,41 @@ static void perf_env_gpu(const struct xp_plane *pl, struct op_stats *os)
     os->ridge_point = os->peak_tflops * 1e3 / os->peak_bws[0];
 }
 
+/* A bool plane stat (BoolValue reads int64_value: an int stat != 0); 0 when
+ * absent or of another kind. */
+static int plane_bool(const struct xp_plane *pl, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < pl->nstats; i++) {
+        const struct xp_stat *st = &pl->stats[i];
+        if (strcmp(xp_stat_name(pl, st), name) == 0)
+            return st->kind == XP_STAT_INT && st->v.i != 0;
+    }
+    return 0;
+}
+
+/* GetPerfEnvFromXPlane for a TPU plane: every value from the plane stats
+ * libtpu writes (0 when absent), seven bandwidths (MakePerfEnvForTpu). */
+static void perf_env_tpu(const struct xp_plane *pl, struct op_stats *os)
+{
+    static const char *const bw_stats[7] = {
+        "peak_hbm_bw_gigabytes_per_second",     "peak_sram_rd_bw_gigabytes_per_second",
+        "peak_sram_wr_bw_gigabytes_per_second", "peak_cmem_rd_bw_gigabytes_per_second",
+        "peak_cmem_wr_bw_gigabytes_per_second", "peak_vmem_rd_bw_gigabytes_per_second",
+        "peak_vmem_wr_bw_gigabytes_per_second"};
+    uint32_t i;
+
+    os->peak_tflops = plane_double(pl, "peak_teraflops_per_second");
+    for (i = 0; i < 7; i++)
+        os->peak_bws[i] = plane_double(pl, bw_stats[i]);
+    os->npeak_bws = 7;
+    os->ridge_point = os->peak_tflops * 1e3 / os->peak_bws[0];
+    os->has_cmem = os->peak_bws[3] > 0 || os->peak_bws[4] > 0;
+    os->has_merged_vmem = plane_bool(pl, "has_merged_vmem");
+    os->has_megacore = plane_bool(pl, "has_megacore");
+}
+
 static int add_str(struct op_stats *os, const char ***v, uint32_t *n, const char *s)
 {
     const char **nv;
@@ -266,12 +301,7 @@ int op_stats_env(struct host_ctx *ctx)
             os->device_type = arena_strndup(&os->arena, st.str, st.len);
         os->device_core_count = (int32_t)ntpu;
         os->hardware_type = HW_TPU;
-        os->peak_tflops = plane_double(first_tpu, "peak_teraflops_per_second");
-        os->peak_bws[0] = plane_double(first_tpu, "peak_hbm_bw_gigabytes_per_second");
-        os->peak_bws[1] = plane_double(first_tpu, "peak_sram_rd_bw_gigabytes_per_second");
-        os->peak_bws[2] = plane_double(first_tpu, "peak_sram_wr_bw_gigabytes_per_second");
-        os->npeak_bws = 3;
-        os->ridge_point = os->peak_tflops * 1e3 / os->peak_bws[0];
+        perf_env_tpu(first_tpu, os);
     } else {
         os->device_type = "CPU";
         os->device_core_count = 0;

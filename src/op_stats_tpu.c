@@ -13,7 +13,8 @@
  * occurrences (custom-calls sum event stats instead), the total time is
  * last end - first begin over the `Steps` line and op lines, and an IDLE row
  * takes the rest. The planes' dbs are combined into the host's device db.
- * The TPU step db is built in op_stats_tpu_steps.c.
+ * The duty cycle is in op_stats_tpu_duty.c, the TPU step db in
+ * op_stats_tpu_steps.c.
  */
 #include "op_stats_tpu_int.h"
 
@@ -392,6 +393,8 @@ int op_stats_tpu_planes(struct host_ctx *ctx)
         }
         op_db_free(&db);
     }
+    if (rc == 0)
+        rc = op_stats_tpu_duty(ctx);
     if (rc == 0)
         rc = op_stats_tpu_steps(ctx);
     return rc;

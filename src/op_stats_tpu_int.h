@@ -31,4 +31,8 @@ void tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const st
 /* The step db of the TensorCore planes into ctx->os (op_stats_tpu_steps.c). */
 int op_stats_tpu_steps(struct host_ctx *ctx);
 
+/* Busy and idle time of the TPU planes into ctx->os->device_db
+ * (op_stats_tpu_duty.c). */
+int op_stats_tpu_duty(struct host_ctx *ctx);
+
 #endif

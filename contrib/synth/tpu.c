@@ -8,7 +8,8 @@
  * symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed and
  * deduplicated_name are stats of their event metadata; events carry
  * group_id (the step), custom-calls also flops and bytes_accessed. Plane
- * stats give device_type_string and the peak rates. Times are fixed
+ * stats give device_type_string, the peak flop rate and the seven peak
+ * bandwidths (HBM, SRAM, CMEM, VMEM read/write) and has_megacore. Times are fixed
  * microseconds that differ per core and step: see README.md.
  */
 #include "tpu.h"
@@ -41,6 +42,13 @@ enum {
     T_DEVICE_TYPE,
     T_PEAK_TFLOPS,
     T_PEAK_HBM,
+    T_PEAK_SRAM_RD,
+    T_PEAK_SRAM_WR,
+    T_PEAK_CMEM_RD,
+    T_PEAK_CMEM_WR,
+    T_PEAK_VMEM_RD,
+    T_PEAK_VMEM_WR,
+    T_HAS_MEGACORE,
     T_COUNT
 };
 static const char *const stat_names[T_COUNT] = {"",
@@ -56,7 +64,14 @@ static const char *const stat_names[T_COUNT] = {"",
                                                 "deduplicated_name",
                                                 "device_type_string",
                                                 "peak_teraflops_per_second",
-                                                "peak_hbm_bw_gigabytes_per_second"};
+                                                "peak_hbm_bw_gigabytes_per_second",
+                                                "peak_sram_rd_bw_gigabytes_per_second",
+                                                "peak_sram_wr_bw_gigabytes_per_second",
+                                                "peak_cmem_rd_bw_gigabytes_per_second",
+                                                "peak_cmem_wr_bw_gigabytes_per_second",
+                                                "peak_vmem_rd_bw_gigabytes_per_second",
+                                                "peak_vmem_wr_bw_gigabytes_per_second",
+                                                "has_megacore"};
 
 /* Event metadata: ids 1..N_STEPS are the step names, then these. */
 enum {
@@ -246,6 +261,13 @@ static void tpu_tail(struct wbuf *tail)
     pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, "TPU v4", 6);
     pb_stat_double(tail, 6, T_PEAK_TFLOPS, 275.0);
     pb_stat_double(tail, 6, T_PEAK_HBM, 1200.0);
+    pb_stat_double(tail, 6, T_PEAK_SRAM_RD, 1600.0);
+    pb_stat_double(tail, 6, T_PEAK_SRAM_WR, 1500.0);
+    pb_stat_double(tail, 6, T_PEAK_CMEM_RD, 800.0);
+    pb_stat_double(tail, 6, T_PEAK_CMEM_WR, 700.0);
+    pb_stat_double(tail, 6, T_PEAK_VMEM_RD, 4000.0);
+    pb_stat_double(tail, 6, T_PEAK_VMEM_WR, 3500.0);
+    pb_stat_varint(tail, 6, T_HAS_MEGACORE, PB_STAT_INT64, 1);
 }
 
 int tpu_write(struct synth *sy, int h, struct sink *sink)

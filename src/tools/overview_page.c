@@ -120,6 +120,9 @@ static int analysis_table(const struct op_stats *os, struct dt_table *t)
             host_idle = (1.0 - op_safe_div((double)os->host_db.total_op_time_ps,
                                            (double)os->host_db.total_time_ps)) *
                         100.0;
+            duty = op_safe_div((double)os->device_db.busy_time_ps,
+                               (double)(os->device_db.busy_time_ps + os->device_db.idle_time_ps)) *
+                   100.0;
         }
         pct_prop(t, "flop_rate_utilization_relative_to_roofline", 0.0);
         pct_prop(t, "memory_bw_utilization_relative_to_hw_limit", 0.0);

@@ -16,6 +16,13 @@ recomputed the same way: Steps markers and op events with a group_id per
 core, steps common to all cores, step time = longest marker, per-core
 category self times, then XProf's per-step TensorCore formulas; column ids
 are those of xprof-rs tests/data/input_pipeline_analyzer.json.
+
+The duty cycle (overview_page device_duty_cycle_percent) is recomputed from
+the XLA Ops / Sparse Core Ops / module events: busy = union length of the
+on-duty op spans per chip (core_details local_chip_id) or per plane, idle =
+window [0, last end] - busy, summed; also on a modified copy of the scenario
+(no root ops, an outfeed, one chip for both cores, a SparseCore plane) and
+with two hosts.
 """
 import json
 from collections import defaultdict
@@ -389,3 +396,173 @@ def test_tpu_step_table(tpu_logdir, xcat, expected_steps, tool):
     # steps were found: no "No step marker observed" diagnostic
     if tool == "input_pipeline_analyzer.json":
         assert data[4]["rows"] == []
+
+
+# ---- duty cycle (XProf's DutyCycleTracker / DutyCycleCombiner) ----------------
+
+OFF_DUTY = ("infeed", "outfeed", "host send", "host send-done", "host recv", "host recv-done",
+            "megacore fusion")
+
+
+def _local_chip_id(data):
+    """Field 4 (local_chip_id) of a serialized CoreDetails, by hand."""
+    i, chip = 0, 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        field, wtype = key >> 3, key & 7
+        if wtype == 0:
+            v, i = _varint(data, i)
+            if field == 4:
+                chip = v
+        elif wtype == 2:
+            n, i = _varint(data, i)
+            i += n
+        else:
+            raise AssertionError("unexpected wire type")
+    return chip
+
+
+def _varint(data, i):
+    v, shift = 0, 0
+    while True:
+        b = data[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return v, i
+
+
+def expected_duty(space):
+    """(busy ps, idle ps) of one host: busy spans = XLA Ops events whose
+    metadata category is on duty and every Sparse Core Ops event; window from
+    0 to the last end of those and the module lines; planes with core_details
+    merged per local chip (span union), the others alone."""
+    groups = {}  # key -> [spans, window end]
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        names = {m.key: m.value.name for m in plane.stat_metadata}
+        emeta = {m.key: m.value for m in plane.event_metadata}
+        key = ("plane", plane.name)
+        for st in plane.stats:
+            if names.get(st.metadata_id) == "core_details":
+                key = ("chip", _local_chip_id(st.bytes_value))
+        g = groups.setdefault(key, [[], 0])
+        for line in plane.lines:
+            if line.name not in ("XLA Ops", "Sparse Core Ops", "XLA Modules",
+                                 "Sparse Core Modules"):
+                continue
+            for ev in line.events:
+                b = line.timestamp_ns * 1000 + ev.offset_ps
+                e = b + ev.duration_ps
+                g[1] = max(g[1], e)
+                if line.name.endswith("Modules"):
+                    continue
+                cat = _stats(emeta[ev.metadata_id].stats, names).get("hlo_category", "") \
+                    if ev.metadata_id in emeta else ""
+                if line.name == "XLA Ops" and cat in OFF_DUTY:
+                    continue
+                g[0].append((b, e))
+    busy = idle = 0
+    for spans, end in groups.values():
+        # union length by walking the picosecond boundaries
+        points = sorted({p for s in spans for p in s})
+        active = sum(hi - lo for lo, hi in zip(points, points[1:])
+                     if any(b <= lo and hi <= e for b, e in spans))
+        busy += active
+        idle += end - active
+    return busy, idle
+
+
+def _duty_str(busy, idle):
+    return "%.1f%%" % (100.0 * busy / (busy + idle) if busy + idle else 0.0)
+
+
+def test_duty_cycle_scenario(tpu_logdir, xcat):
+    files = list((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    busy, idle = expected_duty(xplane_py.load(files[0]))
+    # README timeline: the root op covers [6, 870) us of each step (864 us x 3
+    # steps x 2 cores busy); the window is [0, 1000 + 2100 + c + 900) us
+    assert (busy, idle) == (2 * 3 * 864 * 10**6, (4000 + 4001 - 2 * 3 * 864) * 10**6)
+    p = json.loads(xcat(tpu_logdir, f"{RUN}/overview_page.json"))[0]["p"]
+    assert p["device_duty_cycle_percent"] == _duty_str(busy, idle) == "64.8%"
+
+
+def _add_meta(entries, key, name):
+    """A metadata map entry (the maps are repeated key/value messages)."""
+    m = entries.add()
+    m.key = key
+    m.value.id = key
+    m.value.name = name
+    return m.value
+
+
+def _mutated_space(space):
+    """The scenario without its root ops (so infeed's off-duty time shows),
+    both TensorCores on local chip 0 (core_details), an outfeed op on core 1
+    outside every other op, and a SparseCore plane (own group) whose Sparse
+    Core Ops event counts as busy even with an off-duty category."""
+    core_details = bytes([0x0A, 1]) + b"h" + bytes([0x20, 0])  # hostname, local_chip_id 0
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        names = {m.value.name: m.key for m in plane.stat_metadata}
+        emeta = {m.key: m.value for m in plane.event_metadata}
+        _add_meta(plane.stat_metadata, 900, "core_details")
+        st = plane.stats.add()
+        st.metadata_id = 900
+        st.bytes_value = core_details
+        for line in plane.lines:
+            if line.name != "XLA Ops":
+                continue
+            for i in reversed(range(len(line.events))):
+                if emeta[line.events[i].metadata_id].name == "jit_train_step":
+                    del line.events[i]
+            if plane.id == 1:
+                s = _add_meta(plane.event_metadata, 900, "outfeed.9").stats.add()
+                s.metadata_id = names["hlo_category"]
+                s.str_value = "outfeed"
+                ev = line.events.add()
+                ev.metadata_id = 900
+                ev.offset_ps = 2990 * 10**6  # us 2990 .. 2999 after the line start
+                ev.duration_ps = 9 * 10**6
+    sc = space.planes.add()
+    sc.id = 77
+    sc.name = "/device:TPU:0 SparseCore 0"
+    _add_meta(sc.stat_metadata, 1, "hlo_category")
+    s = _add_meta(sc.event_metadata, 1, "sc-infeed").stats.add()
+    s.metadata_id = 1
+    s.str_value = "infeed"
+    line = sc.lines.add()
+    line.id = 1
+    line.name = "Sparse Core Ops"
+    line.timestamp_ns = 2000
+    ev = line.events.add()
+    ev.metadata_id = 1
+    ev.offset_ps = 500000
+    ev.duration_ps = 250000
+    return space
+
+
+def test_duty_cycle_chips_off_duty_and_hosts(tpu_logdir, tmp_path, xcat):
+    src = next((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    run = tmp_path / "plugins/profile/mut"
+    run.mkdir(parents=True)
+    plain = xplane_py.load(src)
+    mutated = _mutated_space(xplane_py.load(src))
+    (run / "a.xplane.pb").write_bytes(src.read_bytes())
+    (run / "b.xplane.pb").write_bytes(mutated.SerializeToString())
+    busy_a, idle_a = expected_duty(plain)
+    busy_b, idle_b = expected_duty(mutated)
+    # the chip union is smaller than the per-core sum, infeed and outfeed are
+    # not busy, the SparseCore event is
+    assert busy_b < busy_a
+    per_host = {"a": (busy_a, idle_a), "b": (busy_b, idle_b)}
+    for host, (busy, idle) in per_host.items():
+        p = json.loads(xcat(tmp_path, f"mut/hosts/{host}/overview_page.json"))[0]["p"]
+        assert p["device_duty_cycle_percent"] == _duty_str(busy, idle), host
+    # hosts combined: busy and idle summed (OpMetricsDbCombiner)
+    p = json.loads(xcat(tmp_path, "mut/overview_page.json"))[0]["p"]
+    assert p["device_duty_cycle_percent"] == _duty_str(busy_a + busy_b, idle_a + idle_b)
+    assert _duty_str(busy_a + busy_b, idle_a + idle_b) != _duty_str(busy_a, idle_a)

@@ -1,0 +1,227 @@
+/*
+ * test_op_stats_tpu.c - TPU perf_env (GetPerfEnvFromXPlane / MakePerfEnvForTpu)
+ * and duty cycle (DutyCycleTracker / DutyCycleCombiner) on hand-built
+ * XSpaces, checked against hand-worked values.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "op_stats_tpu_int.h"
+#include "pbw.h"
+
+/* Stat metadata ids of the test planes. */
+enum { S_CATEGORY = 1, S_CORE, S_TFLOPS, S_HBM, S_SRAM_RD, S_CMEM_WR, S_VMEM_RD, S_MEGACORE };
+
+static void put_stat_meta(struct pbw *plane, int64_t id, const char *name)
+{
+    struct pbw entry = {0}, value = {0};
+
+    pbw_uint(&value, 1, (uint64_t)id);
+    pbw_str(&value, 2, name);
+    pbw_uint(&entry, 1, (uint64_t)id);
+    pbw_msg(&entry, 2, &value);
+    pbw_msg(plane, 5, &entry);
+}
+
+/* Event metadata id with an hlo_category stat ("" for none). */
+static void put_event_meta(struct pbw *plane, int64_t id, const char *category)
+{
+    struct pbw entry = {0}, value = {0}, st = {0};
+
+    pbw_uint(&value, 1, (uint64_t)id);
+    pbw_str(&value, 2, "op");
+    if (category[0] != '\0') {
+        pbw_uint(&st, 1, S_CATEGORY);
+        pbw_str(&st, 5, category);
+        pbw_msg(&value, 5, &st);
+    }
+    pbw_uint(&entry, 1, (uint64_t)id);
+    pbw_msg(&entry, 2, &value);
+    pbw_msg(plane, 4, &entry);
+}
+
+static void put_event(struct pbw *line, int64_t meta, int64_t offset_ps, int64_t duration_ps)
+{
+    struct pbw ev = {0};
+
+    pbw_uint(&ev, 1, (uint64_t)meta);
+    pbw_uint(&ev, 2, (uint64_t)offset_ps);
+    pbw_uint(&ev, 3, (uint64_t)duration_ps);
+    pbw_msg(line, 4, &ev);
+}
+
+static void put_double_stat(struct pbw *plane, int64_t id, double v)
+{
+    struct pbw st = {0};
+
+    pbw_uint(&st, 1, (uint64_t)id);
+    pbw_double(&st, 2, v);
+    pbw_msg(plane, 6, &st);
+}
+
+/* core_details: CoreDetails {local_chip_id = chip} */
+static void put_core_details(struct pbw *plane, uint32_t chip)
+{
+    struct pbw st = {0};
+    uint8_t cd[] = {0x20, (uint8_t)chip};
+
+    pbw_uint(&st, 1, S_CORE);
+    pbw_bytes(&st, 6, cd, sizeof(cd));
+    pbw_msg(plane, 6, &st);
+}
+
+static void plane_begin(struct pbw *plane, int64_t id, const char *name)
+{
+    pbw_uint(plane, 1, (uint64_t)id);
+    pbw_str(plane, 2, name);
+    put_stat_meta(plane, S_CATEGORY, "hlo_category");
+    put_stat_meta(plane, S_CORE, "core_details");
+    put_stat_meta(plane, S_TFLOPS, "peak_teraflops_per_second");
+    put_stat_meta(plane, S_HBM, "peak_hbm_bw_gigabytes_per_second");
+    put_stat_meta(plane, S_SRAM_RD, "peak_sram_rd_bw_gigabytes_per_second");
+    put_stat_meta(plane, S_CMEM_WR, "peak_cmem_wr_bw_gigabytes_per_second");
+    put_stat_meta(plane, S_VMEM_RD, "peak_vmem_rd_bw_gigabytes_per_second");
+    put_stat_meta(plane, S_MEGACORE, "has_megacore");
+    put_event_meta(plane, 1, "");
+    put_event_meta(plane, 2, "infeed");
+    put_event_meta(plane, 3, "megacore fusion");
+    put_event_meta(plane, 4, "convolution");
+}
+
+static void line_begin(struct pbw *line, int64_t id, const char *name, int64_t ts_ns)
+{
+    pbw_uint(line, 1, (uint64_t)id);
+    pbw_str(line, 2, name);
+    pbw_uint(line, 3, (uint64_t)ts_ns);
+}
+
+/* Opens the space, decodes it and runs fn on a fresh op_stats. */
+static void with_space(struct pbw *space, int (*fn)(struct host_ctx *), struct op_stats *os,
+                       struct xspace **xsp)
+{
+    struct xp_err err;
+    struct host_ctx ctx;
+
+    assert_int_equal(xspace_open_buffer("test", space->p, space->n, xsp, &err), 0);
+    assert_int_equal(xspace_decode(*xsp, 1, &err), 0);
+    memset(os, 0, sizeof(*os));
+    arena_init(&os->arena);
+    op_db_init(&os->device_db);
+    op_db_init(&os->host_db);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.xs = *xsp;
+    ctx.os = os;
+    assert_int_equal(fn(&ctx), 0);
+}
+
+static void done(struct op_stats *os, struct xspace *xs, struct pbw *space)
+{
+    op_db_free(&os->device_db);
+    op_db_free(&os->host_db);
+    arena_free(&os->arena);
+    xspace_close(xs);
+    free(space->p);
+}
+
+static void test_perf_env(void **state)
+{
+    struct pbw space = {0}, plane = {0}, st = {0};
+    struct op_stats os;
+    struct xspace *xs;
+
+    (void)state;
+    plane_begin(&plane, 0, "/device:TPU:0");
+    put_double_stat(&plane, S_TFLOPS, 275.0);
+    put_double_stat(&plane, S_HBM, 1200.0);
+    put_double_stat(&plane, S_SRAM_RD, 1600.0);
+    put_double_stat(&plane, S_CMEM_WR, 700.0);
+    put_double_stat(&plane, S_VMEM_RD, 4000.0);
+    pbw_uint(&st, 1, S_MEGACORE);
+    pbw_uint(&st, 4, 1);
+    pbw_msg(&plane, 6, &st);
+    pbw_msg(&space, 1, &plane);
+    with_space(&space, op_stats_env, &os, &xs);
+    assert_int_equal(os.hardware_type, HW_TPU);
+    assert_int_equal(os.npeak_bws, 7);
+    /* HBM, SRAM rd, SRAM wr, CMEM rd, CMEM wr, VMEM rd, VMEM wr; absent = 0 */
+    assert_true(os.peak_bws[0] == 1200.0 && os.peak_bws[1] == 1600.0 && os.peak_bws[2] == 0.0);
+    assert_true(os.peak_bws[3] == 0.0 && os.peak_bws[4] == 700.0);
+    assert_true(os.peak_bws[5] == 4000.0 && os.peak_bws[6] == 0.0);
+    assert_true(os.peak_tflops == 275.0);
+    assert_true(os.ridge_point == 275.0 * 1e3 / 1200.0);
+    assert_int_equal(os.has_cmem, 1); /* the CMEM write peak */
+    assert_int_equal(os.has_megacore, 1);
+    assert_int_equal(os.has_merged_vmem, 0);
+    done(&os, xs, &space);
+}
+
+/*
+ * Planes (times in ps, line timestamp 0 unless said):
+ *   TPU:0, chip 5: XLA Ops [100,200) [150,300) on duty, infeed [400,500),
+ *                  XLA Modules [50,600)        -> spans [100,300)
+ *   TPU:1, chip 5: XLA Ops [250,350), megacore fusion [700,900)
+ *                                              -> chip 5: [100,350) = 250, window 900
+ *   TPU:2 (no core details): line at 1 ns: XLA Ops [0,100) -> [1000,1100);
+ *                  Sparse Core Ops (infeed category, still busy) [200,300)
+ *                  -> [1200,1300): busy 200, window 1300
+ *   busy = 250 + 200 = 450, idle = (900 - 250) + (1300 - 200) = 1750.
+ */
+static void test_duty_cycle(void **state)
+{
+    struct pbw space = {0}, p0 = {0}, p1 = {0}, p2 = {0}, l = {0};
+    struct op_stats os;
+    struct xspace *xs;
+
+    (void)state;
+    plane_begin(&p0, 0, "/device:TPU:0");
+    put_core_details(&p0, 5);
+    line_begin(&l, 1, "XLA Ops", 0);
+    put_event(&l, 1, 100, 100);
+    put_event(&l, 4, 150, 150);
+    put_event(&l, 2, 400, 100);
+    pbw_msg(&p0, 3, &l);
+    line_begin(&l, 2, "XLA Modules", 0);
+    put_event(&l, 1, 50, 550);
+    pbw_msg(&p0, 3, &l);
+    pbw_msg(&space, 1, &p0);
+
+    plane_begin(&p1, 1, "/device:TPU:1");
+    put_core_details(&p1, 5);
+    line_begin(&l, 1, "XLA Ops", 0);
+    put_event(&l, 4, 250, 100);
+    put_event(&l, 3, 700, 200);
+    pbw_msg(&p1, 3, &l);
+    pbw_msg(&space, 1, &p1);
+
+    plane_begin(&p2, 2, "/device:TPU:2");
+    line_begin(&l, 1, "XLA Ops", 1);
+    put_event(&l, 4, 0, 100);
+    pbw_msg(&p2, 3, &l);
+    line_begin(&l, 3, "Sparse Core Ops", 1);
+    put_event(&l, 2, 200, 100);
+    pbw_msg(&p2, 3, &l);
+    pbw_msg(&space, 1, &p2);
+
+    with_space(&space, op_stats_tpu_duty, &os, &xs);
+    assert_int_equal(os.device_db.busy_time_ps, 450);
+    assert_int_equal(os.device_db.idle_time_ps, 1750);
+    done(&os, xs, &space);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_perf_env),
+        cmocka_unit_test(test_duty_cycle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
