@@ -355,8 +355,8 @@ static int take_lines(struct derived *dv, struct derived *part, uint32_t from, u
     return 0;
 }
 
-int derived_build(const struct xspace *xs, const struct xp_groups *g, struct derived **dvp,
-                  struct xp_err *err)
+int derived_build(const struct xspace *xs, const struct xp_groups *g, const struct hlo_modules *hlo,
+                  struct derived **dvp, struct xp_err *err)
 {
     struct derived *dv = calloc(1, sizeof(*dv));
     uint32_t *gpu = malloc((xs->nplanes + 1) * sizeof(*gpu));
@@ -387,7 +387,14 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, struct der
     if (dv->display_ids == NULL || t.parts == NULL || t.nsteps == NULL)
         rc = -ENOMEM;
     if (rc == 0 && ngpu > 0) {
-        rc = derived_hlo_build(xs, &dv->hlo, err);
+        struct hlo_modules *own = NULL;
+        if (hlo == NULL) {
+            rc = hlo_modules_read(xs, &own, err);
+            hlo = own;
+        }
+        if (rc == 0)
+            rc = derived_hlo_build(hlo, &dv->hlo, err);
+        hlo_modules_free(own);
         t.hlo = dv->hlo;
         if (rc != 0) {
             free(t.parts);

@@ -77,10 +77,11 @@ struct derived {
     uint32_t nparts;          /* entries in parts */
 };
 
-/* Derive the lines of xs's GPU planes; g may be NULL (no groups). Returns 0
- * and *dvp, or -ENOMEM with err. */
-int derived_build(const struct xspace *xs, const struct xp_groups *g, struct derived **dvp,
-                  struct xp_err *err);
+/* Derive the lines of xs's GPU planes; g may be NULL (no groups); hlo is
+ * the host's HLO modules (snapshot_hlo_modules), or NULL to read them from
+ * xs here. Returns 0 and *dvp, or -ENOMEM with err. */
+int derived_build(const struct xspace *xs, const struct xp_groups *g, const struct hlo_modules *hlo,
+                  struct derived **dvp, struct xp_err *err);
 
 void derived_free(struct derived *dv);
 

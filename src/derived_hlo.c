@@ -1,13 +1,6 @@
 /*
  * derived_hlo.c - the HLO instructions' framework ops and sources for the
- * derived GPU lines (see derived_hlo.h), read at the wire level.
- *
- * Field numbers (xla/service/hlo.proto, xla/xla_data.proto):
- *   HloProto.hlo_module = 1; HloModuleProto.computations = 3;
- *   HloComputationProto.instructions = 2;
- *   HloInstructionProto: name = 1, metadata = 7;
- *   OpMetadata: op_type = 1, op_name = 2, source_file = 3, source_line = 4.
- * The modules are found as op_stats_hlo.c finds them (XProf's HloProtoMap).
+ * derived GPU lines (see derived_hlo.h), from the host's parsed HLO modules.
  */
 #include "derived_hlo.h"
 #include "sort.h"
@@ -18,18 +11,6 @@
 #include <string.h>
 
 #include "op_stats_tfop.h"
-#include "wire.h"
-
-struct span {
-    const char *p; /* bytes (not NUL-terminated), or NULL */
-    size_t n;      /* length */
-};
-
-/* One instruction as read from the wire. */
-struct raw_instr {
-    struct span name, op_type, op_name, source_file;
-    int32_t source_line;
-};
 
 /* --- framework op names (tf_op_utils.cc) ------------------------------------- */
 
@@ -146,64 +127,6 @@ static const char *intern(struct derived_hlo *h, const char *s, size_t n)
     return copy;
 }
 
-/* --- reading instructions ------------------------------------------------------- */
-
-static int read_metadata(struct wire w, struct raw_instr *ri)
-{
-    while (!wire_eof(&w)) {
-        uint32_t f;
-        int t;
-        struct wire s;
-        uint64_t v;
-        if (wire_key(&w, &f, &t) != 0)
-            return -1;
-        if (t == WIRE_LEN && f >= 1 && f <= 3) {
-            if (wire_bytes(&w, &s) != 0)
-                return -1;
-            struct span sp = {(const char *)s.p, (size_t)(s.end - s.p)};
-            if (f == 1)
-                ri->op_type = sp;
-            else if (f == 2)
-                ri->op_name = sp;
-            else
-                ri->source_file = sp;
-        } else if (t == WIRE_VARINT && f == 4) {
-            if (wire_varint(&w, &v) != 0)
-                return -1;
-            ri->source_line = (int32_t)(uint32_t)v;
-        } else if (wire_skip(&w, t) != 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int read_instr(struct wire w, struct raw_instr *ri)
-{
-    memset(ri, 0, sizeof(*ri));
-    while (!wire_eof(&w)) {
-        uint32_t f;
-        int t;
-        struct wire s;
-        if (wire_key(&w, &f, &t) != 0)
-            return -1;
-        if (t != WIRE_LEN || (f != 1 && f != 7)) {
-            if (wire_skip(&w, t) != 0)
-                return -1;
-            continue;
-        }
-        if (wire_bytes(&w, &s) != 0)
-            return -1;
-        if (f == 1) {
-            ri->name.p = (const char *)s.p;
-            ri->name.n = (size_t)(s.end - s.p);
-        } else if (read_metadata(s, ri) != 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Collects the interned name scopes of one op. */
 struct scope_list {
     struct derived_hlo *h; /* owner of the strings */
@@ -233,10 +156,10 @@ static int add_scope(void *arg, const char *s, size_t n)
 }
 
 /* Fill in the resolved names of one instruction. */
-static int resolve(struct derived_hlo *h, const struct raw_instr *ri, struct dh_instr *in,
+static int resolve(struct derived_hlo *h, const struct hlo_node *nd, struct dh_instr *in,
                    struct scope_list *sl)
 {
-    size_t full_len = ri->op_name.n + 1 + ri->op_type.n, shown_len;
+    size_t full_len = nd->op_name_len + 1 + nd->op_type_len, shown_len;
     char small[512];
     char *full = full_len + 16 <= sizeof(small) ? small : malloc(full_len + 16);
     const char *shown;
@@ -244,14 +167,12 @@ static int resolve(struct derived_hlo *h, const struct raw_instr *ri, struct dh_
 
     if (full == NULL)
         return -ENOMEM;
-    if (ri->op_name.n)
-        memcpy(full, ri->op_name.p, ri->op_name.n);
-    full[ri->op_name.n] = ':';
-    if (ri->op_type.n)
-        memcpy(full + ri->op_name.n + 1, ri->op_type.p, ri->op_type.n);
+    memcpy(full, nd->op_name, nd->op_name_len);
+    full[nd->op_name_len] = ':';
+    memcpy(full + nd->op_name_len + 1, nd->op_type, nd->op_type_len);
     full[full_len] = '\0';
-    in->name = intern(h, ri->name.n ? ri->name.p : "", ri->name.n);
-    in->name_len = ri->name.n;
+    in->name = intern(h, nd->name, nd->name_len);
+    in->name_len = nd->name_len;
     in->tf_op = intern(h, full, full_len);
     if (in->name == NULL || in->tf_op == NULL)
         rc = -ENOMEM;
@@ -285,10 +206,10 @@ static int resolve(struct derived_hlo *h, const struct raw_instr *ri, struct dh_
             memcpy(in->scopes, sl->v, sl->n * sizeof(*in->scopes));
         in->nscopes = sl->n;
     }
-    if (rc == 0 && ri->source_file.n > 0) {
+    if (rc == 0 && nd->source_file_len > 0) {
         /* tsl::io::Basename: the part after the last '/'. */
-        const char *base = ri->source_file.p;
-        size_t bn = ri->source_file.n, k;
+        const char *base = nd->source_file;
+        size_t bn = nd->source_file_len, k;
         char *s;
         for (k = bn; k > 0 && base[k - 1] != '/'; k--)
             ;
@@ -299,7 +220,7 @@ static int resolve(struct derived_hlo *h, const struct raw_instr *ri, struct dh_
             rc = -ENOMEM;
         } else {
             memcpy(s, base, bn);
-            snprintf(s + bn, 16, ":%d", (int)ri->source_line);
+            snprintf(s + bn, 16, ":%d", (int)nd->source_line);
             in->source = intern(h, s, strlen(s));
             if (in->source == NULL)
                 rc = -ENOMEM;
@@ -347,73 +268,21 @@ static int index_module(struct dh_module *mod)
     return 0;
 }
 
-/* Parse one HloProto into mod. Returns 0, -1 (corrupt, skip) or -ENOMEM. */
-static int parse_module(struct derived_hlo *h, const uint8_t *p, size_t n, struct dh_module *mod,
-                        struct scope_list *sl)
+/* The instructions of one module into mod. Returns 0 or -ENOMEM. */
+static int add_instrs(struct derived_hlo *h, const struct hlo_graph *g, struct dh_module *mod,
+                      struct scope_list *sl)
 {
-    struct wire w, mw;
-    int have_module = 0;
-    size_t cap = 0;
+    uint32_t i;
+    int rc;
 
-    wire_init(&w, p, n);
-    memset(mod, 0, sizeof(*mod));
-    while (!wire_eof(&w)) {
-        uint32_t f;
-        int t;
-        if (wire_key(&w, &f, &t) != 0)
-            return -1;
-        if (f == 1 && t == WIRE_LEN) {
-            if (wire_bytes(&w, &mw) != 0)
-                return -1;
-            have_module = 1;
-            break;
-        }
-        if (wire_skip(&w, t) != 0)
-            return -1;
-    }
-    if (!have_module)
-        return -1;
-    while (!wire_eof(&mw)) {
-        uint32_t f;
-        int t;
-        struct wire s;
-        if (wire_key(&mw, &f, &t) != 0)
-            return -1;
-        if (t != WIRE_LEN || f != 3) {
-            if (wire_skip(&mw, t) != 0)
-                return -1;
-            continue;
-        }
-        if (wire_bytes(&mw, &s) != 0)
-            return -1;
-        while (!wire_eof(&s)) { /* a computation */
-            uint32_t cf;
-            int ct, rc;
-            struct wire iw;
-            struct raw_instr ri;
-            if (wire_key(&s, &cf, &ct) != 0)
-                return -1;
-            if (cf != 2 || ct != WIRE_LEN) {
-                if (wire_skip(&s, ct) != 0)
-                    return -1;
-                continue;
-            }
-            if (wire_bytes(&s, &iw) != 0 || read_instr(iw, &ri) != 0)
-                return -1;
-            if (mod->ninstrs == cap) {
-                size_t nc = cap ? cap * 2 : 64;
-                struct dh_instr *v = realloc(mod->instrs, nc * sizeof(*v));
-                if (v == NULL)
-                    return -ENOMEM;
-                mod->instrs = v;
-                cap = nc;
-            }
-            memset(&mod->instrs[mod->ninstrs], 0, sizeof(mod->instrs[0]));
-            rc = resolve(h, &ri, &mod->instrs[mod->ninstrs], sl);
-            if (rc != 0)
-                return rc;
-            mod->ninstrs++;
-        }
+    mod->instrs = calloc(g->nnodes ? g->nnodes : 1, sizeof(*mod->instrs));
+    if (mod->instrs == NULL)
+        return -ENOMEM;
+    for (i = 0; i < g->nnodes; i++) {
+        rc = resolve(h, &g->nodes[i], &mod->instrs[i], sl);
+        if (rc != 0)
+            return rc;
+        mod->ninstrs++;
     }
     if (mod->ninstrs > 1)
         xp_qsort(mod->instrs, mod->ninstrs, sizeof(*mod->instrs), instr_cmp);
@@ -444,83 +313,47 @@ void derived_hlo_free(struct derived_hlo *h)
     free(h);
 }
 
-/* Add the module of one metadata event, unless its program is known. */
-static int add_module(struct derived_hlo *h, const struct xp_event_meta *em, int64_t proto_id,
-                      int64_t pid_id, uint32_t *cap, struct scope_list *sl)
+/* Whether a module of program_id is in h already. */
+static int has_program(const struct derived_hlo *h, uint64_t program_id)
 {
-    const struct xp_stat *proto = NULL;
-    uint64_t program_id = (uint64_t)em->id;
-    struct dh_module mod;
-    uint32_t j;
-    int rc;
+    uint32_t i;
 
-    for (j = 0; j < em->nstats; j++) {
-        if (em->stats[j].meta_id == proto_id && proto == NULL)
-            proto = &em->stats[j];
+    for (i = 0; i < h->nmods; i++) {
+        if (h->mods[i].program_id == program_id)
+            return 1;
     }
-    if (proto == NULL || proto->kind != XP_STAT_BYTES)
-        return 0;
-    for (j = 0; j < em->nstats; j++) {
-        if (pid_id != XP_NO_STAT && em->stats[j].meta_id == pid_id) {
-            program_id = (uint64_t)xp_stat_int(&em->stats[j]);
-            break;
-        }
-    }
-    for (j = 0; j < h->nmods; j++) {
-        if (h->mods[j].program_id == program_id)
-            return 0;
-    }
-    rc = parse_module(h, (const uint8_t *)proto->str, proto->len, &mod, sl);
-    if (rc != 0) {
-        free(mod.instrs);
-        free(mod.index);
-        return rc == -ENOMEM ? rc : 0;
-    }
-    mod.program_id = program_id;
-    if (h->nmods == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 8;
-        struct dh_module *v = realloc(h->mods, nc * sizeof(*v));
-        if (v == NULL) {
-            free(mod.instrs);
-            free(mod.index);
-            return -ENOMEM;
-        }
-        h->mods = v;
-        *cap = nc;
-    }
-    h->mods[h->nmods++] = mod;
     return 0;
 }
 
-int derived_hlo_build(const struct xspace *xs, struct derived_hlo **hp, struct xp_err *err)
+int derived_hlo_build(const struct hlo_modules *mods, struct derived_hlo **hp, struct xp_err *err)
 {
     struct derived_hlo *h = calloc(1, sizeof(*h));
     struct scope_list sl;
-    uint32_t p, i, cap = 0;
+    uint32_t i;
     int rc = 0;
 
     *hp = NULL;
-    if (h == NULL)
-        return xp_err_set(err, -ENOMEM, "%s: out of memory reading HLO", xs->path);
+    if (h == NULL ||
+        (mods->nmods > 0 && (h->mods = calloc(mods->nmods, sizeof(*h->mods))) == NULL)) {
+        free(h);
+        return xp_err_set(err, -ENOMEM, "out of memory reading HLO");
+    }
     arena_init(&h->arena);
     memset(&sl, 0, sizeof(sl));
     sl.h = h;
-    for (p = 0; p < xs->nplanes && rc == 0; p++) {
-        const struct xp_plane *pl = &xs->planes[p];
-        int64_t proto_id = pl->stat_id[XS_HLO_PROTO];
-        if (strcmp(pl->name, "/host:metadata") != 0)
+    for (i = 0; i < mods->nmods && rc == 0; i++) {
+        const struct hlo_proto_module *pm = &mods->mods[i];
+        struct dh_module *mod = &h->mods[h->nmods];
+        if (has_program(h, pm->program_id))
             continue;
-        if (proto_id == XP_NO_STAT)
-            proto_id = xp_plane_stat_id_by_name(pl, "HLO Proto");
-        if (proto_id == XP_NO_STAT)
-            continue;
-        for (i = 1; i < pl->nemeta && rc == 0; i++)
-            rc = add_module(h, &pl->emeta[i], proto_id, pl->stat_id[XS_PROGRAM_ID], &cap, &sl);
+        mod->program_id = pm->program_id;
+        h->nmods++;
+        rc = add_instrs(h, &pm->g, mod, &sl);
     }
     free(sl.v);
     if (rc != 0) {
         derived_hlo_free(h);
-        return xp_err_set(err, rc, "%s: out of memory reading HLO", xs->path);
+        return xp_err_set(err, rc, "out of memory reading HLO");
     }
     if (h->nmods > 1)
         xp_qsort(h->mods, h->nmods, sizeof(*h->mods), mod_cmp);

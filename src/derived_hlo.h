@@ -5,8 +5,8 @@
  * For a kernel's (program id, last hlo_op name), XProf looks the instruction
  * up in the HLO modules of /host:metadata and takes its framework op name,
  * op_name ":" op_type (TraceMeOp, so ":" when the metadata is empty), and its
- * source, basename(source_file) ":" source_line (none without a file). We
- * read the modules at the wire level and keep, per instruction, everything
+ * source, basename(source_file) ":" source_line (none without a file). From
+ * the host's parsed modules (hlo_module.h) we keep, per instruction, everything
  * the derived lines need already parsed: the framework op's display name
  * (TfOpEventName) and its name scopes (ParseTfNameScopes, for TensorFlow and
  * JAX ops). Equal strings are stored once, so equal names have equal
@@ -20,7 +20,7 @@
 
 #include "arena.h"
 #include "err.h"
-#include "xspace.h"
+#include "hlo_module.h"
 
 struct dh_instr {
     const char *name;     /* instruction name */
@@ -49,10 +49,10 @@ struct derived_hlo {
     uint32_t ninterned;     /* strings in it */
 };
 
-/* Read the HLO modules of xs (none: an empty map). Corrupt protos are
- * skipped, as XProf drops modules it cannot convert. Returns 0 and *hp, or
- * -ENOMEM with err. */
-int derived_hlo_build(const struct xspace *xs, struct derived_hlo **hp, struct xp_err *err);
+/* The map of a host's HLO modules (the first module of a program id wins;
+ * corrupt protos were already dropped, as XProf drops modules it cannot
+ * convert). Returns 0 and *hp, or -ENOMEM with err. */
+int derived_hlo_build(const struct hlo_modules *mods, struct derived_hlo **hp, struct xp_err *err);
 
 void derived_hlo_free(struct derived_hlo *h);
 

@@ -1,17 +1,29 @@
 /*
  * hlo_module.c - HloModuleProto bytes into a struct hlo_graph (see
- * hlo_module.h). Two passes: the first counts computations and
- * instructions, the second reads them; operand ids are resolved within the
- * computation of the instruction, called computation ids within the module.
+ * hlo_module.h), and the HLO modules of a host read once per snapshot. Two
+ * passes: the first counts computations and instructions, the second reads
+ * them; operand ids are resolved within the computation of the instruction,
+ * called computation ids within the module.
+ *
+ * Errors come in two kinds. Bad framing of the messages every reader walks
+ * (module, computations, instructions, their names, opcodes and metadata)
+ * makes the module corrupt. Bad bytes inside what only the cost model reads
+ * (shapes, packed id lists, dimension numbers, replica groups, windows) or
+ * ids that do not resolve leave the names readable and the graph not
+ * linked.
  */
 #include "hlo_module.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "session.h"
 #include "sort.h"
+#include "stats.h"
 #include "wire.h"
+#include "xspace.h"
 
 /* A growable int64 list used while one message is read. */
 struct i64vec {
@@ -35,7 +47,7 @@ static int vec_push(struct i64vec *x, int64_t v)
 }
 
 /* A repeated int64 field, packed (LEN) or not (VARINT), appended to x.
- * Returns 0, -1 (bad wire data) or -ENOMEM. */
+ * Returns 0, -1 (bad framing), -2 (bad packed values) or -ENOMEM. */
 static int read_i64s(struct wire *w, int type, struct i64vec *x)
 {
     uint64_t v;
@@ -52,7 +64,7 @@ static int read_i64s(struct wire *w, int type, struct i64vec *x)
         while (!wire_eof(&s)) {
             int rc;
             if (wire_varint(&s, &v) != 0)
-                return -1;
+                return -2;
             rc = vec_push(x, (int64_t)v);
             if (rc != 0)
                 return rc;
@@ -243,6 +255,10 @@ static int read_window(struct arena *a, struct wire w, struct hlo_node *nd)
             if (dst != NULL) {
                 if (read_varint_field(&dw, dt, dst) != 0)
                     return -1;
+                if (dt == WIRE_VARINT && df == 5 && *dst != 1)
+                    nd->window_dilated = 1;
+                if (dt == WIRE_VARINT && df == 6 && *dst != 1)
+                    nd->base_dilated = 1;
             } else if (wire_skip(&dw, dt) != 0) {
                 return -1;
             }
@@ -397,6 +413,49 @@ static int read_device_list(struct wire w, struct hlo_node *nd)
     return 0;
 }
 
+/* OpMetadata into nd. Returns 0, -1 (bad wire data) or -ENOMEM. */
+static int read_metadata(struct arena *a, struct wire w, struct hlo_node *nd)
+{
+    while (!wire_eof(&w)) {
+        uint32_t f;
+        int t;
+        struct wire s;
+        const char *v;
+        if (wire_key(&w, &f, &t) != 0)
+            return -1;
+        if (f == 4 && t == WIRE_VARINT) {
+            uint64_t line;
+            if (wire_varint(&w, &line) != 0)
+                return -1;
+            nd->source_line = (int32_t)(uint32_t)line;
+            continue;
+        }
+        if (t != WIRE_LEN || (f != 1 && f != 2 && f != 3 && f != 12)) {
+            if (wire_skip(&w, t) != 0)
+                return -1;
+            continue;
+        }
+        if (wire_bytes(&w, &s) != 0)
+            return -1;
+        v = keep_str(a, s);
+        if (v == NULL)
+            return -ENOMEM;
+        if (f == 1) {
+            nd->op_type = v;
+            nd->op_type_len = (size_t)(s.end - s.p);
+        } else if (f == 2) {
+            nd->op_name = v;
+            nd->op_name_len = (size_t)(s.end - s.p);
+        } else if (f == 3) {
+            nd->source_file = v;
+            nd->source_file_len = (size_t)(s.end - s.p);
+        } else {
+            nd->dedup_name = v;
+        }
+    }
+    return 0;
+}
+
 /* Ids read with an instruction, resolved once the computation is known. */
 struct raw_ids {
     int64_t id;             /* the instruction's id */
@@ -404,13 +463,33 @@ struct raw_ids {
     struct i64vec called;   /* called computation ids */
 };
 
-static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct raw_ids *ids)
+/* Whether the fields only the cost model reads were readable. */
+struct read_status {
+    int graph_bad;      /* some were not */
+    int window_corrupt; /* a window was not (op_stats reads windows too) */
+};
+
+/* The result rc of reading a field only the cost model reads: bad bytes
+ * inside it are noted in st and cleared; -ENOMEM and framing_rc (the result
+ * that means the field itself was badly framed: -1 from read_i64s, 0 for a
+ * sub-message whose bytes were already taken) are returned. */
+static int graph_field(int rc, int framing_rc, struct read_status *st)
+{
+    if (rc == 0 || rc == -ENOMEM || rc == framing_rc)
+        return rc;
+    st->graph_bad = 1;
+    return 0;
+}
+
+static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct raw_ids *ids,
+                      struct read_status *st)
 {
     struct i64vec dims = {0}, fft = {0};
     int rc = 0, ok = 1;
 
     memset(nd, 0, sizeof(*nd));
     nd->name = nd->opcode = nd->fusion_kind = nd->custom_call_target = "";
+    nd->op_type = nd->op_name = nd->dedup_name = nd->source_file = "";
     nd->backend_config = "";
     while (rc == 0 && !wire_eof(&w)) {
         uint32_t f;
@@ -428,22 +507,22 @@ static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struc
             rc = read_varint_field(&w, t, &nd->tuple_index);
             continue;
         case 14:
-            rc = read_i64s(&w, t, &dims);
+            rc = graph_field(read_i64s(&w, t, &dims), -1, st);
             continue;
         case 26:
             rc = read_varint_field(&w, t, &nd->channel_id);
             continue;
         case 32:
-            rc = read_i64s(&w, t, &fft);
+            rc = graph_field(read_i64s(&w, t, &fft), -1, st);
             continue;
         case 35:
             rc = read_varint_field(&w, t, &ids->id);
             continue;
         case 36:
-            rc = read_i64s(&w, t, &ids->operands);
+            rc = graph_field(read_i64s(&w, t, &ids->operands), -1, st);
             continue;
         case 38:
-            rc = read_i64s(&w, t, &ids->called);
+            rc = graph_field(read_i64s(&w, t, &ids->called), -1, st);
             continue;
         case 50:
             rc = read_varint_field(&w, t, &nd->feature_group_count);
@@ -460,8 +539,8 @@ static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struc
         default:
             break;
         }
-        if (t != WIRE_LEN || (f != 1 && f != 2 && f != 3 && f != 11 && f != 15 && f != 16 &&
-                              f != 28 && f != 30 && f != 43 && f != 49 && f != 87)) {
+        if (t != WIRE_LEN || (f != 1 && f != 2 && f != 3 && f != 7 && f != 11 && f != 15 &&
+                              f != 16 && f != 28 && f != 30 && f != 43 && f != 49 && f != 87)) {
             if (wire_skip(&w, t) != 0)
                 rc = -1;
             continue;
@@ -476,34 +555,41 @@ static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struc
                 rc = -ENOMEM;
                 break;
             }
-            if (f == 1)
+            if (f == 1) {
                 nd->name = v;
-            else if (f == 2)
+                nd->name_len = (size_t)(s.end - s.p);
+            } else if (f == 2) {
                 nd->opcode = v;
-            else if (f == 11)
+            } else if (f == 11) {
                 nd->fusion_kind = v;
-            else if (f == 28)
+            } else if (f == 28) {
                 nd->custom_call_target = v;
-            else {
+            } else {
                 nd->backend_config = v;
                 nd->backend_config_len = (size_t)(s.end - s.p);
             }
+        } else if (f == 7) {
+            rc = read_metadata(a, s, nd);
         } else if (f == 3) {
-            rc = read_shape(a, s, &nd->shape, 0);
+            rc = graph_field(read_shape(a, s, &nd->shape, 0), 0, st);
         } else if (f == 15) {
             rc = read_window(a, s, nd);
+            if (rc != 0 && rc != -ENOMEM) {
+                st->window_corrupt = 1;
+                rc = graph_field(rc, 0, st);
+            }
         } else if (f == 16) {
-            rc = read_conv_dims(a, s, nd);
+            rc = graph_field(read_conv_dims(a, s, nd), 0, st);
         } else if (f == 30) {
-            rc = read_dot_dims(a, s, nd);
+            rc = graph_field(read_dot_dims(a, s, nd), 0, st);
         } else if (f == 49) {
             int64_t size;
-            rc = group_size(s, &size);
+            rc = graph_field(group_size(s, &size), 0, st);
             nd->group_list_given = 1;
             if (size > nd->largest_group)
                 nd->largest_group = size;
         } else {
-            rc = read_device_list(s, nd);
+            rc = graph_field(read_device_list(s, nd), 0, st);
         }
     }
     if (rc == 0) {
@@ -738,7 +824,9 @@ out:
     return ret;
 }
 
-int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
+/* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
+ * empty) or -ENOMEM (g is empty). */
+static int read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct read_status *st)
 {
     struct wire w;
     struct raw_ids *raw = NULL;
@@ -750,6 +838,7 @@ int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
 
     memset(g, 0, sizeof(*g));
     arena_init(&g->arena);
+    g->name = "";
     wire_init(&w, p, n);
     rc = count_module(w, &ncomps, &nnodes);
     if (rc != 0)
@@ -778,7 +867,7 @@ int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
             }
             continue;
         }
-        if ((f != 2 && f != 3) || t != WIRE_LEN) {
+        if ((f != 1 && f != 2 && f != 3) || t != WIRE_LEN) {
             if (wire_skip(&w, t) != 0) {
                 rc = -1;
                 goto fail;
@@ -789,12 +878,16 @@ int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
             rc = -1;
             goto fail;
         }
-        if (f == 2) {
-            entry_name = keep_str(&g->arena, cw);
-            if (entry_name == NULL) {
+        if (f == 1 || f == 2) {
+            const char *v = keep_str(&g->arena, cw);
+            if (v == NULL) {
                 rc = -ENOMEM;
                 goto fail;
             }
+            if (f == 1)
+                g->name = v;
+            else
+                entry_name = v;
             continue;
         }
         cp = &g->comps[c];
@@ -837,7 +930,7 @@ int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
                 continue;
             }
             raw[k].id = -1;
-            rc = read_instr(&g->arena, iw, &g->nodes[k], &raw[k]);
+            rc = read_instr(&g->arena, iw, &g->nodes[k], &raw[k], st);
             if (rc != 0)
                 goto fail;
             if (raw[k].id < 0)
@@ -850,9 +943,10 @@ int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
     }
     g->ncomps = c;
     g->nnodes = k;
-    rc = link_graph(g, raw, rcomp, entry_id, entry_name);
-    if (rc != 0)
+    rc = st->graph_bad ? -1 : link_graph(g, raw, rcomp, entry_id, entry_name);
+    if (rc == -ENOMEM)
         goto fail;
+    g->linked = rc == 0;
     free_raw(raw, nnodes);
     free(rcomp);
     return 0;
@@ -863,12 +957,178 @@ fail:
     return rc;
 }
 
+int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
+{
+    struct read_status st = {0, 0};
+    int rc = read_module(p, n, g, &st);
+
+    if (rc == 0 && !g->linked) {
+        hlo_graph_free(g);
+        rc = -1;
+    }
+    return rc;
+}
+
 void hlo_graph_free(struct hlo_graph *g)
 {
     if (g == NULL)
         return;
     arena_free(&g->arena);
     memset(g, 0, sizeof(*g));
+}
+
+/* --- the modules of a host ---------------------------------------------------- */
+
+/* The HloModuleProto inside HloProto bytes (its first hlo_module field).
+ * Returns 0 or -1. */
+static int module_of_proto(const uint8_t *p, size_t n, struct wire *module)
+{
+    struct wire w;
+
+    wire_init(&w, p, n);
+    while (!wire_eof(&w)) {
+        uint32_t f;
+        int t;
+        if (wire_key(&w, &f, &t) != 0)
+            return -1;
+        if (f == 1 && t == WIRE_LEN)
+            return wire_bytes(&w, module) != 0 ? -1 : 0;
+        if (wire_skip(&w, t) != 0)
+            return -1;
+    }
+    return -1;
+}
+
+void hlo_modules_free(struct hlo_modules *m)
+{
+    uint32_t i;
+
+    if (m == NULL)
+        return;
+    for (i = 0; i < m->nmods; i++)
+        hlo_graph_free(&m->mods[i].g);
+    free(m->mods);
+    free(m);
+}
+
+/* Whether an earlier module of program_id is one every reader accepts. */
+static int program_taken(const struct hlo_modules *m, uint64_t program_id)
+{
+    uint32_t i;
+
+    for (i = 0; i < m->nmods; i++) {
+        if (m->mods[i].program_id == program_id && !m->mods[i].window_corrupt)
+            return 1;
+    }
+    return 0;
+}
+
+/* Add the module of one metadata event, if it has one worth reading.
+ * Returns 0 or -ENOMEM. */
+static int add_module(struct hlo_modules *m, const struct xp_event_meta *em, int64_t proto_id,
+                      int64_t pid_id, uint32_t *cap)
+{
+    const struct xp_stat *proto = NULL;
+    struct hlo_proto_module mod;
+    struct read_status st = {0, 0};
+    struct wire mw;
+    uint32_t j;
+    int rc;
+
+    memset(&mod, 0, sizeof(mod));
+    mod.program_id = (uint64_t)em->id;
+    for (j = 0; j < em->nstats; j++) {
+        if (em->stats[j].meta_id == proto_id && proto == NULL)
+            proto = &em->stats[j];
+    }
+    if (proto == NULL || proto->kind != XP_STAT_BYTES)
+        return 0;
+    for (j = 0; j < em->nstats; j++) {
+        if (pid_id != XP_NO_STAT && em->stats[j].meta_id == pid_id) {
+            mod.program_id = (uint64_t)xp_stat_int(&em->stats[j]);
+            break;
+        }
+    }
+    if (program_taken(m, mod.program_id))
+        return 0;
+    if (module_of_proto((const uint8_t *)proto->str, proto->len, &mw) != 0)
+        return 0;
+    rc = read_module(mw.p, (size_t)(mw.end - mw.p), &mod.g, &st);
+    if (rc != 0)
+        return rc == -ENOMEM ? rc : 0;
+    mod.window_corrupt = st.window_corrupt;
+    if (m->nmods == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        struct hlo_proto_module *v = realloc(m->mods, nc * sizeof(*v));
+        if (v == NULL) {
+            hlo_graph_free(&mod.g);
+            return -ENOMEM;
+        }
+        m->mods = v;
+        *cap = nc;
+    }
+    m->mods[m->nmods++] = mod;
+    return 0;
+}
+
+int hlo_modules_read(const struct xspace *xs, struct hlo_modules **mp, struct xp_err *err)
+{
+    struct hlo_modules *m = calloc(1, sizeof(*m));
+    uint32_t p, i, cap = 0;
+    int rc = 0;
+
+    *mp = NULL;
+    if (m == NULL)
+        return xp_err_set(err, -ENOMEM, "%s: out of memory reading HLO", xs->path);
+    for (p = 0; p < xs->nplanes && rc == 0; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        int64_t proto_id = pl->stat_id[XS_HLO_PROTO];
+        if (strcmp(pl->name, "/host:metadata") != 0)
+            continue;
+        if (proto_id == XP_NO_STAT)
+            proto_id = xp_plane_stat_id_by_name(pl, "HLO Proto");
+        if (proto_id == XP_NO_STAT)
+            continue;
+        for (i = 1; i < pl->nemeta && rc == 0; i++)
+            rc = add_module(m, &pl->emeta[i], proto_id, pl->stat_id[XS_PROGRAM_ID], &cap);
+    }
+    if (rc != 0) {
+        hlo_modules_free(m);
+        return xp_err_set(err, rc, "%s: out of memory reading HLO", xs->path);
+    }
+    *mp = m;
+    return 0;
+}
+
+static int build_modules(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
+{
+    struct xspace *xs;
+    struct hlo_modules *m;
+    int rc = snapshot_xspace_decoded(snap, arg, &xs, err);
+
+    if (rc != 0)
+        return rc;
+    rc = hlo_modules_read(xs, &m, err);
+    *value = m;
+    return rc;
+}
+
+static void free_modules(void *value)
+{
+    hlo_modules_free(value);
+}
+
+int snapshot_hlo_modules(struct snapshot *snap, const char *host, const struct hlo_modules **mp,
+                         struct xp_err *err)
+{
+    char key[512];
+    void *v;
+    int rc;
+
+    snprintf(key, sizeof(key), "hlo_modules:%s", host);
+    rc = snapshot_intermediate(snap, key, build_modules, free_modules, host, &v, err);
+    *mp = rc == 0 ? v : NULL;
+    return rc;
 }
 
 int64_t hlo_shape_elements(const struct hlo_shape *s)

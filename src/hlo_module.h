@@ -4,10 +4,11 @@
  * called computations and the attributes XLA's cost model reads.
  *
  * Field numbers (xla/service/hlo.proto, xla/xla_data.proto):
+ *   HloProto.hlo_module = 1
  *   HloModuleProto: name = 1, entry_computation_name = 2, computations = 3,
  *                   entry_computation_id = 6
  *   HloComputationProto: name = 1, instructions = 2, id = 5, root_id = 6
- *   HloInstructionProto: name = 1, opcode = 2, shape = 3,
+ *   HloInstructionProto: name = 1, opcode = 2, shape = 3, metadata = 7,
  *       parameter_number = 9, fusion_kind = 11, tuple_index = 13,
  *       dimensions = 14, window = 15, convolution_dimension_numbers = 16,
  *       custom_call_target = 28, dot_dimension_numbers = 30, fft_length = 32,
@@ -15,6 +16,8 @@
  *       backend_config = 43, replica_groups = 49, feature_group_count = 50,
  *       batch_group_count = 58, channel_id = 26, use_global_device_ids = 71,
  *       collective_device_list = 87
+ *   OpMetadata: op_type = 1, op_name = 2, source_file = 3, source_line = 4,
+ *       deduplicated_name = 12
  *   ShapeProto: element_type = 2, dimensions = 3, tuple_shapes = 4, layout = 5
  *   LayoutProto: minor_to_major = 1, element_size_in_bits = 7,
  *                memory_space = 8
@@ -30,6 +33,12 @@
  *       replica_groups = 1, iota_replica_group_list = 2
  *       (IotaReplicaGroupListProto: num_replica_groups = 1,
  *        num_devices_per_group = 2)
+ *
+ * The HLO modules of a host are the `Hlo Proto` stats (legacy spelling
+ * `HLO Proto`) of the /host:metadata events; the program id is the event's
+ * program_id stat, else the metadata id (XProf's HloProtoMap). They are read
+ * once per snapshot (snapshot_hlo_modules) for op_stats and the derived
+ * trace lines.
  */
 #ifndef XPROFS_HLO_MODULE_H
 #define XPROFS_HLO_MODULE_H
@@ -38,6 +47,10 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "err.h"
+
+struct snapshot;
+struct xspace;
 
 /* PrimitiveType values the cost model treats specially. */
 enum {
@@ -67,7 +80,18 @@ struct hlo_window_dim {
 
 struct hlo_node {
     const char *name;         /* instruction name */
+    size_t name_len;          /* its length on the wire (may hold NULs) */
     const char *opcode;       /* "fusion", "add" ... */
+    const char *op_type;      /* metadata.op_type, "" when none */
+    size_t op_type_len;       /* its length on the wire */
+    const char *op_name;      /* metadata.op_name, "" when none */
+    size_t op_name_len;       /* its length on the wire */
+    const char *dedup_name;   /* metadata.deduplicated_name, "" when none */
+    const char *source_file;  /* metadata.source_file, "" when none */
+    size_t source_file_len;   /* its length on the wire */
+    int32_t source_line;      /* metadata.source_line */
+    int window_dilated;       /* a window dimension has window_dilation != 1 */
+    int base_dilated;         /* ... base_dilation != 1 */
     struct hlo_shape shape;   /* result shape */
     uint32_t comp;            /* owning computation */
     uint32_t noperands;       /* entries in operands */
@@ -114,6 +138,9 @@ struct hlo_comp {
 
 struct hlo_graph {
     struct arena arena;     /* everything below */
+    const char *name;       /* module name */
+    int linked;             /* the graph is whole: every field the cost model
+                             * reads was readable and every id resolved */
     struct hlo_node *nodes; /* all instructions, computation by computation */
     uint32_t nnodes;
     struct hlo_comp *comps; /* computations in module order */
@@ -126,6 +153,31 @@ struct hlo_graph {
  * wire data) or -ENOMEM. g is empty afterwards on failure. */
 int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g);
 void hlo_graph_free(struct hlo_graph *g);
+
+/* One HLO module of a host, in discovery order. */
+struct hlo_proto_module {
+    uint64_t program_id; /* program_id stat, else the metadata id */
+    int window_corrupt;  /* some instruction's window was unreadable */
+    struct hlo_graph g;  /* its instructions (g.linked: usable for costs) */
+};
+
+/* The HLO modules of one host. Modules whose bytes are corrupt (outside the
+ * fields only the cost model reads) are left out, as XProf drops them; a
+ * module is also left out when an earlier one of its program id has no
+ * window_corrupt, since every reader takes that one. Readers pick the first
+ * module of a program id they accept (op_stats skips window_corrupt ones). */
+struct hlo_modules {
+    struct hlo_proto_module *mods; /* discovery order */
+    uint32_t nmods;                /* entries */
+};
+
+/* Read the HLO modules of xs. Returns 0 and *mp, or -ENOMEM with err. */
+int hlo_modules_read(const struct xspace *xs, struct hlo_modules **mp, struct xp_err *err);
+void hlo_modules_free(struct hlo_modules *m);
+
+/* The HLO modules of host, read once per snapshot. */
+int snapshot_hlo_modules(struct snapshot *snap, const char *host, const struct hlo_modules **mp,
+                         struct xp_err *err);
 
 /* Elements of an array shape (1 for scalars, 0 for tuples). */
 int64_t hlo_shape_elements(const struct hlo_shape *s);

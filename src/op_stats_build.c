@@ -191,7 +191,8 @@ out:
 
 /* ConvertXSpaceToOpStats (GPU / CPU; TPU: device op metrics and the TensorCore step db). */
 static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
-                        struct op_stats **osp, struct xp_err *err)
+                        const struct hlo_modules *modules, struct op_stats **osp,
+                        struct xp_err *err)
 {
     struct host_ctx ctx;
     struct hlo_map *hlo = NULL;
@@ -205,7 +206,7 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     memset(&host_steps, 0, sizeof(host_steps));
     if (os == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
-    if ((rc = hlo_map_build(xs, &hlo, err)) != 0) {
+    if ((rc = hlo_map_build(modules, &hlo, err)) != 0) {
         op_stats_free(os);
         return rc;
     }
@@ -259,6 +260,7 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     const char *host = arg;
     struct xspace *xs;
     const struct xp_groups *groups;
+    const struct hlo_modules *modules;
     struct op_stats *os;
     int rc;
 
@@ -266,7 +268,9 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
         return rc;
     if ((rc = snapshot_groups(snap, host, &groups, err)) != 0)
         return rc;
-    rc = convert_host(xs, groups, &os, err);
+    if ((rc = snapshot_hlo_modules(snap, host, &modules, err)) != 0)
+        return rc;
+    rc = convert_host(xs, groups, modules, &os, err);
     *value = os;
     return rc;
 }

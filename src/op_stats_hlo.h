@@ -3,11 +3,9 @@
  *
  * XProf keys every GPU XLA op by (program id, HLO op name) and takes its
  * category, framework op ("provenance") and cost from the HLO module of that
- * program (xprof/utils/hlo_module_map.cc). The modules come from the
- * `Hlo Proto` stats of /host:metadata (legacy spelling `HLO Proto`); the
- * program id is the metadata's program_id stat, else the metadata id; the
- * first module of a program id wins. HloProto bytes are read at the wire
- * level (the fields we need only).
+ * program (xprof/utils/hlo_module_map.cc). The modules are the host's
+ * (hlo_module.h, read once per snapshot); the first module of a program id
+ * with readable windows wins.
  *
  * Cost (flops, bytes accessed, HBM read/write) comes from XLA's GPU cost
  * model run over each module (hlo_cost.h); where it gives 0 (unknown custom
@@ -22,7 +20,7 @@
 
 #include "arena.h"
 #include "err.h"
-#include "xspace.h"
+#include "hlo_module.h"
 
 struct hlo_instr {
     const char *name;              /* instruction name */
@@ -48,15 +46,15 @@ struct hlo_module {
 };
 
 struct hlo_map {
-    struct arena arena;      /* every string and array */
+    struct arena arena;      /* provenance strings; the others are the modules' */
     struct hlo_module *mods; /* sorted by program id */
     uint32_t nmods;          /* entries */
     int is_training;         /* some instruction's metadata marks gradients */
 };
 
-/* Read every HLO module of xs. Corrupt protos are skipped (XProf logs and
- * drops them). Returns 0 and *mp, or -ENOMEM. */
-int hlo_map_build(const struct xspace *xs, struct hlo_map **mp, struct xp_err *err);
+/* The map of a host's HLO modules (corrupt protos were already dropped, as
+ * XProf logs and drops them). Returns 0 and *mp, or -ENOMEM. */
+int hlo_map_build(const struct hlo_modules *mods, struct hlo_map **mp, struct xp_err *err);
 void hlo_map_free(struct hlo_map *m);
 
 /* The instruction (program_id, name[0..n)), or NULL. */

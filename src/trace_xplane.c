@@ -1057,6 +1057,7 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
                     struct xp_err *err)
 {
     struct builder b;
+    const struct hlo_modules *hlo = NULL;
     struct xspace *xs;
     struct shown_plane *planes = NULL;
     uint32_t nplanes = 0, i;
@@ -1085,7 +1086,9 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
     if (rc == 0)
         b.src->host_id = b.host_id;
     if (rc == 0 && b.preprocess)
-        rc = derived_build(xs, b.groups, &b.src->dv, err);
+        rc = snapshot_hlo_modules(snap, host, &hlo, err);
+    if (rc == 0 && b.preprocess)
+        rc = derived_build(xs, b.groups, hlo, &b.src->dv, err);
     if (rc == 0) {
         xsrc_index_derived(b.src);
         b.h->source = b.src;

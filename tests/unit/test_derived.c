@@ -164,7 +164,7 @@ static void test_stream(void **state)
     metadata_plane(&space);
     assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
     assert_int_equal(xspace_decode(xs, 1, &err), 0);
-    assert_int_equal(derived_build(xs, NULL, &dv, &err), 0);
+    assert_int_equal(derived_build(xs, NULL, NULL, &dv, &err), 0);
     assert_int_equal(dv->nlines, 5);
 
     l = line_named(dv, "Framework Name Scope - from #10");

@@ -2,7 +2,9 @@
  * test_derived_hlo.c - the HLO symbols of the derived GPU lines: framework
  * op names and their display names and name scopes (tf_op_utils.cc rules),
  * and the instructions read from a hand-built /host:metadata plane (program
- * ids, first module of a program, op_name ":" op_type, basename:line).
+ * ids, first module of a program, op_name ":" op_type, basename:line), and
+ * which modules of hostile bytes the shared HLO reader (hlo_module.h) keeps
+ * for the derived lines and for op_stats.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,8 @@
 #include <string.h>
 
 #include "derived_hlo.h"
+#include "hlo_module.h"
+#include "op_stats_hlo.h"
 #include "pbw.h"
 #include "xspace.h"
 
@@ -102,32 +106,39 @@ static void add_instr(struct pbw *comp, const char *name, const char *op_name, c
     pbw_msg(comp, 2, &in);
 }
 
-/* An HloProto of one module; the instruction "fusion.1" says which module. */
-static void hlo_proto(struct pbw *out, const char *tag)
+/* An HloProto of one module; the instruction "tag" says which module; extra
+ * (n bytes, may be NULL) is appended to the bytes of instruction "tag". */
+static void hlo_proto_extra(struct pbw *out, const char *tag, const void *extra, size_t n)
 {
-    struct pbw mod = {0}, comp = {0};
+    struct pbw mod = {0}, comp = {0}, in = {0}, md = {0};
 
     add_instr(&comp, "fusion.1", "jit(f)/jit(main)/dot_general", "dot_general",
               "/work/src/model.py", 42);
     add_instr(&comp, "param.0", NULL, NULL, NULL, 0);
     add_instr(&comp, "copy.2", "model/dense/MatMul", "MatMul", "train.py", -1);
     add_instr(&comp, "fusion.1", "later/duplicate", "", NULL, 0); /* the first one is kept */
-    add_instr(&comp, "tag", tag, "", NULL, 0);
+    pbw_str(&in, 1, "tag");
+    pbw_str(&in, 2, "convolution");
+    pbw_str(&md, 2, tag);
+    pbw_msg(&in, 7, &md);
+    if (extra != NULL)
+        pbw_raw(&in, extra, n);
+    pbw_msg(&comp, 2, &in);
     pbw_str(&mod, 1, "jit_f");
     pbw_msg(&mod, 3, &comp);
     pbw_msg(out, 1, &mod);
 }
 
-static void add_module(struct pbw *plane, int64_t id, const char *tag, int64_t program)
+/* A metadata event id with the HloProto bytes proto[0..n) and, when
+ * program >= 0, a program_id stat. */
+static void add_proto(struct pbw *plane, int64_t id, const void *proto, size_t n, int64_t program)
 {
-    struct pbw entry = {0}, em = {0}, st = {0}, proto = {0};
+    struct pbw entry = {0}, em = {0}, st = {0};
 
-    hlo_proto(&proto, tag);
     pbw_uint(&em, 1, (uint64_t)id);
     pbw_str(&em, 2, "jit_f");
     pbw_uint(&st, 1, 1);
-    pbw_bytes(&st, 6, proto.p, proto.n);
-    free(proto.p);
+    pbw_bytes(&st, 6, proto, n);
     pbw_msg(&em, 5, &st);
     if (program >= 0) {
         pbw_uint(&st, 1, 2);
@@ -137,6 +148,21 @@ static void add_module(struct pbw *plane, int64_t id, const char *tag, int64_t p
     pbw_uint(&entry, 1, (uint64_t)id);
     pbw_msg(&entry, 2, &em);
     pbw_msg(plane, 4, &entry);
+}
+
+static void add_module_extra(struct pbw *plane, int64_t id, const char *tag, int64_t program,
+                             const void *extra, size_t n)
+{
+    struct pbw proto = {0};
+
+    hlo_proto_extra(&proto, tag, extra, n);
+    add_proto(plane, id, proto.p, proto.n, program);
+    free(proto.p);
+}
+
+static void add_module(struct pbw *plane, int64_t id, const char *tag, int64_t program)
+{
+    add_module_extra(plane, id, tag, program, NULL, 0);
 }
 
 static void add_stat_meta(struct pbw *plane, int64_t id, const char *name)
@@ -155,6 +181,7 @@ static void test_modules(void **state)
     struct pbw space = {0}, plane = {0};
     struct xspace *xs = NULL;
     struct derived_hlo *h = NULL;
+    struct hlo_modules *mods = NULL;
     struct xp_err err;
     const struct dh_instr *in;
 
@@ -170,7 +197,9 @@ static void test_modules(void **state)
     pbw_msg(&space, 1, &plane);
     assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
     assert_int_equal(xspace_decode(xs, 1, &err), 0);
-    assert_int_equal(derived_hlo_build(xs, &h, &err), 0);
+    assert_int_equal(hlo_modules_read(xs, &mods, &err), 0);
+    assert_int_equal(mods->nmods, 2); /* the second module of program 3 is not read */
+    assert_int_equal(derived_hlo_build(mods, &h, &err), 0);
     assert_int_equal(h->nmods, 2);
 
     in = derived_hlo_find(h, 3, "fusion.1xyz", 8); /* a name given by length */
@@ -203,6 +232,74 @@ static void test_modules(void **state)
     assert_null(derived_hlo_find(h, 3, "fusion", 6));
     assert_null(derived_hlo_find(h, 3, "zzz", 3));
     derived_hlo_free(h);
+    hlo_modules_free(mods);
+    xspace_close(xs);
+    free(space.p);
+}
+
+/* Hostile HLO bytes: a corrupt proto is skipped; a module whose window is
+ * unreadable serves the derived lines but not op_stats (which reads
+ * windows); bad bytes only the cost model reads keep the names. */
+static void test_hostile(void **state)
+{
+    /* Window { dimensions: LEN 9 } with 1 byte left; a shape with a cut varint. */
+    static const uint8_t bad_window[] = {0x7a, 0x02, 0x0a, 0x09};
+    static const uint8_t bad_shape[] = {0x1a, 0x02, 0x10, 0x80};
+    static const uint8_t dilated[] = {0x7a, 0x04, 0x0a, 0x02, 0x28, 0x02}; /* window_dilation 2 */
+    static const uint8_t truncated[] = {0x0a, 0x05, 0x0a, 0x01};
+    struct pbw space = {0}, plane = {0};
+    struct xspace *xs = NULL;
+    struct derived_hlo *h = NULL;
+    struct hlo_map *m = NULL;
+    struct hlo_modules *mods = NULL;
+    const struct hlo_instr *oi;
+    struct xp_err err;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    pbw_uint(&plane, 1, 7);
+    pbw_str(&plane, 2, "/host:metadata");
+    add_stat_meta(&plane, 1, "Hlo Proto");
+    add_stat_meta(&plane, 2, "program_id");
+    add_proto(&plane, 3, truncated, sizeof(truncated), -1);                   /* corrupt: skipped */
+    add_module_extra(&plane, 4, "second", 3, bad_window, sizeof(bad_window)); /* derived only */
+    add_module_extra(&plane, 5, "third", 3, dilated, sizeof(dilated));        /* op_stats */
+    add_module(&plane, 6, "fourth", 3);                                       /* not read */
+    add_module_extra(&plane, 7, "fifth", 9, bad_shape, sizeof(bad_shape));    /* names only */
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(hlo_modules_read(xs, &mods, &err), 0);
+    assert_int_equal(mods->nmods, 3);
+    assert_int_equal(mods->mods[0].window_corrupt, 1);
+    assert_int_equal(mods->mods[0].g.linked, 0);
+    assert_int_equal(mods->mods[1].window_corrupt, 0);
+    assert_int_equal(mods->mods[1].g.linked, 1);
+    assert_int_equal(mods->mods[2].program_id, 9);
+    assert_int_equal(mods->mods[2].g.linked, 0);
+    assert_int_equal(mods->mods[2].g.nnodes, 5);
+
+    assert_int_equal(derived_hlo_build(mods, &h, &err), 0);
+    assert_int_equal(h->nmods, 2);
+    assert_string_equal(derived_hlo_find(h, 3, "tag", 3)->tf_op, "second:");
+    assert_string_equal(derived_hlo_find(h, 9, "tag", 3)->tf_op, "fifth:");
+
+    assert_int_equal(hlo_map_build(mods, &m, &err), 0);
+    assert_int_equal(m->nmods, 2);
+    oi = hlo_map_find(m, 3, "tag", 3);
+    assert_non_null(oi);
+    assert_string_equal(oi->op_name, "third");
+    assert_string_equal(oi->category, "convolution window-dilated");
+    oi = hlo_map_find(m, 9, "tag", 3);
+    assert_non_null(oi);
+    assert_string_equal(oi->provenance, "fifth:");
+    assert_string_equal(oi->category, "convolution");
+    assert_int_equal(oi->flops, 0); /* no cost model on a module that is not whole */
+    assert_string_equal(hlo_map_find(m, 9, "fusion.1", 8)->category, "custom fusion");
+
+    hlo_map_free(m);
+    derived_hlo_free(h);
+    hlo_modules_free(mods);
     xspace_close(xs);
     free(space.p);
 }
@@ -213,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_shown),
         cmocka_unit_test(test_scopes),
         cmocka_unit_test(test_modules),
+        cmocka_unit_test(test_hostile),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
