@@ -26,15 +26,20 @@ static int is_elementwise(const char *op)
     return 0;
 }
 
-/* ToCategory. Fusions are all "custom fusion": the earlier reader took the
- * fusion kind from field 9 (parameter_number, a varint), so no kind ever
- * matched; kept so the outputs do not change. */
+/* ToCategory (HloFusionInstruction::ToCategory for fusions). */
 static const char *category_of(const struct hlo_node *nd)
 {
     const char *op = nd->opcode;
 
-    if (strcmp(op, "fusion") == 0)
+    if (strcmp(op, "fusion") == 0) {
+        if (strcmp(nd->fusion_kind, "kLoop") == 0)
+            return "loop fusion";
+        if (strcmp(nd->fusion_kind, "kInput") == 0)
+            return "input fusion";
+        if (strcmp(nd->fusion_kind, "kOutput") == 0)
+            return "output fusion";
         return "custom fusion";
+    }
     if (strcmp(op, "convolution") == 0) {
         if (nd->base_dilated && nd->window_dilated)
             return "convolution base-dilated window-dilated";

@@ -117,6 +117,13 @@ static void hlo_proto_extra(struct pbw *out, const char *tag, const void *extra,
     add_instr(&comp, "param.0", NULL, NULL, NULL, 0);
     add_instr(&comp, "copy.2", "model/dense/MatMul", "MatMul", "train.py", -1);
     add_instr(&comp, "fusion.1", "later/duplicate", "", NULL, 0); /* the first one is kept */
+    {
+        struct pbw loop = {0}; /* a fusion with its kind (field 11) */
+        pbw_str(&loop, 1, "loop.3");
+        pbw_str(&loop, 2, "fusion");
+        pbw_str(&loop, 11, "kLoop");
+        pbw_msg(&comp, 2, &loop);
+    }
     pbw_str(&in, 1, "tag");
     pbw_str(&in, 2, "convolution");
     pbw_str(&md, 2, tag);
@@ -277,7 +284,7 @@ static void test_hostile(void **state)
     assert_int_equal(mods->mods[1].g.linked, 1);
     assert_int_equal(mods->mods[2].program_id, 9);
     assert_int_equal(mods->mods[2].g.linked, 0);
-    assert_int_equal(mods->mods[2].g.nnodes, 5);
+    assert_int_equal(mods->mods[2].g.nnodes, 6); /* four add_instr, loop.3 and tag */
 
     assert_int_equal(derived_hlo_build(mods, &h, &err), 0);
     assert_int_equal(h->nmods, 2);
@@ -296,6 +303,7 @@ static void test_hostile(void **state)
     assert_string_equal(oi->category, "convolution");
     assert_int_equal(oi->flops, 0); /* no cost model on a module that is not whole */
     assert_string_equal(hlo_map_find(m, 9, "fusion.1", 8)->category, "custom fusion");
+    assert_string_equal(hlo_map_find(m, 9, "loop.3", 6)->category, "loop fusion");
 
     hlo_map_free(m);
     derived_hlo_free(h);
