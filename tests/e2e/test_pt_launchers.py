@@ -15,10 +15,15 @@ import csv
 import gzip
 import io
 import json
+import pathlib
 import re
+import sys
 from collections import defaultdict
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from tracelens_py import GPU_CATS, RT_CATS, union_length  # noqa: E402
 
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
 
@@ -32,23 +37,7 @@ SUMMARY_HEADER = ("name,total_direct_kernel_time_sum,total_subtree_kernel_time_s
 CATEGORY_HEADER = ("op category,Count,total_direct_kernel_time_ms,Percentage (%),"
                    "Cumulative Percentage (%)")
 
-GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
-RT_CATS = {"cuda_runtime", "cuda_driver"}
 COMM = re.compile("nccl|rccl|cross_device_reduce", re.IGNORECASE)
-
-
-def union_length(intervals):
-    total, cur = 0.0, None
-    for s, e in sorted(intervals):
-        if cur is None or s > cur[1]:
-            if cur is not None:
-                total += cur[1] - cur[0]
-            cur = [s, e]
-        else:
-            cur[1] = max(cur[1], e)
-    if cur is not None:
-        total += cur[1] - cur[0]
-    return total
 
 
 def expected_launchers(events):

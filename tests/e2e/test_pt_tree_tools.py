@@ -16,14 +16,17 @@ import gzip
 import io
 import json
 import math
+import pathlib
 import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from tracelens_py import GPU_CATS, RT_CATS, union_length  # noqa: E402
+
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
-GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
-RT_CATS = {"cuda_runtime", "cuda_driver"}
 ROOF_HEADER = ("host,UID,name,category,Input Dims,Input type,GFLOPS,Kernel Time (µs),TFLOPS/s,"
                "Data Moved (MB),FLOPS/Byte,TB/s,Compute Spec")
 
@@ -115,20 +118,6 @@ class Tree:
                 out.append(n)
             todo.extend(reversed(self.children.get(n, [])))
         return out
-
-
-def union_length(intervals):
-    total, cur = 0.0, None
-    for s, e in sorted(intervals):
-        if cur is None or s > cur[1]:
-            if cur is not None:
-                total += cur[1] - cur[0]
-            cur = [s, e]
-        else:
-            cur[1] = max(cur[1], e)
-    if cur is not None:
-        total += cur[1] - cur[0]
-    return total
 
 
 def busy(events, uids):
