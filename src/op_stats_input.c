@@ -180,6 +180,44 @@ static int host_result(const struct op_stats *os, struct ip_analysis *a)
 
 /* ---- bottleneck ---- */
 
+/* InputAnalysis: the input classification and statement from the input and
+ * 'All Others' shares of the step time (TPU passes 0 for the latter). Returns
+ * 1 when the statement is about 'All Others' time. */
+static int classify_input(struct ip_analysis *a, double input_pct, double all_other_pct)
+{
+    if (input_pct >= 20) {
+        a->input_classification = "host";
+        snprintf(a->input_statement, sizeof(a->input_statement),
+                 "Your program is HIGHLY input-bound because %.1f%% of the total step time "
+                 "sampled is waiting for input. Therefore, you should first focus on reducing "
+                 "the input time.",
+                 input_pct);
+    } else if (input_pct >= 5) {
+        a->input_classification = "both";
+        snprintf(a->input_statement, sizeof(a->input_statement),
+                 "Your program is MODERATELY input-bound because %.1f%% of the total step "
+                 "time sampled is waiting for input. Therefore, you would need to reduce both "
+                 "the input time and other time.",
+                 input_pct);
+    } else if (all_other_pct >= 3) {
+        a->input_classification = "both";
+        snprintf(a->input_statement, sizeof(a->input_statement),
+                 "Your program is POTENTIALLY input-bound because %.1f%% of the total step "
+                 "time sampled is spent on 'All Others' time (which could be due to I/O or "
+                 "Python execution or both).",
+                 all_other_pct);
+        return 1;
+    } else {
+        a->input_classification = "device";
+        snprintf(a->input_statement, sizeof(a->input_statement),
+                 "Your program is NOT input-bound because only %.1f%% of the total step time "
+                 "sampled is waiting for input. Therefore, you should focus on reducing other "
+                 "time.",
+                 input_pct);
+    }
+    return 0;
+}
+
 static void bottleneck(struct ip_analysis *a)
 {
     double step = 0, input = 0, output = 0, prepare = 0, compute = 0, collectives = 0, unknown = 0;
@@ -219,36 +257,7 @@ static void bottleneck(struct ip_analysis *a)
         fmax(0.0, 100.0 - input_pct - a->output_percent - a->compute_percent - coll_pct);
     kl_pct = 100.0 * prepare / step;
     all_other_pct = 100.0 * unknown / step;
-    if (input_pct >= 20) {
-        a->input_classification = "host";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is HIGHLY input-bound because %.1f%% of the total step time "
-                 "sampled is waiting for input. Therefore, you should first focus on reducing "
-                 "the input time.",
-                 input_pct);
-    } else if (input_pct >= 5) {
-        a->input_classification = "both";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is MODERATELY input-bound because %.1f%% of the total step "
-                 "time sampled is waiting for input. Therefore, you would need to reduce both "
-                 "the input time and other time.",
-                 input_pct);
-    } else if (all_other_pct >= 3) {
-        a->input_classification = "both";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is POTENTIALLY input-bound because %.1f%% of the total step "
-                 "time sampled is spent on 'All Others' time (which could be due to I/O or "
-                 "Python execution or both).",
-                 all_other_pct);
-        all_other_reported = 1;
-    } else {
-        a->input_classification = "device";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is NOT input-bound because only %.1f%% of the total step time "
-                 "sampled is waiting for input. Therefore, you should focus on reducing other "
-                 "time.",
-                 input_pct);
-    }
+    all_other_reported = classify_input(a, input_pct, all_other_pct);
     if (coll_pct >= 15 || coll_pct >= 3) {
         a->device_collectives_classification = coll_pct >= 15 ? "high" : "moderate";
         snprintf(a->device_collectives_statement, sizeof(a->device_collectives_statement),
@@ -304,28 +313,7 @@ static void tpu_bottleneck(struct ip_analysis *a)
     }
     infeed_pct = 100.0 * infeed / step;
     outfeed_pct = 100.0 * outfeed / step;
-    if (infeed_pct >= 20) {
-        a->input_classification = "host";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is HIGHLY input-bound because %.1f%% of the total step time "
-                 "sampled is waiting for input. Therefore, you should first focus on reducing "
-                 "the input time.",
-                 infeed_pct);
-    } else if (infeed_pct >= 5) {
-        a->input_classification = "both";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is MODERATELY input-bound because %.1f%% of the total step "
-                 "time sampled is waiting for input. Therefore, you would need to reduce both "
-                 "the input time and other time.",
-                 infeed_pct);
-    } else {
-        a->input_classification = "device";
-        snprintf(a->input_statement, sizeof(a->input_statement),
-                 "Your program is NOT input-bound because only %.1f%% of the total step time "
-                 "sampled is waiting for input. Therefore, you should focus on reducing other "
-                 "time.",
-                 infeed_pct);
-    }
+    classify_input(a, infeed_pct, 0);
     if (outfeed_pct >= 20)
         snprintf(a->output_statement, sizeof(a->output_statement),
                  "Your program is HIGHLY output-bound because %.1f%% of the total step time "
