@@ -230,18 +230,40 @@ void out_double17(struct out *o, double v)
     out_write(o, buf, (size_t)n);
 }
 
+size_t out_format_i64(char *p, int64_t v)
+{
+    char rev[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, k = 0;
+
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        p[k++] = '-';
+    while (n > 0)
+        p[k++] = rev[--n];
+    return k;
+}
+
 void out_i64(struct out *o, int64_t v)
 {
-    char buf[24];
-    int n = snprintf(buf, sizeof(buf), "%" PRId64, v);
-    out_write(o, buf, (size_t)n);
+    char buf[OUT_I64_MAX];
+
+    out_write(o, buf, out_format_i64(buf, v));
 }
 
 void out_u64(struct out *o, uint64_t v)
 {
-    char buf[24];
-    int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
-    out_write(o, buf, (size_t)n);
+    char buf[20];
+    size_t i = sizeof(buf);
+
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    out_write(o, buf + i, sizeof(buf) - i);
 }
 
 size_t out_len(const struct out *o)

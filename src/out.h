@@ -70,6 +70,11 @@ void out_double17(struct out *o, double v);
 void out_i64(struct out *o, int64_t v);
 void out_u64(struct out *o, uint64_t v);
 
+/* Write v in decimal at p (room for OUT_I64_MAX bytes, no NUL); returns the
+ * count (for callers that assemble a line before appending it). */
+#define OUT_I64_MAX 20
+size_t out_format_i64(char *p, int64_t v);
+
 /* Bytes written so far. */
 size_t out_len(const struct out *o);
 

@@ -354,3 +354,8 @@ int pt_print_tree(struct out *o, const struct pt_tree_view *v, uint32_t root,
     free(prefix);
     return rc;
 }
+
+int pt_run_listed(const struct snapshot *snap)
+{
+    return snapshot_count(snap, SRC_PT_TRACE) > 0;
+}

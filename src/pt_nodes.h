@@ -63,4 +63,7 @@ struct pt_tree_view {
 int pt_print_tree(struct out *o, const struct pt_tree_view *view, uint32_t root,
                   void (*line)(struct out *o, uint32_t node, void *arg), void *arg);
 
+/* 1 if the run has PyTorch trace files (the tree tools are listed). */
+int pt_run_listed(const struct snapshot *snap);
+
 #endif

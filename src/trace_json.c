@@ -123,34 +123,6 @@ void tj_g6(struct out *o, double v)
     out_write(o, buf, (size_t)n);
 }
 
-/* Write an unsigned integer in decimal. */
-static void put_u64(struct out *o, uint64_t v)
-{
-    char buf[24];
-    int i = sizeof(buf);
-
-    do {
-        buf[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    out_write(o, buf + i, sizeof(buf) - (size_t)i);
-}
-
-void tj_u64(struct out *o, uint64_t v)
-{
-    put_u64(o, v);
-}
-
-void tj_i64(struct out *o, int64_t v)
-{
-    if (v < 0) {
-        out_putc(o, '-');
-        put_u64(o, 0 - (uint64_t)v);
-        return;
-    }
-    put_u64(o, (uint64_t)v);
-}
-
 static const uint64_t pow10_table[20] = {
     1ull,
     10ull,
@@ -244,7 +216,7 @@ void tj_us(struct out *o, uint64_t ps)
     int x, k;
 
     if (ps % 1000000 == 0 && ps / 1000000 < pow10_table[17]) {
-        put_u64(o, ps / 1000000);
+        out_u64(o, ps / 1000000);
         return;
     }
     if (ps < 1000) {
@@ -399,7 +371,7 @@ void tj_py_us(struct out *o, uint64_t ps)
         tj_py_float(o, (double)ps / 1000000.0);
         return;
     }
-    put_u64(o, whole);
+    out_u64(o, whole);
     buf[len++] = '.';
     if (frac == 0) {
         buf[len++] = '0';

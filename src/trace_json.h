@@ -27,10 +27,6 @@ void tj_cstr(struct out *o, const char *s);
  * common range; falls back to snprintf elsewhere. */
 void tj_us(struct out *o, uint64_t ps);
 
-/* Integers in decimal, as out_u64 / out_i64 write them, without printf. */
-void tj_u64(struct out *o, uint64_t v);
-void tj_i64(struct out *o, int64_t v);
-
 /* A double as C "%.17g" (finite values only). */
 void tj_g17(struct out *o, double v);
 

@@ -738,24 +738,6 @@ static void put_num(struct out *o, double v)
     out_write(o, buf, gt_pyrepr(v, buf, sizeof(buf)));
 }
 
-/* Decimal digits of v at p; returns their count. */
-static size_t put_i64(char *p, int64_t v)
-{
-    char rev[24];
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    size_t n = 0, k = 0;
-
-    do {
-        rev[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        p[k++] = '-';
-    while (n > 0)
-        p[k++] = rev[--n];
-    return k;
-}
-
 /* ---- kernel_launchers.csv ----------------------------------------------------- */
 
 struct csv_ctx {
@@ -789,9 +771,9 @@ static int write_row(void *arg, const struct kernel *k)
     len += gt_pyrepr(k->dur, line + len, 48);
     memcpy(line + len, ",1,", 3);
     len += 3;
-    len += put_i64(line + len, k->pid);
+    len += out_format_i64(line + len, k->pid);
     line[len++] = ',';
-    len += put_i64(line + len, k->tid);
+    len += out_format_i64(line + len, k->tid);
     line[len++] = ',';
     if (!isnan(latency))
         len += gt_pyrepr(latency, line + len, 48);

@@ -180,15 +180,10 @@ static int call_tree_txt(struct tool_ctx *ctx, struct out *o)
     return 0;
 }
 
-static int listed_pt(const struct snapshot *snap)
-{
-    return snapshot_count(snap, SRC_PT_TRACE) > 0;
-}
-
 const struct tool tool_call_tree_txt = {
     .file = "call_tree.txt",
     .scope = TOOL_RUN | TOOL_HOST,
     .keys = call_tree_keys,
-    .listed = listed_pt,
+    .listed = pt_run_listed,
     .produce = call_tree_txt,
 };

@@ -267,15 +267,10 @@ static int modules_txt(struct tool_ctx *ctx, struct out *o)
     return 0;
 }
 
-static int listed_pt(const struct snapshot *snap)
-{
-    return snapshot_count(snap, SRC_PT_TRACE) > 0;
-}
-
 const struct tool tool_modules_txt = {
     .file = "modules.txt",
     .scope = TOOL_RUN | TOOL_HOST,
     .keys = modules_keys,
-    .listed = listed_pt,
+    .listed = pt_run_listed,
     .produce = modules_txt,
 };

@@ -179,14 +179,9 @@ static int roofline_csv(struct tool_ctx *ctx, struct out *o)
     return 0;
 }
 
-static int listed_pt(const struct snapshot *snap)
-{
-    return snapshot_count(snap, SRC_PT_TRACE) > 0;
-}
-
 const struct tool tool_roofline_csv = {
     .file = "roofline.csv",
     .scope = TOOL_RUN | TOOL_HOST,
-    .listed = listed_pt,
+    .listed = pt_run_listed,
     .produce = roofline_csv,
 };

@@ -221,7 +221,7 @@ static void write_frames(struct out *o, const struct frames *f)
         if (i > 0)
             out_putc(o, ',');
         out_putc(o, '"');
-        tj_u64(o, i + 1);
+        out_u64(o, i + 1);
         out_puts(o, "\":{\"name\":");
         tj_str(o, tv_text(f->owner[i], f->v[i].text), tv_len(f->owner[i], f->v[i].text));
         out_putc(o, '}');
@@ -246,28 +246,28 @@ static void write_metadata_events(struct out *o, const struct host_part *parts, 
             out_puts(o, "{\"args\":{\"name\":");
             tj_str(o, tv_text(h, dev->name), tv_len(h, dev->name));
             out_puts(o, "},\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-            tj_u64(o, pid);
+            out_u64(o, pid);
             out_puts(o, ",\"thread_count\":");
-            tj_u64(o, dev->nres);
+            out_u64(o, dev->nres);
             out_puts(o, "},{\"args\":{\"sort_index\":");
-            tj_u64(o, pid);
+            out_u64(o, pid);
             out_puts(o, "},\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
-            tj_u64(o, pid);
+            out_u64(o, pid);
             out_putc(o, '}');
             for (r = 0; r < dev->nres; r++) {
                 const struct tv_resource *res = &dev->res[r];
                 out_puts(o, ",{\"args\":{\"name\":");
                 tj_str(o, tv_text(h, res->name), tv_len(h, res->name));
                 out_puts(o, "},\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-                tj_u64(o, pid);
+                out_u64(o, pid);
                 out_puts(o, ",\"tid\":");
-                tj_u64(o, res->tid);
+                out_u64(o, res->tid);
                 out_puts(o, "},{\"args\":{\"sort_index\":");
-                tj_u64(o, res->tid);
+                out_u64(o, res->tid);
                 out_puts(o, "},\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
-                tj_u64(o, pid);
+                out_u64(o, pid);
                 out_puts(o, ",\"tid\":");
-                tj_u64(o, res->tid);
+                out_u64(o, res->tid);
                 out_putc(o, '}');
             }
         }
@@ -321,14 +321,14 @@ static void write_args(struct event_writer *w, const struct host_part *p, const 
         if (e->group == TV_NO_GROUP)
             return;
         out_puts(o, ",\"args\":{\"group_id\":");
-        tj_i64(o, e->group);
+        out_i64(o, e->group);
         out_putc(o, '}');
         return;
     }
     out_puts(o, ",\"args\":{");
     if (e->group != TV_NO_GROUP) {
         out_puts(o, "\"group_id\":");
-        tj_i64(o, e->group);
+        out_i64(o, e->group);
         first = 0;
     }
     if (p->full_args) {
@@ -338,14 +338,14 @@ static void write_args(struct event_writer *w, const struct host_part *p, const 
         if (!first)
             out_putc(o, ',');
         out_puts(o, "\"uid\":");
-        tj_u64(o, e->serial);
+        out_u64(o, e->serial);
     }
     out_putc(o, '}');
     if (sf != 0) {
         uint32_t k = tv_frame_number(w->frames->v, w->frames->n, sf);
         if (k != 0) {
             out_puts(o, ",\"sf\":");
-            tj_u64(o, k);
+            out_u64(o, k);
         }
     }
 }
@@ -355,7 +355,7 @@ static void write_flow(struct out *o, uint64_t flow)
     unsigned cat = TV_FLOW_CAT(flow);
 
     out_puts(o, ",\"bind_id\":");
-    tj_u64(o, TV_FLOW_ID(flow));
+    out_u64(o, TV_FLOW_ID(flow));
     if (cat > 1 && context_name(cat)[0] != '\0') {
         out_puts(o, ",\"cat\":\"");
         out_puts(o, context_name(cat));
@@ -393,7 +393,7 @@ static void write_counter(struct event_writer *w, const struct host_part *p,
         w->last_name = name;
         /* XProf writes the counter name and arg name unescaped. */
         out_puts(o, "{\"pid\":");
-        tj_u64(o, pid);
+        out_u64(o, pid);
         out_puts(o, ",\"name\":\"");
         out_puts(o, name);
         out_puts(o, "\",\"ph\":\"C\"");
@@ -439,10 +439,10 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         return;
     }
     out_puts(o, "{\"pid\":");
-    tj_u64(o, pid);
+    out_u64(o, pid);
     if (t->has_tid) {
         out_puts(o, ",\"tid\":");
-        tj_u64(o, t->tid);
+        out_u64(o, t->tid);
     }
     out_puts(o, ",\"name\":");
     tj_str(o, name, tv_len(p->h, e->name));
@@ -459,7 +459,7 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         uint64_t flow = p->h->flows[e->flow - 1];
         unsigned type = TV_FLOW_TYPE(flow);
         out_puts(o, ",\"id\":");
-        tj_u64(o, TV_FLOW_ID(flow));
+        out_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
         out_puts(o, context_name(TV_FLOW_CAT(flow)));
         out_putc(o, '"');
@@ -468,27 +468,27 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
     }
     if (e->serial > 0) {
         out_puts(o, ",\"z\":");
-        tj_u64(o, e->serial);
+        out_u64(o, e->serial);
     }
     out_putc(o, '}');
     if (!t->has_tid && TV_FLOW_TYPE(p->h->flows[e->flow - 1]) == TV_FLOW_MID) {
         /* A MID async event closes itself with an "e" copy at its end. */
         uint64_t flow = p->h->flows[e->flow - 1];
         out_puts(o, ",{\"pid\":");
-        tj_u64(o, pid);
+        out_u64(o, pid);
         out_puts(o, ",\"name\":");
         tj_str(o, name, tv_len(p->h, e->name));
         out_puts(o, ",\"ts\":");
         tj_us(o, e->ts + e->dur);
         out_puts(o, ",\"id\":");
-        tj_u64(o, TV_FLOW_ID(flow));
+        out_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
         out_puts(o, context_name(TV_FLOW_CAT(flow)));
         out_puts(o, "\",\"ph\":\"e\"");
         write_args(w, p, e, 1);
         if (e->serial > 0) {
             out_puts(o, ",\"z\":");
-            tj_u64(o, e->serial);
+            out_u64(o, e->serial);
         }
         out_putc(o, '}');
     }
@@ -564,7 +564,7 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
         out_putc(o, '}');
     }
     out_puts(o, "],\"returnedEventsSize\":");
-    tj_u64(o, returned);
+    out_u64(o, returned);
     out_puts(o, ",\"filteredByVisibility\":true,\"fullTimespan\":[");
     tj_g6(o, (double)lo / 1000000000.0);
     out_putc(o, ',');
@@ -594,7 +594,7 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
     else
         out_puts(o, "], \"showCounterMessage\": \"\" ");
     out_puts(o, ",\"totalCounterEvents\":");
-    tj_u64(o, w.counters);
+    out_u64(o, w.counters);
     out_putc(o, '}');
     free(frames.v);
     free(frames.owner);

@@ -85,10 +85,29 @@ static void test_numbers(void **state)
     out_i64(&o, INT64_MIN);
     out_putc(&o, ' ');
     out_u64(&o, UINT64_MAX);
+    out_putc(&o, ' ');
+    out_i64(&o, 0);
+    out_putc(&o, ' ');
+    out_u64(&o, 0);
+    out_putc(&o, ' ');
+    out_i64(&o, -7);
     s = finish(&o);
     assert_string_equal(s, "0.10000000000000001 1234.5 null null -9223372036854775808 "
-                           "18446744073709551615");
+                           "18446744073709551615 0 0 -7");
     free(s);
+}
+
+static void test_format_i64(void **state)
+{
+    char buf[OUT_I64_MAX];
+
+    (void)state;
+    assert_int_equal(out_format_i64(buf, INT64_MIN), 20);
+    assert_memory_equal(buf, "-9223372036854775808", 20);
+    assert_int_equal(out_format_i64(buf, INT64_MAX), 19);
+    assert_memory_equal(buf, "9223372036854775807", 19);
+    assert_int_equal(out_format_i64(buf, 0), 1);
+    assert_memory_equal(buf, "0", 1);
 }
 
 static void test_chunk_boundaries(void **state)
@@ -136,9 +155,9 @@ static void test_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_escape), cmocka_unit_test(test_csv_escape),
-        cmocka_unit_test(test_numbers),     cmocka_unit_test(test_chunk_boundaries),
-        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_json_escape),      cmocka_unit_test(test_csv_escape),
+        cmocka_unit_test(test_numbers),          cmocka_unit_test(test_format_i64),
+        cmocka_unit_test(test_chunk_boundaries), cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
