@@ -3,7 +3,7 @@
  *
  * Loading has two stages, so cheap questions stay cheap:
  *
- *   xspace_open()    maps the file (or inflates a .gz once), walks only tags and
+ *   xspace_open()    reads the file (or inflates a .gz once), walks only tags and
  *                    lengths to index planes and lines (event counts included),
  *                    and decodes the small metadata tables with protobuf-c.
  *   xspace_decode()  decodes every event into a compact array per line
@@ -42,7 +42,7 @@ enum xp_stat_kind {
     XP_STAT_REF,    /* str/len = name of stat_metadata[v.u]; v.u = ref id */
 };
 
-/* One decoded stat. Strings point into the mapped file or the arena. */
+/* One decoded stat. Strings point into the file's bytes or the arena. */
 struct xp_stat {
     int64_t meta_id;        /* key into the plane's stat metadata */
     enum xp_stat_kind kind; /* which value is set */
@@ -119,9 +119,8 @@ struct xp_plane {
 
 struct xspace {
     char *path;                  /* file it was read from */
-    const uint8_t *data;         /* the serialized XSpace */
+    const uint8_t *data;         /* the serialized XSpace (big_malloc'd copy) */
     size_t size;                 /* its length */
-    int mapped;                  /* 1: data is an mmap of the file; 0: malloc'd (gz) */
     struct xp_plane *planes;     /* in file order */
     uint32_t nplanes;            /* entries in planes */
     const char **hostnames;      /* XSpace.hostnames */

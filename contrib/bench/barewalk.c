@@ -76,7 +76,7 @@ int main(int argc, char **argv)
         return 1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (p == MAP_FAILED) {
         perror("mmap");
         return 1;

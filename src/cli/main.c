@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "malloc_tune.h"
 #include "vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
     int longfmt = 0, argi = 2, rc;
     const char *cmd;
 
+    malloc_tune(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "inodes.h"
+#include "malloc_tune.h"
 #include "vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
@@ -545,6 +546,8 @@ int main(int argc, char *argv[])
     struct fuse_session *se;
     struct fuse_loop_config config;
     int ret = 1;
+
+    malloc_tune(argv);
 
     memset(&fs, 0, sizeof(fs));
     if (fuse_opt_parse(&args, &xo, xfs_opt_spec, xfs_opt_proc) != 0)

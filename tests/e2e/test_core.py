@@ -278,3 +278,52 @@ def test_memory_bound_keeps_results(corpus, mount):
         # a different file needs the run's profile again after the release
         assert json.loads((mnt / r / "module_list.json").read_text()) is not None
         assert (mnt / r / "summary.json").read_bytes() == first[r]
+
+
+
+def _daemon_pid(mnt):
+    """The pid of the xprofs-mount process serving mnt."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if cmd[0].endswith(b"xprofs-mount") and str(mnt).encode() in cmd:
+            return int(pid)
+    raise AssertionError(f"no xprofs-mount process for {mnt}")
+
+
+def _heap_is_huge(pid):
+    """Whether glibc marked the process heap MADV_HUGEPAGE (VmFlags 'hg')."""
+    lines = open(f"/proc/{pid}/smaps").read().splitlines()
+    for i, line in enumerate(lines):
+        if line.endswith("[heap]"):
+            for flags in lines[i + 1:]:
+                if flags.startswith("VmFlags:"):
+                    return "hg" in flags.split()[1:]
+    raise AssertionError("no [heap] mapping")
+
+
+@pytest.mark.skipif(os.environ.get("XPROFS_SANITIZED") == "1",
+                    reason="AddressSanitizer replaces glibc's malloc")
+@pytest.mark.parametrize("given, plain, huge", [
+    (None, None, True),
+    ("glibc.malloc.arena_max=2", None, True),
+    ("glibc.malloc.hugetlb=0", None, False),
+    (None, "1", False),
+])
+def test_huge_page_malloc(corpus, mount, monkeypatch, given, plain, huge):
+    # The daemon re-executes itself once with glibc's huge-page malloc
+    # (glibc.malloc.hugetlb=1 added to the tunables the user set), unless the
+    # user chose hugetlb themselves or set XPROFS_PLAIN_MALLOC=1.
+    for key, value in (("GLIBC_TUNABLES", given), ("XPROFS_PLAIN_MALLOC", plain)):
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+    monkeypatch.delenv("XPROFS_MALLOC", raising=False)
+    mnt = mount(corpus)
+    assert json.loads((mnt / JAX_RUN / "overview_page.json").read_bytes())
+    assert _heap_is_huge(_daemon_pid(mnt)) == huge
