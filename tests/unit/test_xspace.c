@@ -210,6 +210,40 @@ static void test_gzip(void **state)
     free(space.p);
 }
 
+/* A file of several read pieces (16 MiB each): every byte arrives in
+ * place, whatever piece it was read in. */
+static void test_big_file(void **state)
+{
+    struct pbw space = build_space();
+    size_t n = (40u << 20) + 12345, i;
+    char *big = malloc(n + 1);
+    char tmpl[] = "/tmp/xprofs-big-XXXXXX";
+    struct xspace *xs;
+    struct xp_err err = {0};
+    int fd = mkstemp(tmpl);
+
+    (void)state;
+    assert_non_null(big);
+    assert_true(fd >= 0);
+    for (i = 0; i < n; i++)
+        big[i] = (char)('a' + (i * 7 + i / 4096) % 26);
+    big[n] = '\0';
+    pbw_str(&space, 2, big); /* XSpace.errors */
+    assert_int_equal(write(fd, space.p, space.n), (ssize_t)space.n);
+    close(fd);
+    assert_int_equal(xspace_open(tmpl, &xs, &err), 0);
+    assert_int_equal(xs->size, space.n);
+    assert_memory_equal(xs->data, space.p, space.n);
+    assert_int_equal(xs->nerrors, 1);
+    assert_int_equal(strlen(xs->errors[0]), n);
+    assert_int_equal(xspace_decode(xs, 2, &err), 0);
+    assert_int_equal(xs->nevents, 4);
+    xspace_close(xs);
+    unlink(tmpl);
+    free(big);
+    free(space.p);
+}
+
 static void expect_eio(const void *p, size_t n, const char *why)
 {
     struct xspace *xs = NULL;
@@ -521,6 +555,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_profile),
         cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_big_file),
         cmocka_unit_test(test_empty_file),
         cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_hostile_lengths),
