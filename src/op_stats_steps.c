@@ -172,6 +172,55 @@ static int boundary_cmp(const void *a, const void *b, void *ctx)
     return 0;
 }
 
+/* A boundary as one sortable key: time above the byte that orders ends
+ * before starts and higher priority types first (boundary_cmp's order;
+ * equal keys are equal boundaries). Needs times within 2^56 ps (20 hours)
+ * of base. */
+#define KEY_SPAN ((uint64_t)1 << 56)
+
+static uint64_t boundary_key(int64_t t, int64_t base, uint8_t type, int start)
+{
+    return (uint64_t)(t - base) << 8 | (uint64_t)start << 7 | (uint64_t)(127 - type);
+}
+
+/* The boundaries of d's events in boundary_cmp order, into b[0..2n). */
+static int sorted_boundaries(const struct step_details *d, struct boundary *b)
+{
+    uint32_t i, n = d->nevents * 2;
+    int64_t lo = d->events[0].begin, hi = d->events[0].end;
+    uint64_t *key;
+
+    for (i = 0; i < d->nevents; i++) {
+        b[i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
+        b[d->nevents + i] = (struct boundary){d->events[i].end, d->events[i].type, 0};
+        lo = b[i].t < lo ? b[i].t : lo;
+        hi = b[i].t > hi ? b[i].t : hi;
+        lo = b[d->nevents + i].t < lo ? b[d->nevents + i].t : lo;
+        hi = b[d->nevents + i].t > hi ? b[d->nevents + i].t : hi;
+    }
+    /* starts, then ends, each in event order: a few ascending runs (one per
+     * timeline), merged; equal boundaries are identical, so any sort gives
+     * the same sequence */
+    if ((uint64_t)hi - (uint64_t)lo >= KEY_SPAN || hi < lo)
+        return xp_sort_runs(b, n, sizeof(*b), boundary_cmp, NULL);
+    key = malloc(n * sizeof(*key));
+    if (key == NULL)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        key[i] = boundary_key(b[i].t, lo, b[i].type, b[i].start);
+    if (xp_sort_runs_u64(key, n) != 0) {
+        free(key);
+        return -ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        b[i].t = lo + (int64_t)(key[i] >> 8);
+        b[i].start = (uint8_t)((key[i] >> 7) & 1);
+        b[i].type = (uint8_t)(127 - (key[i] & 127));
+    }
+    free(key);
+    return 0;
+}
+
 /* Replace d->events by their non-overlapping partition. */
 static int non_overlapped(struct step_details *d)
 {
@@ -185,19 +234,7 @@ static int non_overlapped(struct step_details *d)
         return 0;
     b = malloc(n * sizeof(*b));
     out = malloc(n * sizeof(*out));
-    if (b == NULL || out == NULL) {
-        free(b);
-        free(out);
-        return -ENOMEM;
-    }
-    /* starts, then ends, each in event order: a few ascending runs (one per
-     * timeline), merged; equal boundaries are identical, so any sort gives
-     * the same sequence */
-    for (i = 0; i < d->nevents; i++) {
-        b[i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
-        b[d->nevents + i] = (struct boundary){d->events[i].end, d->events[i].type, 0};
-    }
-    if (xp_sort_runs(b, n, sizeof(*b), boundary_cmp, NULL) != 0) {
+    if (b == NULL || out == NULL || sorted_boundaries(d, b) != 0) {
         free(b);
         free(out);
         return -ENOMEM;

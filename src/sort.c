@@ -62,3 +62,57 @@ int xp_sort_runs(void *base, size_t n, size_t size, xp_cmp_ctx_fn cmp, void *ctx
     big_free(tmp);
     return 0;
 }
+
+int xp_sort_runs_u64(uint64_t *v, size_t n)
+{
+    uint64_t *tmp, *src, *dst;
+    size_t *runs, nruns = 0, k, r;
+
+    if (n < 2)
+        return 0;
+    for (k = 1; k < n && v[k - 1] <= v[k]; k++)
+        ;
+    if (k >= n)
+        return 0;
+    for (k = 1; k < n; k++)
+        nruns += v[k - 1] > v[k];
+    runs = malloc((nruns + 2) * sizeof(*runs));
+    tmp = big_malloc(n * sizeof(*tmp));
+    if (runs == NULL || tmp == NULL) {
+        free(runs);
+        big_free(tmp);
+        return -ENOMEM;
+    }
+    nruns = 0;
+    runs[nruns++] = 0;
+    for (k = 1; k < n; k++) {
+        if (v[k - 1] > v[k])
+            runs[nruns++] = k;
+    }
+    runs[nruns] = n;
+    src = v;
+    dst = tmp;
+    while (nruns > 1) {
+        size_t m = 0;
+        for (r = 0; r < nruns; r += 2) {
+            size_t lo = runs[r], mid = runs[r + 1], i = lo, j = mid, o = lo;
+            size_t hi = r + 2 <= nruns ? runs[r + 2] : mid;
+            while (i < mid && j < hi)
+                dst[o++] = src[j] < src[i] ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            runs[m++] = lo;
+        }
+        runs[m] = n;
+        nruns = m;
+        src = dst;
+        dst = src == v ? tmp : v;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof(*v));
+    free(runs);
+    big_free(tmp);
+    return 0;
+}

@@ -9,6 +9,7 @@
 #ifndef XPROFS_SORT_H
 #define XPROFS_SORT_H
 
+#include <stdint.h>
 #include <stdlib.h>
 
 static inline void xp_qsort(void *base, size_t n, size_t size,
@@ -26,5 +27,8 @@ typedef int (*xp_cmp_ctx_fn)(const void *a, const void *b, void *ctx);
  * the number of elements (events of one timeline come almost sorted).
  * Returns 0 or -ENOMEM (the array is then unchanged). */
 int xp_sort_runs(void *base, size_t n, size_t size, xp_cmp_ctx_fn cmp, void *ctx);
+
+/* The same for plain 64-bit keys, ascending (no comparator calls). */
+int xp_sort_runs_u64(uint64_t *v, size_t n);
 
 #endif

@@ -69,6 +69,44 @@ static void test_sort_runs(void **state)
     assert_int_equal(xp_sort_runs(NULL, 0, sizeof(struct item), by_key, NULL), 0);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* xp_sort_runs_u64 against qsort: random keys (full 64-bit range, ties),
+ * run-structured, sorted and descending arrays. */
+static void test_sort_runs_u64(void **state)
+{
+    size_t sizes[] = {0, 1, 2, 3, 17, 1000, 100000}, s, i;
+    unsigned seed = 7;
+
+    (void)state;
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size_t n = sizes[s];
+        for (int shape = 0; shape < 4; shape++) {
+            uint64_t *v = malloc((n ? n : 1) * sizeof(*v)), *ref = malloc((n ? n : 1) * sizeof(*v));
+            for (i = 0; i < n; i++) {
+                uint64_t r = (uint64_t)rand_r(&seed) << 40 ^ (uint64_t)rand_r(&seed) << 20 ^
+                             (uint64_t)rand_r(&seed);
+                v[i] = shape == 0   ? r
+                       : shape == 1 ? (i % (n / 5 + 1)) / 2 + UINT64_MAX / 2
+                       : shape == 2 ? i
+                                    : UINT64_MAX - i;
+            }
+            if (n > 0)
+                memcpy(ref, v, n * sizeof(*v));
+            xp_qsort(ref, n, sizeof(*ref), u64_cmp);
+            assert_int_equal(xp_sort_runs_u64(v, n), 0);
+            if (n > 0)
+                assert_memory_equal(v, ref, n * sizeof(*v));
+            free(v);
+            free(ref);
+        }
+    }
+}
+
 static void test_qsort_empty(void **state)
 {
     (void)state;
@@ -79,6 +117,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_runs),
+        cmocka_unit_test(test_sort_runs_u64),
         cmocka_unit_test(test_qsort_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
