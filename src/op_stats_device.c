@@ -185,17 +185,14 @@ static char *copy_str(struct arena *arena, struct op_metrics_db *db, const char 
 }
 
 /* DeviceOpMetricsDbBuilder::EnterOp. */
-static void enter_op(struct arena *arena, struct op_metrics_db *db, uint64_t program_id,
-                     const char *name, size_t name_len, const char *category,
-                     const char *provenance, const char *dedup, const char *long_name, int is_eager,
-                     uint64_t occurrences, uint64_t time_ps, const struct hlo_instr *perf,
-                     int64_t ev_flops, int64_t ev_bytes)
+/* Add occurrences of an op to its row m of db. */
+static void add_to_row(struct arena *arena, struct op_metrics_db *db, struct op_metrics *m,
+                       const char *category, const char *provenance, const char *dedup,
+                       const char *long_name, int is_eager, uint64_t occurrences, uint64_t time_ps,
+                       const struct hlo_instr *perf, int64_t ev_flops, int64_t ev_bytes)
 {
-    struct op_metrics *m = op_db_row(db, arena, program_id, name, name_len);
     int64_t flops, bytes, model_flops;
 
-    if (m == NULL)
-        return;
     if (m->occurrences == 0 && m->category[0] == '\0' && m->provenance[0] == '\0') {
         m->category = copy_str(arena, db, category[0] ? category : "unknown");
         m->provenance = copy_str(arena, db, provenance);
@@ -246,13 +243,53 @@ static void enter_op(struct arena *arena, struct op_metrics_db *db, uint64_t pro
     db->total_op_time_ps += time_ps;
 }
 
-static void flush_run(struct arena *arena, struct op_metrics_db *db, struct run *r)
+static void enter_op(struct arena *arena, struct op_metrics_db *db, uint64_t program_id,
+                     const char *name, size_t name_len, const char *category,
+                     const char *provenance, const char *dedup, const char *long_name, int is_eager,
+                     uint64_t occurrences, uint64_t time_ps, const struct hlo_instr *perf,
+                     int64_t ev_flops, int64_t ev_bytes)
 {
-    if (r->instr != NULL)
-        enter_op(arena, db, r->program_id, r->name, r->name_len, r->instr->category,
-                 r->instr->provenance, r->instr->deduplicated_name, r->instr->expression,
-                 r->is_eager, r->occurrences, r->duration, r->instr, (int64_t)r->flops,
-                 (int64_t)r->bytes);
+    struct op_metrics *m = op_db_row(db, arena, program_id, name, name_len);
+
+    if (m != NULL)
+        add_to_row(arena, db, m, category, provenance, dedup, long_name, is_eager, occurrences,
+                   time_ps, perf, ev_flops, ev_bytes);
+}
+
+/* The rows of recent HLO ops in one plane's db, by instruction and
+ * program: a run of an op seen before skips hashing its name. */
+#define ROW_CACHE 256
+
+struct row_cache_slot {
+    const struct hlo_instr *instr; /* NULL: empty */
+    uint64_t program_id;           /* its program */
+    uint32_t row;                  /* its row in the db */
+};
+
+static struct op_metrics *run_row(struct arena *arena, struct op_metrics_db *db,
+                                  struct row_cache_slot *cache, const struct run *r)
+{
+    uintptr_t k = (uintptr_t)r->instr ^ (uintptr_t)(r->program_id * 0x9e3779b97f4a7c15ULL);
+    struct row_cache_slot *slot = &cache[(k >> 4) % ROW_CACHE];
+    struct op_metrics *m;
+
+    if (slot->instr == r->instr && slot->program_id == r->program_id && slot->row < db->nrows)
+        return &db->rows[slot->row];
+    m = op_db_row(db, arena, r->program_id, r->name, r->name_len);
+    if (m != NULL)
+        *slot = (struct row_cache_slot){r->instr, r->program_id, (uint32_t)(m - db->rows)};
+    return m;
+}
+
+static void flush_run(struct arena *arena, struct op_metrics_db *db, struct row_cache_slot *cache,
+                      struct run *r)
+{
+    struct op_metrics *m;
+
+    if (r->instr != NULL && (m = run_row(arena, db, cache, r)) != NULL)
+        add_to_row(arena, db, m, r->instr->category, r->instr->provenance,
+                   r->instr->deduplicated_name, r->instr->expression, r->is_eager, r->occurrences,
+                   r->duration, r->instr, (int64_t)r->flops, (int64_t)r->bytes);
     memset(r, 0, sizeof(*r));
 }
 
@@ -643,6 +680,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
     char *name_buf = NULL;
     size_t name_cap = 0;
     struct hlo_cache_slot *hcache = calloc(2 * HLO_CACHE, sizeof(*hcache));
+    struct row_cache_slot *rows = calloc(ROW_CACHE, sizeof(*rows));
     uint8_t *by_name = calloc(pl->nemeta ? pl->nemeta : 1, 1);
     struct kernel_cache kc;
     struct xp_pick pick;
@@ -660,15 +698,17 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
     ids.bytes = pl->stat_id[XS_BYTES_ACCESSED];
     memset(&kc, 0, sizeof(kc));
     kc.recent = calloc(KERNEL_RECENT, sizeof(*kc.recent));
-    if (hcache == NULL || by_name == NULL || kc.recent == NULL ||
+    if (hcache == NULL || rows == NULL || by_name == NULL || kc.recent == NULL ||
         gpu_pick_init(&pick, pl, &ids) != 0) {
         free(hcache);
+        free(rows);
         free(by_name);
         free(kc.recent);
         return -ENOMEM;
     }
     if ((rc = step_events_init(steps, ng)) != 0) {
         free(hcache);
+        free(rows);
         free(by_name);
         free(kc.recent);
         xp_pick_free(&pick);
@@ -710,7 +750,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 if (instr != NULL) {
                     if (run.instr != NULL && (hl != run.name_len || memcmp(hn, run.name, hl) != 0 ||
                                               group < 0 || (uint64_t)group != run.group))
-                        flush_run(arena, db, &run);
+                        flush_run(arena, db, rows, &run);
                     if (run.occurrences == 0) {
                         run.instr = instr;
                         run.name = instr->name;
@@ -731,7 +771,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 size_t nl, evl = strlen(ev_name);
                 char cat[512];
                 char prov[1024];
-                flush_run(arena, db, &run);
+                flush_run(arena, db, rows, &run);
                 tfop_parse(s.tf_op, s.tf_op_len, &op);
                 nl = op.name_len + 1 + evl;
                 if (nl + 1 > name_cap) {
@@ -832,7 +872,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 }
             }
         }
-        flush_run(arena, db, &run);
+        flush_run(arena, db, rows, &run);
     }
     op_db_set_total_time(db, last ? (uint64_t)(last - first) : 0);
     op_db_add_idle(db, arena);
@@ -878,6 +918,7 @@ out:
     free(kc.recent);
     xp_pick_free(&pick);
     free(hcache);
+    free(rows);
     free(by_name);
     free(name_buf);
     free(has_marker);
