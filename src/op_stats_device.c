@@ -258,7 +258,7 @@ static void enter_op(struct arena *arena, struct op_metrics_db *db, uint64_t pro
 
 /* The rows of recent HLO ops in one plane's db, by instruction and
  * program: a run of an op seen before skips hashing its name. */
-#define ROW_CACHE 256
+#define ROW_CACHE 4096
 
 struct row_cache_slot {
     const struct hlo_instr *instr; /* NULL: empty */
