@@ -92,11 +92,14 @@ static int unite_steps(void *arg, size_t g)
         step_details_reserve(&job->ctx->steps.by_group[g], (uint32_t)nm, (uint32_t)ne) != 0)
         return -ENOMEM;
     for (i = 0; i < job->ngpu; i++) {
-        const struct step_events *src = &job->outs[i].steps;
+        struct step_events *src = &job->outs[i].steps;
         if (!job->outs[i].any_event || g >= src->n || !src->by_group[g].present)
             continue;
         if ((rc = step_details_combine(&job->ctx->steps.by_group[g], &src->by_group[g])) != 0)
             return rc;
+        /* copied: the plane's own arrays of this step are no longer read, and
+         * their memory is reused by the step database */
+        step_details_release(&src->by_group[g]);
     }
     return 0;
 }

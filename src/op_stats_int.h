@@ -57,6 +57,8 @@ int step_add_marker(struct step_details *d, int64_t begin, int64_t end, uint8_t 
 int step_add_event(struct step_details *d, int64_t begin, int64_t end, uint8_t type);
 /* Room for more markers and events in d (one allocation for many combines). */
 int step_details_reserve(struct step_details *d, uint32_t more_markers, uint32_t more_events);
+/* Free d's markers and events (the step stays present, with none). */
+void step_details_release(struct step_details *d);
 /* StepDetails::Combine(src) into dst. */
 int step_details_combine(struct step_details *dst, const struct step_details *src);
 /* UnionCombineStepEvents(src, dst). */
@@ -124,7 +126,8 @@ int host_plane_end(struct host_plane_work *w, int has_device, struct step_events
 void host_plane_free(struct host_plane_work *w);
 
 /* Step events -> step db (ToNonOverlapped, ConvertStepEventsToStepDb) and
- * precision stats into os. */
+ * precision stats into os. Consumes the markers and events of se (each
+ * step's arrays are released once its breakdown is known). */
 int op_stats_step_db(struct op_stats *os, struct step_events *se, int has_device);
 
 /* TPU TensorCore planes: their device op metrics combined into ctx->os. */

@@ -100,6 +100,16 @@ int step_details_reserve(struct step_details *d, uint32_t more_markers, uint32_t
     return 0;
 }
 
+void step_details_release(struct step_details *d)
+{
+    free(d->markers);
+    free(d->events);
+    d->markers = NULL;
+    d->events = NULL;
+    d->nmarkers = d->markers_cap = 0;
+    d->nevents = d->events_cap = 0;
+}
+
 int step_details_combine(struct step_details *dst, const struct step_details *src)
 {
     uint32_t i;
@@ -320,9 +330,8 @@ struct step_db_job {
 };
 
 /* One step: its events made non-overlapping, its breakdown. */
-static int step_one(void *arg, size_t g)
+static int step_breakdown(struct step_db_job *job, size_t g)
 {
-    struct step_db_job *job = arg;
     struct step_details *d = &job->se->by_group[g];
     struct step_result *r = &job->res[g];
     struct step_core *core = &r->core;
@@ -368,6 +377,17 @@ static int step_one(void *arg, size_t g)
     core->duration_ps = (uint64_t)dur;
     r->keep = 1;
     return 0;
+}
+
+/* One step, whose events are released afterwards (their memory serves the
+ * next steps). */
+static int step_one(void *arg, size_t g)
+{
+    struct step_db_job *job = arg;
+    int rc = step_breakdown(job, g);
+
+    step_details_release(&job->se->by_group[g]);
+    return rc;
 }
 
 int op_stats_step_db(struct op_stats *os, struct step_events *se, int has_device)
