@@ -130,6 +130,20 @@ static int dfs(struct analysis *an, uint32_t root, uint32_t c)
     return rc;
 }
 
+int hc_accept(struct analysis *an, uint32_t node, uint32_t c)
+{
+    int rc;
+
+    if (an->state[node] == 2)
+        return 0; /* visited: XLA's DFS returns at once */
+    if (an->state[node] == 1 || an->depth >= HC_MAX_DEPTH)
+        return -1;
+    an->depth++;
+    rc = dfs(an, node, c);
+    an->depth--;
+    return rc;
+}
+
 static int analyse_comp(struct analysis *an, uint32_t c)
 {
     const struct hlo_comp *cp = &an->g->comps[c];

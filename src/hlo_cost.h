@@ -16,13 +16,18 @@
  *   hbm_read/write = bytes read from / written to memory space 0, summed
  *                    over the leaf shapes, when bytes_accessed > 0
  *
- * Per opcode: dot 2*|out|*|contracting|, convolution 2*fma count over the
- * valid window positions, elementwise ops the sm_86 clock-cycle profile per
- * element (3 when unlisted), reduce the reducer's cost per reduced element,
- * fusion the fused instructions weighted by their utilization with bytes =
- * outputs + parameter reads, cuBLAS/cuDNN custom calls like dot and
- * convolution, other custom calls unknown (-1). The properties are floats
- * and every conversion follows XLA's, so the numbers match bit for bit.
+ * Per opcode: dot 2*|out|*|contracting|, ragged dot the same over its
+ * result less XLA's "group dimensions" (result dimensions 0, 2, 4 ..., one
+ * per rhs group dimension), convolution 2*fma count over the valid window
+ * positions, elementwise ops the sm_86 clock-cycle profile per element (3
+ * when unlisted), reduce the reducer's cost per reduced element, fusion the
+ * fused instructions weighted by their utilization with bytes = outputs +
+ * parameter reads, cuBLAS/cuDNN custom calls like dot and convolution,
+ * other custom calls unknown (-1), async-start its wrapped instruction
+ * visited in place (the async-start itself left empty but for a wrapped
+ * reduce-scatter), topk, all-to-all and collective-permute the defaults
+ * (XLA's handlers add nothing). The properties are floats and every
+ * conversion follows XLA's, so the numbers match bit for bit.
  */
 #ifndef XPROFS_HLO_COST_H
 #define XPROFS_HLO_COST_H

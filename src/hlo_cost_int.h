@@ -124,6 +124,7 @@ int64_t hc_conv_flops(const struct hlo_node *nd, const struct hlo_shape *lhs,
 float hc_adjusted(float flops, int bits);
 /* Handlers: 0, -1 (XLA's analysis fails) or -ENOMEM. */
 int hc_handle_custom_call(struct analysis *an, const struct hlo_node *nd);
+int hc_handle_ragged_dot(struct analysis *an, const struct hlo_node *nd);
 int hc_handle_slicing(struct analysis *an, const struct hlo_node *nd);
 int hc_handle_gather(struct analysis *an, const struct hlo_node *nd);
 int hc_handle_scatter(struct analysis *an, const struct hlo_node *nd);
@@ -144,5 +145,10 @@ int hc_handle_fusion(struct analysis *an, uint32_t node);
 /* The analysed sum of computation c (analysed on first use), or NULL with
  * *rc set. */
 const struct props *hc_subcomputation(struct analysis *an, uint32_t c, int *rc);
+/* HloInstruction::Accept with the running visitor: visit node and what it
+ * reads that is not visited yet, adding to the sum of computation c; an->cur
+ * is left empty when anything was visited. Returns 0, -1 (a cycle, or
+ * nested too deep) or -ENOMEM. */
+int hc_accept(struct analysis *an, uint32_t node, uint32_t c);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * hlo_cost_ops.c - opcode tables and the handlers of single instructions:
- * dot and convolution flops, the elementwise profile, slices, gathers,
- * scatters, collectives and custom calls (cuBLAS GEMMs, cuDNN convolutions,
- * unknown ones), after HloCostAnalysis and GpuHloCostAnalysis.
+ * dot, ragged dot and convolution flops, the elementwise profile, slices,
+ * gathers, scatters, collectives and custom calls (cuBLAS GEMMs, cuDNN
+ * convolutions, unknown ones), after HloCostAnalysis and GpuHloCostAnalysis.
  */
 #include "hlo_cost_int.h"
 
@@ -240,6 +240,38 @@ int64_t hc_dot_flops(const struct hlo_shape *lhs, const struct hlo_shape *out,
         width *= d >= 0 && (uint64_t)d < lhs->ndims ? lhs->dims[d] : 1;
     }
     return 2 * hlo_shape_elements(out) * width;
+}
+
+/* HloCostAnalysis::HandleRaggedDot: GetDotFlops over the ragged dot's own
+ * dot dimension numbers and its result shape with "the group dimensions
+ * removed", which XLA does by deleting dimension i of the shrinking result
+ * for each i below the number of rhs_group_dimensions (the values are not
+ * read). Step i thus removes original dimension 2i: for the usual
+ * [m,k] x [g,k,n] -> [m,n] it leaves [n], so XLA prices 2*n*k. A deletion
+ * past the shrunk rank (where XLA's DeleteDimension would fail a check) is
+ * skipped. */
+int hc_handle_ragged_dot(struct analysis *an, const struct hlo_node *nd)
+{
+    const struct hlo_shape *lhs, *out = &nd->shape;
+    uint64_t elements = 1, width = 1; /* wrapping, as XLA's int64 products */
+    uint32_t d, i;
+
+    if (nd->noperands < 1)
+        return -1;
+    lhs = hc_operand_shape(an, nd, 0);
+    if (out->type == HLO_TUPLE)
+        elements = 0; /* ElementsIn of a tuple, as hlo_shape_elements */
+    for (d = 0; d < out->ndims; d++) {
+        if (d % 2 == 0 && d / 2 < nd->ragged_ngroups)
+            continue;
+        elements *= (uint64_t)out->dims[d];
+    }
+    for (i = 0; i < nd->ragged_ncontracting; i++) {
+        int64_t c = nd->ragged_contracting[i];
+        width *= c >= 0 && (uint64_t)c < lhs->ndims ? (uint64_t)lhs->dims[c] : 1;
+    }
+    an->cur.flops = (float)(int64_t)(2 * elements * width);
+    return 0;
 }
 
 /* HloCostAnalysis::GetConvolutionFlops. */

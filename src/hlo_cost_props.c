@@ -159,7 +159,8 @@ int hc_is_array(const struct hlo_shape *s)
     return s->type != HLO_TUPLE && s->type != HLO_TOKEN && s->type != HLO_OPAQUE && s->type != 0;
 }
 
-/* ShapeUtil::ByteSizeOf with 8-byte pointers, BUFFER counted as 0. */
+/* ShapeUtil::ByteSizeOf with 8-byte pointers (a tuple's index table, an
+ * opaque value one pointer), BUFFER and TOKEN counted as 0. */
 int64_t hc_byte_size(const struct hlo_shape *s)
 {
     int64_t n;
@@ -167,6 +168,8 @@ int64_t hc_byte_size(const struct hlo_shape *s)
 
     if (s->type == HLO_TUPLE)
         return 8 * (int64_t)s->ntuple;
+    if (s->type == HLO_OPAQUE)
+        return 8;
     if (!hc_is_array(s) || s->type == HLO_BUFFER)
         return 0;
     n = hlo_shape_elements(s);

@@ -2,7 +2,11 @@
  * hlo_cost_visit.c - the handler of each opcode (the HandleXxx of
  * HloCostAnalysis / GpuHloCostAnalysis), dispatched by opcode name, with the
  * handlers that price called computations: reduce, reduce-window, map,
- * select-and-scatter, call, while and conditional.
+ * select-and-scatter, call, while, conditional and async-start. Opcodes
+ * without a case keep the defaults, as XLA's no-op handlers do: among them
+ * topk, all-to-all, ragged-all-to-all, collective-permute(-start/-done),
+ * collective-broadcast, async-update/-done, send/recv, copy-start/-done,
+ * pad, reshape, broadcast, iota, reverse and the batch-norm ops.
  */
 #include "hlo_cost_int.h"
 
@@ -124,6 +128,30 @@ static int hc_handle_control_flow(struct analysis *an, const struct hlo_node *nd
     return 0;
 }
 
+/* GpuHloCostAnalysis::HandleAsyncStart: the wrapped instruction (the root
+ * of the called computation) and its operands are visited in place with the
+ * same visitor, so they get their own costs and add to this computation's
+ * sum, and the async-start keeps what is left: nothing, except that a
+ * wrapped reduce-scatter is priced again on it (a wrapped all-to-all only
+ * records bytes transferred, which XProf does not read). */
+static int hc_handle_async_start(struct analysis *an, uint32_t node)
+{
+    const struct hlo_node *nd = &an->g->nodes[node], *wrapped;
+    uint32_t root;
+    int rc;
+
+    if (nd->ncalled < 1)
+        return -1;
+    root = an->g->comps[nd->called[0]].root;
+    rc = hc_accept(an, root, nd->comp);
+    if (rc != 0)
+        return rc;
+    wrapped = &an->g->nodes[root];
+    if (hc_op_is(wrapped, "reduce-scatter"))
+        return hc_handle_collective(an, wrapped);
+    return 0;
+}
+
 int hc_visit(struct analysis *an, uint32_t node)
 {
     const struct hlo_node *nd = &an->g->nodes[node];
@@ -187,6 +215,10 @@ int hc_visit(struct analysis *an, uint32_t node)
                                          nd->ncontracting);
         return 0;
     }
+    if (hc_op_is(nd, "ragged-dot"))
+        return hc_handle_ragged_dot(an, nd);
+    if (hc_op_is(nd, "async-start"))
+        return hc_handle_async_start(an, node);
     if (hc_op_is(nd, "convolution")) {
         if (nd->noperands < 2)
             return -1;

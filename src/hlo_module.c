@@ -313,23 +313,31 @@ static int read_conv_dims(struct arena *a, struct wire w, struct hlo_node *nd)
     return rc;
 }
 
-static int read_dot_dims(struct arena *a, struct wire w, struct hlo_node *nd)
+/* The lhs_contracting_dimensions of a DotDimensionNumbers, appended to c.
+ * Returns 0, -1 / -2 (bad bytes) or -ENOMEM. */
+static int read_contracting(struct wire w, struct i64vec *c)
 {
-    struct i64vec c = {0};
-    int rc = 0, ok = 1;
+    int rc = 0;
 
     while (rc == 0 && !wire_eof(&w)) {
         uint32_t f;
         int t;
-        if (wire_key(&w, &f, &t) != 0) {
-            rc = -1;
-            break;
-        }
+        if (wire_key(&w, &f, &t) != 0)
+            return -1;
         if (f == 1)
-            rc = read_i64s(&w, t, &c);
+            rc = read_i64s(&w, t, c);
         else if (wire_skip(&w, t) != 0)
             rc = -1;
     }
+    return rc;
+}
+
+static int read_dot_dims(struct arena *a, struct wire w, struct hlo_node *nd)
+{
+    struct i64vec c = {0};
+    int rc, ok = 1;
+
+    rc = read_contracting(w, &c);
     if (rc == 0) {
         nd->ncontracting = c.n;
         nd->contracting = vec_keep(a, &c, &ok);
@@ -337,6 +345,44 @@ static int read_dot_dims(struct arena *a, struct wire w, struct hlo_node *nd)
             rc = -ENOMEM;
     }
     free(c.v);
+    return rc;
+}
+
+/* RaggedDotDimensionNumbers: the contracting dimensions of its
+ * dot_dimension_numbers and the number of rhs_group_dimensions. */
+static int read_ragged_dims(struct arena *a, struct wire w, struct hlo_node *nd)
+{
+    struct i64vec c = {0}, groups = {0};
+    int rc = 0, ok = 1;
+
+    while (rc == 0 && !wire_eof(&w)) {
+        uint32_t f;
+        int t;
+        struct wire s;
+        if (wire_key(&w, &f, &t) != 0) {
+            rc = -1;
+            break;
+        }
+        if (f == 1 && t == WIRE_LEN) {
+            if (wire_bytes(&w, &s) != 0)
+                rc = -1;
+            else
+                rc = read_contracting(s, &c);
+        } else if (f == 3) {
+            rc = read_i64s(&w, t, &groups);
+        } else if (wire_skip(&w, t) != 0) {
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        nd->ragged_ncontracting = c.n;
+        nd->ragged_contracting = vec_keep(a, &c, &ok);
+        nd->ragged_ngroups = groups.n;
+        if (!ok)
+            rc = -ENOMEM;
+    }
+    free(c.v);
+    free(groups.v);
     return rc;
 }
 
@@ -539,8 +585,9 @@ static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struc
         default:
             break;
         }
-        if (t != WIRE_LEN || (f != 1 && f != 2 && f != 3 && f != 7 && f != 11 && f != 15 &&
-                              f != 16 && f != 28 && f != 30 && f != 43 && f != 49 && f != 87)) {
+        if (t != WIRE_LEN ||
+            (f != 1 && f != 2 && f != 3 && f != 7 && f != 11 && f != 15 && f != 16 && f != 28 &&
+             f != 30 && f != 43 && f != 49 && f != 87 && f != 90)) {
             if (wire_skip(&w, t) != 0)
                 rc = -1;
             continue;
@@ -582,6 +629,8 @@ static int read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struc
             rc = graph_field(read_conv_dims(a, s, nd), 0, st);
         } else if (f == 30) {
             rc = graph_field(read_dot_dims(a, s, nd), 0, st);
+        } else if (f == 90) {
+            rc = graph_field(read_ragged_dims(a, s, nd), 0, st);
         } else if (f == 49) {
             int64_t size;
             rc = graph_field(group_size(s, &size), 0, st);

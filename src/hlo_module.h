@@ -15,7 +15,7 @@
  *       id = 35, operand_ids = 36, called_computation_ids = 38,
  *       backend_config = 43, replica_groups = 49, feature_group_count = 50,
  *       batch_group_count = 58, channel_id = 26, use_global_device_ids = 71,
- *       collective_device_list = 87
+ *       collective_device_list = 87, ragged_dot_dimension_numbers = 90
  *   OpMetadata: op_type = 1, op_name = 2, source_file = 3, source_line = 4,
  *       deduplicated_name = 12
  *   ShapeProto: element_type = 2, dimensions = 3, tuple_shapes = 4, layout = 5
@@ -29,6 +29,8 @@
  *       output_feature_dimension = 10, input_spatial_dimensions = 11,
  *       output_spatial_dimensions = 12
  *   DotDimensionNumbers.lhs_contracting_dimensions = 1
+ *   RaggedDotDimensionNumbers: dot_dimension_numbers = 1,
+ *       rhs_group_dimensions = 3
  *   ReplicaGroup.replica_ids = 1; CollectiveDeviceListProto:
  *       replica_groups = 1, iota_replica_group_list = 2
  *       (IotaReplicaGroupListProto: num_replica_groups = 1,
@@ -111,7 +113,10 @@ struct hlo_node {
     const int64_t *in_spatial, *kernel_spatial, *out_spatial;
     uint32_t ncontracting; /* dot lhs_contracting_dimensions */
     const int64_t *contracting;
-    uint32_t nfft; /* fft_length */
+    uint32_t ragged_ncontracting; /* ragged-dot: its dot's lhs_contracting_dimensions */
+    const int64_t *ragged_contracting;
+    uint32_t ragged_ngroups; /* ragged-dot: entries in rhs_group_dimensions */
+    uint32_t nfft;           /* fft_length */
     const int64_t *fft_length;
     int64_t feature_group_count; /* max(1, field) */
     int64_t batch_group_count;   /* max(1, field) */

@@ -10,7 +10,9 @@ priced from its shapes by the textbook formulas: a GEMM 2*M*N*K flops and
 reads A and B and writes C, a convolution 2 flops per multiply-add over the
 valid window positions (counted by brute force), a transpose fusion reads its
 inputs and writes its output. Rows containing any other kind of instruction
-are not checked here (the unit tests cover the finer rules).
+are not checked here (the unit tests cover the finer rules). A copy of the
+GEMM profile whose GEMM is rewritten into a ragged dot checks XLA's ragged-dot
+rule end to end.
 """
 import json
 import math
@@ -43,6 +45,10 @@ message ConvolutionDimensionNumbers {
   int64 output_feature_dimension = 10; repeated int64 output_spatial_dimensions = 12;
 }
 message DotDimensionNumbers { repeated int64 lhs_contracting_dimensions = 1; }
+message RaggedDotDimensionNumbers {
+  DotDimensionNumbers dot_dimension_numbers = 1; repeated int64 lhs_ragged_dimensions = 2;
+  repeated int64 rhs_group_dimensions = 3;
+}
 message HloInstructionProto {
   string name = 1; string opcode = 2; ShapeProto shape = 3; OpMetadata metadata = 7;
   string fusion_kind = 11; Window window = 15;
@@ -50,7 +56,7 @@ message HloInstructionProto {
   int64 feature_group_count = 50; int64 batch_group_count = 58;
   string custom_call_target = 28; DotDimensionNumbers dot_dimension_numbers = 30;
   int64 id = 35; repeated int64 operand_ids = 36; repeated int64 called_computation_ids = 38;
-  bytes backend_config = 43;
+  bytes backend_config = 43; RaggedDotDimensionNumbers ragged_dot_dimension_numbers = 90;
 }
 message HloComputationProto {
   string name = 1; repeated HloInstructionProto instructions = 2; int64 id = 5;
@@ -160,6 +166,17 @@ def price(mod, ins):
         out = ins.shape.tuple_shapes[0]
         return (conv_flops(ins, ops[0].shape, ops[1].shape, out),
                 nbytes(ops[0].shape) + nbytes(ops[1].shape) + nbytes(out))
+    if ins.opcode == "ragged-dot":
+        # XLA's HandleRaggedDot: the result loses dimension i for each i below
+        # the number of rhs group dimensions, deleted one after the other;
+        # bytes are the defaults (operands read, output written)
+        rd = ins.ragged_dot_dimension_numbers
+        dims = list(ins.shape.dimensions)
+        for i in range(len(rd.rhs_group_dimensions)):
+            del dims[i]
+        return (gemm_flops(ops[0].shape, math.prod(dims),
+                           rd.dot_dimension_numbers.lhs_contracting_dimensions),
+                sum(nbytes(o.shape) for o in ops) + nbytes(ins.shape))
     if ins.opcode != "fusion":
         return None
     fused = mod.comps[ins.called_computation_ids[0]].instructions
@@ -282,3 +299,62 @@ def test_gemm_numbers(corpus, hlo_pb2):
     k2, n = b.shape.dimensions
     assert k == k2 and (m, n, k) == (16384, 4096, 1024)
     assert price(mod, gemm) == (2 * m * n * k, 2 * (m * k + k * n + m * n))
+
+
+def test_ragged_dot_end_to_end(corpus, xcat, hlo_pb2, tmp_path):
+    """The GEMM profile with its cuBLAS GEMM rewritten into a ragged dot of
+    the same operands and result (one lhs ragged, one rhs group dimension):
+    the row of jit(dot)/dot_general is priced by XLA's ragged-dot rule, read
+    from the instruction's ragged_dot_dimension_numbers (field 90)."""
+    src = next((corpus / RUNS["jax08_gemm_rocm/s1"]).glob("*.xplane.pb"))
+    space = xplane_py.load(src)
+    meta = next(p for p in space.planes if p.name == "/host:metadata")
+    names = {e.key: e.value.name for e in meta.stat_metadata}
+    rewritten = 0
+    for e in meta.event_metadata:
+        for st in e.value.stats:
+            if names[st.metadata_id] not in ("Hlo Proto", "HLO Proto"):
+                continue
+            hp = hlo_pb2.HloProto()
+            hp.ParseFromString(st.bytes_value)
+            for comp in hp.hlo_module.computations:
+                for ins in comp.instructions:
+                    if ins.opcode == "custom-call" and ins.custom_call_target == "__cublas$gemm":
+                        cfg = json.loads(ins.backend_config)["gemm_backend_config"]
+                        contracting = cfg["dot_dimension_numbers"]["lhs_contracting_dimensions"]
+                        result = type(ins.shape)()
+                        result.CopyFrom(ins.shape.tuple_shapes[0])
+                        ins.shape.CopyFrom(result)
+                        ins.opcode = "ragged-dot"
+                        ins.custom_call_target = ""
+                        ins.backend_config = b""
+                        rd = ins.ragged_dot_dimension_numbers
+                        rd.dot_dimension_numbers.lhs_contracting_dimensions.extend(
+                            int(c) for c in contracting)
+                        rd.lhs_ragged_dimensions.append(0)
+                        rd.rhs_group_dimensions.append(0)
+                        rewritten += 1
+            st.bytes_value = hp.SerializeToString()
+    assert rewritten >= 1
+    run = tmp_path / "rd" / "plugins" / "profile" / "s1"
+    run.mkdir(parents=True)
+    (run / src.name).write_bytes(space.SerializeToString())
+
+    mods = hlo_modules(space, hlo_pb2)
+    gemm = mods[79].by_name["custom-call.1"]
+    assert gemm.opcode == "ragged-dot"
+    a = mods[79].operands(gemm)[0]
+    m, n = gemm.shape.dimensions
+    k = a.shape.dimensions[1]
+    # [m,n] loses dimension 0: 2*n*k, not the GEMM's 2*m*n*k
+    assert price(mods[79], gemm)[0] == 2 * n * k
+    expect = expected_rows(space, mods)
+    main = "jit(dot)/dot_general"
+    flops, nb, time_ps, whole = expect[main]
+    assert whole and flops > 0
+    tables = json.loads(xcat(tmp_path, "rd/s1/framework_op_stats.json"))
+    row = next(r for r in table_rows(tables[0])
+               if r["host_or_device"] == "Device" and r["operation"] == main)
+    t_ns = time_ps / 1e3
+    assert row["model_flop_rate"] == pytest.approx(flops / t_ns, rel=1e-12)
+    assert row["measured_memory_bw"] == pytest.approx(nb / t_ns / 1.073741824, rel=1e-12)
