@@ -1,19 +1,36 @@
 /*
- * out.c - chunked output writer and immutable blobs; see out.h.
+ * out.c - chunked output writer, its spill file, and immutable blobs; see out.h.
  */
 #include "out.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+/* Bytes per pread when a blob's file part is copied through memory. */
+#define OUT_COPY_BUF ((size_t)1 << 20)
 
 void out_init(struct out *o)
 {
     memset(o, 0, sizeof(*o));
+}
+
+void out_spill_at(struct out *o, const char *dir, size_t threshold)
+{
+    o->spill_dir = dir;
+    o->spill_at = threshold;
+}
+
+void out_spill(struct out *o, const char *dir)
+{
+    out_spill_at(o, dir, OUT_SPILL_THRESHOLD);
 }
 
 /* Chunks are mapped on their own with transparent huge pages: first writes
@@ -47,10 +64,96 @@ static void chunk_free(char *p)
         munmap(p, OUT_CHUNK);
 }
 
-/* Make sure a chunk with free space exists. Returns 0 or -1 (sets oom). */
+/* Write all n bytes to fd. Returns 0 or -errno. */
+static int write_full(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (w == 0)
+            return -EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* An unlinked read-write file in dir: O_TMPFILE, or mkstemp + unlink where
+ * the file system refuses O_TMPFILE. Returns the fd or -errno. */
+static int spill_open(const char *dir)
+{
+    static const char name[] = "/xprofs-spill-XXXXXX";
+    char *path;
+    size_t n;
+    int fd, rc;
+
+    fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+        return -errno;
+    n = strlen(dir) + sizeof(name);
+    path = malloc(n);
+    if (path == NULL)
+        return -ENOMEM;
+    snprintf(path, n, "%s%s", dir, name);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        free(path);
+        return rc;
+    }
+    if (unlink(path) != 0) {
+        rc = -errno;
+        close(fd);
+        free(path);
+        return rc;
+    }
+    free(path);
+    return fd;
+}
+
+/* Append every chunk still in memory (all full) to the spill file, opening
+ * it first if needed, and free them except the last, whose memory goes to
+ * *reuse. Returns 0 or -errno (chunks not yet written stay in memory). */
+static int spill_chunks(struct out *o, char **reuse)
+{
+    size_t i;
+    int rc;
+
+    if (o->spilled == 0) {
+        rc = spill_open(o->spill_dir);
+        if (rc < 0)
+            return rc;
+        o->spill_fd = rc;
+    }
+    for (i = o->spilled / OUT_CHUNK; i < o->nchunks; i++) {
+        rc = write_full(o->spill_fd, o->chunks[i], OUT_CHUNK);
+        if (rc != 0) {
+            if (o->spilled == 0)
+                close(o->spill_fd);
+            return rc;
+        }
+        o->spilled += OUT_CHUNK;
+        if (i + 1 < o->nchunks)
+            chunk_free(o->chunks[i]);
+        else
+            *reuse = o->chunks[i];
+        o->chunks[i] = NULL;
+    }
+    return 0;
+}
+
+/* Make sure a chunk with free space exists; a spilling writer past its
+ * threshold first moves its full chunks to the file. Returns 0 or -1 (sets
+ * oom, and spill_err for a file error). */
 static int out_grow(struct out *o)
 {
-    char *chunk;
+    char *chunk = NULL;
 
     if (o->nchunks == o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 8;
@@ -62,7 +165,16 @@ static int out_grow(struct out *o)
         o->chunks = chunks;
         o->cap = cap;
     }
-    chunk = chunk_alloc();
+    if (o->spill_dir != NULL && o->len >= o->spill_at && o->len > o->spilled) {
+        int rc = spill_chunks(o, &chunk);
+        if (rc != 0) {
+            o->oom = 1;
+            o->spill_err = rc;
+            return -1;
+        }
+    }
+    if (chunk == NULL)
+        chunk = chunk_alloc();
     if (chunk == NULL) {
         o->oom = 1;
         return -1;
@@ -271,6 +383,16 @@ size_t out_len(const struct out *o)
     return o->len;
 }
 
+/* Empty the writer, keeping where and when it spills. */
+static void out_reset(struct out *o)
+{
+    const char *dir = o->spill_dir;
+    size_t at = o->spill_at;
+
+    out_init(o);
+    out_spill_at(o, dir, at);
+}
+
 void out_discard(struct out *o)
 {
     size_t i;
@@ -278,17 +400,21 @@ void out_discard(struct out *o)
     for (i = 0; i < o->nchunks; i++)
         chunk_free(o->chunks[i]);
     free(o->chunks);
-    out_init(o);
+    if (o->spilled > 0)
+        close(o->spill_fd);
+    out_reset(o);
 }
 
 int out_finish(struct out *o, struct blob **blobp)
 {
     struct blob *b;
+    int rc;
 
     *blobp = NULL;
     if (o->oom) {
+        rc = o->spill_err != 0 ? o->spill_err : -ENOMEM;
         out_discard(o);
-        return -ENOMEM;
+        return rc;
     }
     b = calloc(1, sizeof(*b));
     if (b == NULL) {
@@ -298,9 +424,11 @@ int out_finish(struct out *o, struct blob **blobp)
     b->chunks = o->chunks;
     b->nchunks = o->nchunks;
     b->size = o->len;
+    b->file_bytes = o->spilled;
+    b->fd = o->spilled > 0 ? o->spill_fd : -1;
     b->refs = 1;
     b->final = 1;
-    out_init(o);
+    out_reset(o);
     *blobp = b;
     return 0;
 }
@@ -321,10 +449,32 @@ void blob_unref(struct blob *b)
     for (i = 0; i < b->nchunks; i++)
         chunk_free(b->chunks[i]);
     free(b->chunks);
+    if (b->file_bytes > 0)
+        close(b->fd);
     free(b);
 }
 
-size_t blob_read(const struct blob *b, size_t off, void *dst, size_t n)
+/* pread exactly n bytes at off. Returns 0 or -errno (-EIO if the file is
+ * shorter than it should be). */
+static int pread_full(int fd, char *d, size_t n, size_t off)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, d, n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EIO;
+        d += r;
+        off += (size_t)r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+ssize_t blob_read(const struct blob *b, size_t off, void *dst, size_t n)
 {
     char *d = dst;
     size_t done = 0;
@@ -333,6 +483,15 @@ size_t blob_read(const struct blob *b, size_t off, void *dst, size_t n)
         return 0;
     if (n > b->size - off)
         n = b->size - off;
+    if (off < b->file_bytes) {
+        size_t take = b->file_bytes - off < n ? b->file_bytes - off : n;
+        int rc = pread_full(b->fd, d, take, off);
+        if (rc != 0) {
+            errno = -rc;
+            return -1;
+        }
+        done = take;
+    }
     while (done < n) {
         size_t ci = (off + done) / OUT_CHUNK;
         size_t co = (off + done) % OUT_CHUNK;
@@ -343,7 +502,60 @@ size_t blob_read(const struct blob *b, size_t off, void *dst, size_t n)
         memcpy(d + done, b->chunks[ci] + co, take);
         done += take;
     }
-    return done;
+    return (ssize_t)done;
+}
+
+/* Copy the file part [pos, file_bytes) to fd through a buffer (for fds
+ * sendfile refuses). Returns 0 or -errno. */
+static int copy_file_part(const struct blob *b, size_t pos, int fd)
+{
+    char *buf = malloc(OUT_COPY_BUF);
+    int rc = buf == NULL ? -ENOMEM : 0;
+
+    while (rc == 0 && pos < b->file_bytes) {
+        size_t take = b->file_bytes - pos < OUT_COPY_BUF ? b->file_bytes - pos : OUT_COPY_BUF;
+        rc = pread_full(b->fd, buf, take, pos);
+        if (rc == 0)
+            rc = write_full(fd, buf, take);
+        pos += take;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Send the file part to fd, in the kernel where it can. Returns 0 or -errno. */
+static int send_file_part(const struct blob *b, int fd)
+{
+    off_t pos = 0;
+
+    while ((size_t)pos < b->file_bytes) {
+        ssize_t w = sendfile(fd, b->fd, &pos, b->file_bytes - (size_t)pos);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EINVAL || errno == ENOSYS)
+                return copy_file_part(b, (size_t)pos, fd);
+            return -errno;
+        }
+        if (w == 0)
+            return -EIO;
+    }
+    return 0;
+}
+
+int blob_write_fd(const struct blob *b, int fd)
+{
+    size_t i;
+    int rc = 0;
+
+    if (b->file_bytes > 0)
+        rc = send_file_part(b, fd);
+    for (i = b->file_bytes / OUT_CHUNK; rc == 0 && i < b->nchunks; i++) {
+        size_t off = i * (size_t)OUT_CHUNK;
+        size_t n = b->size - off < OUT_CHUNK ? b->size - off : OUT_CHUNK;
+        rc = write_full(fd, b->chunks[i], n);
+    }
+    return rc;
 }
 
 struct blob *blob_from_mem(const void *s, size_t n)

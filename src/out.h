@@ -9,6 +9,12 @@
  *
  * out_finish turns the writer into a struct blob: immutable, reference counted,
  * shared by the cache, FUSE readers and the CLI.
+ *
+ * A writer told to spill (out_spill) keeps at most OUT_SPILL_THRESHOLD bytes
+ * in memory: past that, every full chunk is appended to an unlinked temporary
+ * file and its memory reused, so an output bigger than memory costs one chunk
+ * of memory. Its blob reads that part back from the file. A spill error
+ * (ENOSPC, EIO) is sticky like an allocation failure.
  */
 #ifndef XPROFS_OUT_H
 #define XPROFS_OUT_H
@@ -16,28 +22,48 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define OUT_CHUNK (2u << 20) /* bytes per chunk; every chunk but the last is full */
 
+/* Bytes a spilling writer holds in memory before it starts using its file. */
+#define OUT_SPILL_THRESHOLD ((size_t)64 << 20)
+
+/* A zeroed struct is an empty writer that never spills. */
 struct out {
-    char **chunks;  /* chunk pointers, each OUT_CHUNK bytes */
-    size_t nchunks; /* chunks in use */
-    size_t cap;     /* slots in chunks[] */
-    size_t len;     /* bytes written in total */
-    int oom;        /* sticky: an allocation failed */
+    char **chunks;         /* chunk pointers, each OUT_CHUNK bytes; NULL once spilled */
+    size_t nchunks;        /* chunks in use (spilled ones included) */
+    size_t cap;            /* slots in chunks[] */
+    size_t len;            /* bytes written in total */
+    int oom;               /* sticky: an allocation (or the spill file) failed */
+    int spill_err;         /* negative errno of the failed spill file, or 0 */
+    const char *spill_dir; /* directory of the spill file; NULL: never spill */
+    size_t spill_at;       /* bytes written before chunks go to the file */
+    size_t spilled;        /* bytes [0, spilled) are in the file (whole chunks) */
+    int spill_fd;          /* the unlinked spill file; open exactly when spilled > 0 */
 };
 
 struct blob {
-    char **chunks;  /* as in struct out; owned */
-    size_t nchunks; /* number of chunks */
-    size_t size;    /* bytes of content */
-    int refs;       /* references; atomic */
-    int final;      /* 0: made while a source was still being written */
-    uint64_t gen;   /* session generation it was made from */
+    char **chunks;     /* as in struct out; owned; NULL for chunks in the file */
+    size_t nchunks;    /* number of chunks */
+    size_t size;       /* bytes of content */
+    size_t file_bytes; /* bytes [0, file_bytes) are read from fd */
+    int fd;            /* unlinked spill file, open exactly when file_bytes > 0 */
+    int refs;          /* references; atomic */
+    int final;         /* 0: made while a source was still being written */
+    uint64_t gen;      /* session generation it was made from */
 };
 
 /* Start an empty writer. Cannot fail. */
 void out_init(struct out *o);
+
+/* Let the writer spill to an unlinked file in directory dir (which must
+ * outlive the writer) once it holds more than OUT_SPILL_THRESHOLD bytes.
+ * Call right after out_init. A writer that stays below never makes a file. */
+void out_spill(struct out *o, const char *dir);
+
+/* Same with a chosen threshold in bytes (tests use tiny ones). */
+void out_spill_at(struct out *o, const char *dir, size_t threshold);
 
 /* Append n bytes. */
 void out_write(struct out *o, const void *p, size_t n);
@@ -79,19 +105,28 @@ size_t out_format_i64(char *p, int64_t v);
 size_t out_len(const struct out *o);
 
 /* Turn the writer into a blob with one reference. Returns 0, or -ENOMEM if any
- * append failed (then the writer's memory is released and *blobp is NULL).
- * The writer is empty afterwards either way. */
+ * append failed, or the spill file's negative errno (-ENOSPC, -EIO, -ENOENT
+ * for a missing directory...) if it failed; then the writer's memory and
+ * file are released and *blobp is NULL. The writer is empty afterwards
+ * either way. */
 int out_finish(struct out *o, struct blob **blobp);
 
-/* Release a writer's memory without making a blob (on an error path). */
+/* Release a writer's memory and file without making a blob (on an error
+ * path). */
 void out_discard(struct out *o);
 
 /* Take / drop a reference. blob_unref(NULL) is a no-op. */
 struct blob *blob_ref(struct blob *b);
 void blob_unref(struct blob *b);
 
-/* Copy up to n bytes from offset off into dst; returns the number copied. */
-size_t blob_read(const struct blob *b, size_t off, void *dst, size_t n);
+/* Copy up to n bytes from offset off into dst; returns the number copied
+ * (short only at the end of the blob), or -1 with errno set when reading
+ * the spill file failed. Safe to call from several threads at once. */
+ssize_t blob_read(const struct blob *b, size_t off, void *dst, size_t n);
+
+/* Write the whole blob to fd (a file, pipe or socket), streaming the
+ * spilled part from its file with bounded memory. Returns 0 or -errno. */
+int blob_write_fd(const struct blob *b, int fd);
 
 /* A blob holding a copy of s[0..n). NULL when out of memory. */
 struct blob *blob_from_mem(const void *s, size_t n);

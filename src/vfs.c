@@ -366,6 +366,19 @@ struct fill_arg {
     struct snapshot *snap;
 };
 
+/* Where produced files go past OUT_SPILL_THRESHOLD bytes: $XPROFS_SPILL_DIR,
+ * else $TMPDIR, else /tmp. */
+static const char *spill_dir(void)
+{
+    const char *dir = getenv("XPROFS_SPILL_DIR");
+
+    if (dir == NULL || dir[0] == '\0')
+        dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    return dir;
+}
+
 static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
 {
     struct fill_arg *a = argp;
@@ -384,6 +397,7 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
     ctx.q = &q;
     ctx.err = err;
     out_init(&o);
+    out_spill(&o, spill_dir());
     rc = t->produce(&ctx, &o);
     query_free(&q);
     if (rc != 0) {
@@ -395,8 +409,18 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
         return rc;
     }
     rc = out_finish(&o, blob);
-    if (rc != 0)
+    if (rc == -ENOMEM)
         return xp_err_set(err, rc, "%s: out of memory", t->file);
+    if (rc != 0) {
+        /* A missing or unwritable directory is no fault of the file read:
+         * readers see EIO, except for a full disk; the message says why. */
+        int code = rc == -ENOSPC || rc == -EDQUOT ? rc : -EIO;
+        snapshot_log(a->snap, "%s%s%s%s: spill file in %s: %s", a->node->host ? "hosts/" : "",
+                     a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
+                     spill_dir(), strerror(-rc));
+        return xp_err_set(err, code, "%s: spill file in %s: %s", t->file, spill_dir(),
+                          strerror(-rc));
+    }
     (*blob)->gen = a->snap->gen;
     (*blob)->final = !snapshot_is_fresh(a->snap, 2);
     return 0;

@@ -80,7 +80,6 @@ static int cmd_cat(struct vfs *v, const char *path)
     struct vfs_node node;
     struct xp_err err = {0};
     struct blob *b;
-    size_t i;
     int rc;
 
     rc = vfs_lookup(v, path, &node, &err);
@@ -102,11 +101,7 @@ static int cmd_cat(struct vfs *v, const char *path)
     vfs_node_free(&node);
     if (rc != 0)
         goto fail;
-    for (i = 0; i < b->nchunks && rc == 0; i++) {
-        size_t off = i * (size_t)OUT_CHUNK;
-        size_t n = b->size - off < OUT_CHUNK ? b->size - off : OUT_CHUNK;
-        rc = write_all(1, b->chunks[i], n);
-    }
+    rc = blob_write_fd(b, 1);
     blob_unref(b);
 done:
     if (rc == 0)

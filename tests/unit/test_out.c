@@ -1,6 +1,6 @@
 /*
  * test_out.c - the output writer: chunk boundaries, JSON and CSV escaping,
- * number formats, blobs.
+ * number formats, blobs, spilling to a file and writing a blob to an fd.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,9 +9,13 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
 
@@ -152,12 +156,295 @@ static void test_empty(void **state)
     free(s);
 }
 
+/* Byte i of the spill tests' content: not periodic in the chunk size. */
+static char pattern_byte(size_t i)
+{
+    return (char)((i * 2654435761u) >> 13);
+}
+
+/* A writer spilling into dir past threshold, fed n pattern bytes in pieces
+ * of varying size (so appends straddle chunk edges). */
+static void write_pattern(struct out *o, const char *dir, size_t threshold, size_t n)
+{
+    char piece[4099];
+    size_t done = 0, step = 1;
+
+    out_init(o);
+    out_spill_at(o, dir, threshold);
+    while (done < n) {
+        size_t take = step < n - done ? step : n - done;
+        size_t i;
+
+        for (i = 0; i < take; i++)
+            piece[i] = pattern_byte(done + i);
+        out_write(o, piece, take);
+        done += take;
+        step = step * 7 % sizeof(piece) + 1;
+    }
+}
+
+/* Number of open file descriptors of this process. */
+static int open_fds(void)
+{
+    int fd, n = 0;
+
+    for (fd = 0; fd < 1024; fd++)
+        if (fcntl(fd, F_GETFD) != -1)
+            n++;
+    return n;
+}
+
+/* Check blob_read of [off, off+len) against the pattern. */
+static void check_range(const struct blob *b, char *buf, size_t off, size_t len)
+{
+    size_t want = off >= b->size ? 0 : (len < b->size - off ? len : b->size - off);
+    size_t i;
+
+    assert_int_equal(blob_read(b, off, buf, len), want);
+    for (i = 0; i < want; i++)
+        if (buf[i] != pattern_byte(off + i))
+            fail_msg("byte %zu of a read at %zu differs", i, off);
+}
+
+static void test_spill_reads(void **state)
+{
+    size_t n = 5 * OUT_CHUNK + 12345, threshold = OUT_CHUNK + 1000;
+    size_t edges[] = {0,
+                      OUT_CHUNK - 1,
+                      OUT_CHUNK,
+                      2 * OUT_CHUNK - 7,
+                      4 * OUT_CHUNK - 1,
+                      5 * OUT_CHUNK - 3,
+                      5 * OUT_CHUNK,
+                      n - 1,
+                      n,
+                      n + 10};
+    struct out o;
+    struct blob *b;
+    char *buf = malloc(n + 100);
+    size_t i;
+    int fds = open_fds();
+
+    (void)state;
+    write_pattern(&o, "/tmp", threshold, n);
+    assert_int_equal(out_len(&o), n);
+    assert_int_equal(open_fds(), fds + 1);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->size, n);
+    /* Chunks 0..4 are full and went to the file; the partial one stays. */
+    assert_int_equal(b->file_bytes, 5 * OUT_CHUNK);
+    for (i = 0; i < 5; i++)
+        assert_null(b->chunks[i]);
+    assert_non_null(b->chunks[5]);
+    check_range(b, buf, 0, n);
+    for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        check_range(b, buf, edges[i], 1);
+        check_range(b, buf, edges[i] >= 5 ? edges[i] - 5 : 0, 11);
+        check_range(b, buf, edges[i] >= OUT_CHUNK ? edges[i] - OUT_CHUNK : 0, OUT_CHUNK + 3);
+    }
+    srand(7);
+    for (i = 0; i < 300; i++) {
+        size_t off = (size_t)rand() % (n + 100);
+        size_t len = (size_t)rand() % (i % 3 == 0 ? 3 * OUT_CHUNK : 5000);
+        check_range(b, buf, off, len);
+    }
+    blob_unref(blob_ref(b));
+    blob_unref(b);
+    assert_int_equal(open_fds(), fds);
+    free(buf);
+}
+
+/* Below or exactly at the threshold nothing goes to a file; one byte more
+ * does. An empty spilling writer makes an empty blob. */
+static void test_spill_threshold(void **state)
+{
+    struct out o;
+    struct blob *b;
+    char *buf = malloc(3 * OUT_CHUNK);
+    int fds = open_fds();
+
+    (void)state;
+    write_pattern(&o, "/tmp", 2 * OUT_CHUNK, 0);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->size, 0);
+    assert_int_equal(b->file_bytes, 0);
+    assert_int_equal(blob_read(b, 0, buf, 10), 0);
+    blob_unref(b);
+
+    write_pattern(&o, "/tmp", 2 * OUT_CHUNK, 2 * OUT_CHUNK);
+    assert_int_equal(open_fds(), fds);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->file_bytes, 0);
+    check_range(b, buf, 0, 2 * OUT_CHUNK);
+    blob_unref(b);
+
+    write_pattern(&o, "/tmp", 2 * OUT_CHUNK, 2 * OUT_CHUNK + 1);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->file_bytes, 2 * OUT_CHUNK);
+    check_range(b, buf, 0, 2 * OUT_CHUNK + 1);
+    check_range(b, buf, 2 * OUT_CHUNK - 2, 10);
+    blob_unref(b);
+
+    /* The default threshold is far above this test's sizes. */
+    out_init(&o);
+    out_spill(&o, "/tmp");
+    out_write(&o, "abc", 3);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->file_bytes, 0);
+    assert_int_equal(o.spill_at, OUT_SPILL_THRESHOLD);
+    blob_unref(b);
+    assert_int_equal(open_fds(), fds);
+    free(buf);
+}
+
+/* A spill directory that does not exist: the writer fails like an
+ * allocation failure, with the file's errno, and releases everything. */
+static void test_spill_bad_dir(void **state)
+{
+    struct out o;
+    struct blob *b = (struct blob *)&o;
+    int fds = open_fds();
+
+    (void)state;
+    write_pattern(&o, "/nonexistent-xprofs-spill-dir", 0, 3 * OUT_CHUNK + 5);
+    assert_true(o.oom);
+    /* The first chunk filled; the second could not start. */
+    assert_int_equal(out_len(&o), OUT_CHUNK);
+    assert_int_equal(out_finish(&o, &b), -ENOENT);
+    assert_null(b);
+    assert_int_equal(open_fds(), fds);
+    /* The writer is empty and usable again, still set to spill there. */
+    out_write(&o, "x", 1);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->size, 1);
+    blob_unref(b);
+    write_pattern(&o, "/nonexistent-xprofs-spill-dir", 0, 2 * OUT_CHUNK + 1);
+    out_discard(&o);
+    assert_int_equal(out_len(&o), 0);
+}
+
+/* Reading a pipe to its end from a thread while the blob is written. */
+struct drain {
+    int fd;
+    char *buf;
+    size_t cap, len;
+};
+
+static void *drain_pipe(void *arg)
+{
+    struct drain *d = arg;
+    ssize_t r;
+
+    while ((r = read(d->fd, d->buf + d->len, d->cap - d->len)) > 0)
+        d->len += (size_t)r;
+    return NULL;
+}
+
+static void check_pattern(const char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (s[i] != pattern_byte(i))
+            fail_msg("byte %zu differs", i);
+}
+
+static void test_blob_write_fd(void **state)
+{
+    size_t sizes[] = {0, 10, OUT_CHUNK, 3 * OUT_CHUNK + 77, 4 * OUT_CHUNK};
+    size_t k;
+
+    (void)state;
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+        char path[] = "/tmp/test_out_XXXXXX";
+        struct drain d = {0};
+        struct out o;
+        struct blob *b;
+        pthread_t th;
+        int pipefd[2], fd;
+        char *back;
+
+        write_pattern(&o, "/tmp", OUT_CHUNK / 2, n);
+        assert_int_equal(out_finish(&o, &b), 0);
+        assert_int_equal(b->file_bytes > 0, n > OUT_CHUNK);
+
+        /* To a file. */
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        unlink(path);
+        assert_int_equal(blob_write_fd(b, fd), 0);
+        assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)n);
+        back = malloc(n + 1);
+        assert_int_equal(pread(fd, back, n, 0), (ssize_t)n);
+        check_pattern(back, n);
+        free(back);
+        close(fd);
+
+        /* To a pipe, read by another thread. */
+        assert_int_equal(pipe(pipefd), 0);
+        d.fd = pipefd[0];
+        d.cap = n + 1;
+        d.buf = malloc(d.cap);
+        assert_int_equal(pthread_create(&th, NULL, drain_pipe, &d), 0);
+        assert_int_equal(blob_write_fd(b, pipefd[1]), 0);
+        close(pipefd[1]);
+        pthread_join(th, NULL);
+        close(pipefd[0]);
+        assert_int_equal(d.len, n);
+        check_pattern(d.buf, n);
+        free(d.buf);
+
+        /* To an O_APPEND file, which sendfile refuses: copied through memory. */
+        memcpy(path + sizeof(path) - 7, "XXXXXX", 6);
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        fd = open(path, O_RDWR | O_APPEND);
+        assert_true(fd >= 0);
+        unlink(path);
+        assert_int_equal(blob_write_fd(b, fd), 0);
+        back = malloc(n + 1);
+        assert_int_equal(pread(fd, back, n + 1, 0), (ssize_t)n);
+        check_pattern(back, n);
+        free(back);
+        close(fd);
+
+        blob_unref(b);
+    }
+}
+
+/* A closed fd: the error comes back, nothing is leaked. */
+static void test_blob_write_fd_error(void **state)
+{
+    struct out o;
+    struct blob *b;
+    int pipefd[2];
+
+    (void)state;
+    write_pattern(&o, "/tmp", 0, 2 * OUT_CHUNK + 9);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(pipe(pipefd), 0);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    assert_int_equal(blob_write_fd(b, pipefd[1]), -EBADF);
+    blob_unref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_escape),      cmocka_unit_test(test_csv_escape),
-        cmocka_unit_test(test_numbers),          cmocka_unit_test(test_format_i64),
-        cmocka_unit_test(test_chunk_boundaries), cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_csv_escape),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_format_i64),
+        cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_spill_reads),
+        cmocka_unit_test(test_spill_threshold),
+        cmocka_unit_test(test_spill_bad_dir),
+        cmocka_unit_test(test_blob_write_fd),
+        cmocka_unit_test(test_blob_write_fd_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,132 @@
+"""End-to-end tests of produced files bigger than the spill threshold (64 MiB):
+their full chunks go to an unlinked file in XPROFS_SPILL_DIR (else $TMPDIR or
+/tmp), the mount serves them at any offset from there, `xprofs cat` streams
+them with bounded memory, and a spill directory that cannot be used fails the
+read with a clear error."""
+import hashlib
+import os
+import pathlib
+import random
+import subprocess
+
+import pytest
+
+from conftest import SANITIZED
+
+SPILL_THRESHOLD = 64 << 20
+CHUNK = 2 << 20
+FULL = "bench/trace_viewer.json"
+SMALL = "bench/trace_viewer.json?resolution=8000"
+
+
+@pytest.fixture(scope="module")
+def big_profile(xprofs_build, tmp_path_factory):
+    """A generated profile whose full-resolution trace is well past the
+    threshold (~340 MB of JSON; ~100 MB under the sanitizers, which are slow)."""
+    out = tmp_path_factory.mktemp("spill_logdir")
+    size = 12 if SANITIZED else 40
+    subprocess.run([str(xprofs_build / "xprofs-synth"), "--out", str(out), "--run", "bench",
+                    "--size-mb", str(size), "--gpus", "4", "--seed", "42"],
+                   check=True, capture_output=True, timeout=600)
+    return out
+
+
+def cat_to_file(xprofs_build, logdir, path, dest, env=None):
+    """`xprofs cat` into dest under /usr/bin/time; returns (returncode,
+    stderr, peak RSS in bytes)."""
+    rss_file = dest.with_suffix(".rss")
+    with open(dest, "wb") as f:
+        r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss_file),
+                            str(xprofs_build / "xprofs"), "cat", str(logdir), path],
+                           stdout=f, stderr=subprocess.PIPE, env=env, timeout=600)
+    return r.returncode, r.stderr.decode(errors="replace"), int(rss_file.read_text().split()[-1]) * 1024
+
+
+def file_md5(path):
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def mount_pid(mnt):
+    """The pid of the xprofs-mount serving mnt."""
+    for d in pathlib.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"xprofs-mount") and str(mnt).encode() in argv:
+            return int(d.name)
+    raise AssertionError(f"no xprofs-mount process for {mnt}")
+
+
+def test_cli_streams_with_bounded_memory(big_profile, xprofs_build, tmp_path):
+    rc, err, rss_full = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "full.json")
+    assert rc == 0, err
+    size = (tmp_path / "full.json").stat().st_size
+    assert size > SPILL_THRESHOLD + 4 * CHUNK
+    with open(tmp_path / "full.json", "rb") as f:
+        assert f.read(1) == b"{"
+        f.seek(size - 16)
+        assert f.read().rstrip().endswith(b"}")
+    rc, err, rss_small = cat_to_file(xprofs_build, big_profile, SMALL, tmp_path / "small.json")
+    assert rc == 0, err
+    if not SANITIZED:
+        # The same inputs are held for both; the full output adds at most the
+        # threshold's worth of memory, not its size.
+        assert rss_full - rss_small < size / 3, (rss_full, rss_small, size)
+
+
+def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, monkeypatch):
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
+    assert rc == 0, err
+    want = open(tmp_path / "cli.json", "rb")
+    size = os.fstat(want.fileno()).st_size
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
+    mnt = mount(big_profile)
+    path = mnt / FULL
+
+    # Random reads first, before the page cache holds the file, so that the
+    # mount's blob_read serves them from the spill file and the last chunk.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert os.fstat(fd).st_size == size
+        pid = mount_pid(mnt)
+        links = [os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")]
+        spilled = [ln for ln in links if ln.startswith(str(spill_dir) + "/")]
+        assert spilled and all(ln.endswith("(deleted)") for ln in spilled), links
+        assert os.listdir(spill_dir) == []
+        rng = random.Random(5)
+        offsets = [0, SPILL_THRESHOLD - 3, SPILL_THRESHOLD, size - 1, size - 100,
+                   (size // CHUNK) * CHUNK - 1, (size // CHUNK) * CHUNK]
+        offsets += [k * CHUNK + rng.randrange(-50, 50) for k in range(1, size // CHUNK, 7)]
+        offsets += [rng.randrange(size) for _ in range(100)]
+        for off in offsets:
+            n = rng.choice([1, 17, 4096, 200000, 3 * CHUNK])
+            got = os.pread(fd, n, off)
+            assert got == os.pread(want.fileno(), n, off), (off, n)
+        assert os.pread(fd, 10, size) == b""
+    finally:
+        os.close(fd)
+    want.close()
+
+    r = subprocess.run(f"cat '{path}' > '{tmp_path / 'mount.json'}'", shell=True)
+    assert r.returncode == 0
+    assert file_md5(tmp_path / "mount.json") == file_md5(tmp_path / "cli.json")
+
+
+def test_unusable_spill_dir_fails_clearly(big_profile, xprofs_build, tmp_path):
+    env = dict(os.environ, XPROFS_SPILL_DIR=str(tmp_path / "missing"))
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "out", env)
+    assert rc == 3
+    assert "trace_viewer.json: spill file in" in err and "No such file or directory" in err, err
+    # Outputs below the threshold never touch the directory.
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, SMALL, tmp_path / "small", env)
+    assert rc == 0, err
+    assert (tmp_path / "small").stat().st_size > 1000
