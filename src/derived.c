@@ -446,6 +446,7 @@ void derived_free(struct derived *dv)
         return;
     for (i = 0; i < dv->nlines; i++) {
         big_free(dv->lines[i].ev);
+        big_free(dv->lines[i].kept);
         free(dv->lines[i].launch);
         free(dv->lines[i].display);
     }
@@ -464,20 +465,65 @@ void derived_free(struct derived *dv)
     free(dv);
 }
 
+void derived_compact(struct derived *dv)
+{
+    uint32_t i, k;
+
+    if (dv == NULL)
+        return;
+    for (i = 0; i < dv->nlines; i++) {
+        struct dv_line *l = &dv->lines[i];
+        char *to = (char *)l->ev;
+        struct dv_kept *kept;
+        if (l->ev == NULL)
+            continue;
+        /* Record k goes to bytes [16k, 16k + 16), which hold no event
+         * not yet read (event k starts at byte 32k). */
+        for (k = 0; k < l->nev; k++) {
+            struct dv_kept x = {l->ev[k].name, l->ev[k].group, l->ev[k].display};
+            memcpy(to + (size_t)k * sizeof(x), &x, sizeof(x));
+        }
+        kept = big_realloc(l->ev, (l->nev ? l->nev : 1) * sizeof(*kept));
+        l->kept = kept != NULL ? kept : (struct dv_kept *)(void *)to;
+        l->ev = NULL;
+        l->cap = 0;
+    }
+}
+
+const char *derived_name(const struct dv_line *l, uint32_t k)
+{
+    return l->ev != NULL ? l->ev[k].name : l->kept[k].name;
+}
+
+int32_t derived_group(const struct dv_line *l, uint32_t k)
+{
+    return l->ev != NULL ? l->ev[k].group : l->kept[k].group;
+}
+
+static uint32_t display_of(const struct dv_line *l, uint32_t k)
+{
+    return l->ev != NULL ? l->ev[k].display : l->kept[k].display;
+}
+
+const char *derived_long_name(const struct dv_line *l, uint32_t k)
+{
+    return display_of(l, k) != 0 ? derived_name(l, k) : NULL;
+}
+
 const char *derived_display(const struct dv_line *l, uint32_t k)
 {
-    uint32_t d = l->ev[k].display;
+    uint32_t d = display_of(l, k);
 
     if (d == 0)
         return NULL;
     if (d == DV_DISPLAY_TABLE)
         return k < l->ndisplay ? l->display[k] : NULL;
-    return l->ev[k].name + d;
+    return derived_name(l, k) + d;
 }
 
 const char *derived_step_name(const struct dv_line *l, uint32_t k)
 {
-    int32_t grp = l->ev[k].group;
+    int32_t grp = derived_group(l, k);
 
     if (l->steps == NULL || grp < 0 || (uint32_t)grp >= l->steps->ngroups)
         return NULL;

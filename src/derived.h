@@ -43,6 +43,14 @@ struct dv_event {
 
 #define DV_DISPLAY_TABLE UINT32_MAX
 
+/* What remains of a derived event once its times live elsewhere
+ * (derived_compact): its name, group and display name. */
+struct dv_kept {
+    const char *name; /* as dv_event.name */
+    int32_t group;    /* as dv_event.group */
+    uint32_t display; /* as dv_event.display */
+};
+
 /* The three launch stats of one Launch Stats event. */
 struct dv_launch {
     int64_t num_launches; /* launches in the group */
@@ -55,7 +63,8 @@ struct dv_line {
     int64_t id;                    /* XLine id (a derived thread id) */
     int64_t display_id;            /* display id (0: none, the id is shown) */
     const char *name;              /* line name */
-    struct dv_event *ev;           /* events in creation order */
+    struct dv_event *ev;           /* events in creation order (NULL once compacted) */
+    struct dv_kept *kept;          /* after derived_compact: the events without times */
     uint32_t nev;                  /* entries in ev */
     uint32_t cap;                  /* allocated entries */
     const struct xp_groups *steps; /* Steps line: events are named by these groups */
@@ -84,6 +93,17 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, const stru
                   struct derived **dvp, struct xp_err *err);
 
 void derived_free(struct derived *dv);
+
+/* Drop the times of every derived event (a trace index holds them now):
+ * ev becomes kept, half the size, and the rest is given back. After this
+ * only the functions below read the events. */
+void derived_compact(struct derived *dv);
+
+/* Name, group (-1 if none) and full name when a display name is shown
+ * (else NULL) of event k of line l, compacted or not. */
+const char *derived_name(const struct dv_line *l, uint32_t k);
+int32_t derived_group(const struct dv_line *l, uint32_t k);
+const char *derived_long_name(const struct dv_line *l, uint32_t k);
 
 /* The display name of event k of line l (metadata display name), or NULL. */
 const char *derived_display(const struct dv_line *l, uint32_t k);

@@ -242,7 +242,6 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
         memset(&te, 0, sizeof(te));
         te.ts = to_ps(ev->ts, base);
         te.src = i;
-        te.group = TV_NO_GROUP;
         te.name = tv_cstr(h, ctrace_str(ct, ev->name));
         if (te.name == 0) {
             rc = -ENOMEM;
@@ -299,9 +298,11 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
         case 'b':
         case 'e':
             te.flags = TV_EV_ASYNC;
-            te.flow = tv_add_flow(h, ev->id != CT_NONE ? (uint64_t)ev->id : 0,
-                                  ev->ph == 'b' ? TV_FLOW_START : TV_FLOW_END, 0);
-            track = te.flow != 0 ? tv_track_channel(h, pid, te.name) : -1;
+            te.has_flow = 1;
+            track = tv_set_flow(h, i, ev->id != CT_NONE ? (uint64_t)ev->id : 0,
+                                ev->ph == 'b' ? TV_FLOW_START : TV_FLOW_END, 0) == 0
+                        ? tv_track_channel(h, pid, te.name)
+                        : -1;
             break;
         default:
             continue;

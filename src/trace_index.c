@@ -286,6 +286,9 @@ int64_t tv_track_channel(struct tv_host *h, uint32_t pid, uint32_t name)
     return track_get(h, pid, name, 0);
 }
 
+/* Events are the bulk of an index: keep them at 32 bytes. */
+_Static_assert(sizeof(struct tv_event) == 32, "struct tv_event grew");
+
 int tv_reserve(struct tv_host *h, size_t n)
 {
     struct tv_build *b = h->build;
@@ -343,13 +346,34 @@ static int reserve_flows(struct tv_host *h, size_t n)
     return 0;
 }
 
-int tv_alloc_flows(struct tv_host *h, size_t n, uint32_t *first)
+int tv_alloc_flows(struct tv_host *h, size_t n)
 {
-    if (n > UINT32_MAX - 1 - h->nflows || reserve_flows(h, h->nflows + n) != 0)
+    if (reserve_flows(h, n) != 0)
         return -ENOMEM;
-    *first = h->nflows;
-    h->nflows += (uint32_t)n;
+    if (n > h->nflows)
+        h->nflows = (uint32_t)n;
     return 0;
+}
+
+int tv_alloc_groups(struct tv_host *h, size_t n)
+{
+    int32_t *g;
+
+    if (n > UINT32_MAX - 1)
+        return -ENOMEM;
+    g = big_realloc(h->groups, (n ? n : 1) * sizeof(*g));
+    if (g == NULL)
+        return -ENOMEM;
+    h->groups = g;
+    h->ngroups = (uint32_t)n;
+    return 0;
+}
+
+int32_t tv_event_group(const struct tv_host *h, const struct tv_event *e)
+{
+    if (e->src < h->ngroups)
+        return h->groups[e->src];
+    return h->group_of != NULL ? h->group_of(h, e) : TV_NO_GROUP;
 }
 
 uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category)
@@ -358,21 +382,21 @@ uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category)
            ((uint64_t)(category & 63) << 58);
 }
 
-uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned category)
+int tv_set_flow(struct tv_host *h, uint32_t src, uint64_t id, unsigned type, unsigned category)
 {
     struct tv_build *b = h->build;
-    uint64_t packed = tv_flow_pack(id, type, category);
 
-    if (h->nflows == b->flow_cap) {
-        uint32_t cap = b->flow_cap ? b->flow_cap * 2 : 1024;
-        uint64_t *f = big_realloc(h->flows, cap * sizeof(*f));
-        if (f == NULL)
-            return 0;
-        h->flows = f;
-        b->flow_cap = cap;
+    if (src >= b->flow_cap) {
+        size_t cap = b->flow_cap ? (size_t)b->flow_cap * 2 : 1024;
+        if (cap <= src)
+            cap = (size_t)src + 1;
+        if (reserve_flows(h, cap) != 0)
+            return -ENOMEM;
     }
-    h->flows[h->nflows++] = packed;
-    return h->nflows;
+    h->flows[src] = tv_flow_pack(id, type, category);
+    if (src >= h->nflows)
+        h->nflows = src + 1;
+    return 0;
 }
 
 int tv_add_frame(struct tv_host *h, const char *text, size_t n)
@@ -421,6 +445,7 @@ void tv_host_free(struct tv_host *h)
     big_free(h->events);
     big_free(h->by_level);
     big_free(h->flows);
+    big_free(h->groups);
     free(h->frames);
     free(h->name_rank);
     if (h->build != NULL)
@@ -470,7 +495,7 @@ static int dropped_flow_mid(const struct tv_host *h, const struct tv_event *e, i
     const struct tv_track *t;
     uint32_t i;
 
-    if (full_dma || e->flow == 0 || TV_FLOW_TYPE(h->flows[e->flow - 1]) != TV_FLOW_MID)
+    if (full_dma || !e->has_flow || TV_FLOW_TYPE(h->flows[e->src]) != TV_FLOW_MID)
         return 0;
     t = &h->tracks[e->track];
     for (i = 0; i < h->ndevices; i++) {

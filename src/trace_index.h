@@ -5,8 +5,9 @@
  * This is our in-memory form of XProf's per-host trace container and its
  * SSTable (trace_events.{h,cc}): processes (pid before the multi-host offset)
  * with their threads, tracks (one per thread, one per counter or async
- * channel), and every event as a 40-byte record (start, duration, name,
- * track, group id, flow, uid, zoom level). It is built once per snapshot and
+ * channel), and every event as a 32-byte record (start, duration, name,
+ * track, source record, uid, zoom level); flows and group ids are kept
+ * beside, by source record. It is built once per snapshot and
  * host through snapshot_intermediate() (trace_index_get) from an xplane
  * (trace_xplane.c) or a Chrome-trace JSON file (trace_ctrace.c), and is
  * read-only afterwards.
@@ -42,17 +43,16 @@ enum tv_event_flags {
 };
 
 struct tv_event {
-    uint64_t ts;    /* start, ps */
-    uint64_t dur;   /* duration, ps (0 for counters) */
-    uint32_t name;  /* string id */
-    uint32_t track; /* index into tv_host.tracks */
-    uint32_t src;   /* builder's record of the source event (for args) */
-    int32_t group;  /* group id, TV_NO_GROUP if none */
-    uint32_t flow;  /* 1 + index into tv_host.flows, 0 if none */
-    uint8_t serial; /* uid among events with the same start (XProf "serial") */
-    uint8_t level;  /* zoom level 0..12 */
-    uint8_t flags;  /* enum tv_event_flags */
-    uint8_t pad;    /* unused */
+    uint64_t ts;      /* start, ps */
+    uint64_t dur;     /* duration, ps (0 for counters) */
+    uint32_t name;    /* string id */
+    uint32_t track;   /* index into tv_host.tracks */
+    uint32_t src;     /* builder's record of the source event, one per event
+                         (args; indexes tv_host.flows and tv_host.groups) */
+    uint8_t serial;   /* uid among events with the same start (XProf "serial") */
+    uint8_t level;    /* zoom level 0..12 */
+    uint8_t flags;    /* enum tv_event_flags */
+    uint8_t has_flow; /* 1: tv_host.flows[src] is its flow */
 };
 
 /* A flow: id (56 bits) | entry type << 56 | category << 58. */
@@ -104,6 +104,10 @@ typedef uint64_t (*tv_args_fn)(const struct tv_host *h, const struct tv_event *e
 typedef int (*tv_counter_fn)(const struct tv_host *h, const struct tv_event *e, struct out *o,
                              const char **first_arg_name);
 
+/* The group id of an event whose source record has no entry in
+ * tv_host.groups (TV_NO_GROUP if none). */
+typedef int32_t (*tv_group_fn)(const struct tv_host *h, const struct tv_event *e);
+
 struct tv_host {
     char *hostname;                      /* host (file name stem) */
     struct tv_strtab *strings;           /* names */
@@ -115,8 +119,10 @@ struct tv_host {
     uint32_t nevents;                    /* entries in events (dropped ones included) */
     uint32_t *by_level;                  /* stored events per level, comparator order */
     uint32_t level_start[TV_LEVELS + 1]; /* by_level[level_start[L]..[L+1]) */
-    uint64_t *flows;                     /* packed flows */
+    uint64_t *flows;                     /* packed flows by source record (has_flow) */
     uint32_t nflows;                     /* entries in flows */
+    int32_t *groups;                     /* group ids by source record, or NULL */
+    uint32_t ngroups;                    /* entries in groups */
     struct tv_frame *frames;             /* ascending hash, no duplicates */
     uint32_t nframes;                    /* entries in frames */
     int has_span;                        /* 0 when the trace has no event */
@@ -127,6 +133,7 @@ struct tv_host {
     struct tv_build *build;              /* state used while building (trace_levels.h) */
     tv_args_fn args;                     /* builder's args writer */
     tv_counter_fn counter;               /* builder's counter writer */
+    tv_group_fn group_of;                /* builder's group ids past ngroups, or NULL */
     void *source;                        /* builder's data (freed by source_free) */
     void (*source_free)(void *source);
 };
@@ -165,18 +172,22 @@ int64_t tv_track_channel(struct tv_host *h, uint32_t pid, uint32_t name);
 int tv_reserve(struct tv_host *h, size_t n);
 
 /* Append an event (fields as in struct tv_event; serial and level are
- * computed by tv_finish). Returns 0 or -ENOMEM. */
+ * computed by tv_finish; src must differ between events). Returns 0 or
+ * -ENOMEM. */
 int tv_add_event(struct tv_host *h, const struct tv_event *e);
 
-/* Record a flow; returns the value for tv_event.flow (0 on no memory). */
-uint32_t tv_add_flow(struct tv_host *h, uint64_t id, unsigned type, unsigned category);
+/* Record the flow of the event with source record src (whose has_flow the
+ * caller sets). Returns 0 or -ENOMEM. */
+int tv_set_flow(struct tv_host *h, uint32_t src, uint64_t id, unsigned type, unsigned category);
 
 /* For builders filling events from several threads: n new event slots
- * after the current ones (contents undefined), and n flow slots. Slots may
- * be left unused (a flow slot no event refers to is never read). Return
+ * after the current ones (contents undefined); flows and groups for source
+ * records below n, written directly (tv_host.flows[src], .groups[src];
+ * contents undefined: an entry no event refers to is never read). Return
  * the first new slot in *first; 0 or -ENOMEM. */
 int tv_alloc_events(struct tv_host *h, size_t n, struct tv_event **first);
-int tv_alloc_flows(struct tv_host *h, size_t n, uint32_t *first);
+int tv_alloc_flows(struct tv_host *h, size_t n);
+int tv_alloc_groups(struct tv_host *h, size_t n);
 
 /* The packed form of a flow (see TV_FLOW_ID). */
 uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category);
@@ -194,6 +205,9 @@ void tv_host_free(struct tv_host *h);
 
 /* XProf's zoom level resolution R[L] in ps (1e12 ... 1). */
 uint64_t tv_level_resolution(int level);
+
+/* The group id of e (TV_NO_GROUP if none). */
+int32_t tv_event_group(const struct tv_host *h, const struct tv_event *e);
 
 /* Events stored (not dropped): XProf's num_events counts all. */
 uint64_t tv_num_events(const struct tv_host *h);

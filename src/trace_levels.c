@@ -5,9 +5,11 @@
  *   1. orders tracks as the JSON lists them and groups events by track,
  *      sorted by XProf's comparator inside each track (tracks in parallel);
  *   2. walks all events in global comparator order (a k-way merge of the
- *      tracks) to number events sharing a start time (XProf's "serial", the
- *      uid of a response) and to drop those numbered 256 or more, as XProf's
- *      one-byte SSTable key does;
+ *      tracks with a loser tree) to number events sharing a start time
+ *      (XProf's "serial", the uid of a response) and to drop those numbered
+ *      256 or more, as XProf's one-byte SSTable key does; the order is cut
+ *      into parts by start time (equal starts stay in one part, so numbering
+ *      never crosses a part) that are merged side by side;
  *   3. assigns each event its zoom level as GetEventsByLevel does: flows are
  *      decided first, globally in time order (their own merge, run beside
  *      step 2; the twelve trackers' flow maps are one map there, since every
@@ -66,9 +68,9 @@ void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct t
     ve->dur = e->dur;
     ve->row = e->track;
     ve->has_tid = h->tracks[e->track].has_tid;
-    ve->has_flow = e->flow != 0;
-    ve->flow_id = e->flow ? TV_FLOW_ID(h->flows[e->flow - 1]) : 0;
-    ve->type = e->flow ? TV_FLOW_TYPE(h->flows[e->flow - 1]) : 0;
+    ve->has_flow = e->has_flow;
+    ve->flow_id = e->has_flow ? TV_FLOW_ID(h->flows[e->src]) : 0;
+    ve->type = e->has_flow ? TV_FLOW_TYPE(h->flows[e->src]) : 0;
 }
 
 int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, uint32_t nruns)
@@ -240,62 +242,140 @@ static int order_tracks(struct tv_host *h, int nthreads)
 
 /* --- step 2: global order, uids, span ------------------------------------------- */
 
-/* A min-heap of track cursors keyed by the comparator; each slot caches the
- * start of its next event, which decides most comparisons. */
-struct merge_heap {
+/* A loser tree over track cursors keyed by the comparator (log2 k
+ * comparisons per event): node[0] is the winning leaf, node[1..k) the
+ * loser of each match. Each leaf caches the start of its next event,
+ * which decides most comparisons. */
+struct merge_tree {
     const struct tv_host *h; /* the host */
-    uint64_t *ts;            /* per heap slot: start of its next event */
-    uint32_t *pos;           /* per heap slot: next event index */
-    uint32_t *end;           /* per heap slot: end of its track */
-    uint32_t n;              /* slots in use */
+    uint32_t k;              /* leaves (a power of two) */
+    uint32_t *node;          /* [k] leaf indices */
+    uint64_t *ts;            /* [k] per leaf: start of its next event */
+    uint32_t *pos;           /* [k] per leaf: next event index */
+    uint32_t *end;           /* [k] per leaf: end of its range (pos == end: done) */
+    int flows_only;          /* skip events without a flow */
 };
 
-static int heap_less(const struct merge_heap *m, uint32_t a, uint32_t b)
+/* Does leaf a's next event come before leaf b's? (A finished leaf comes
+ * after everything.) */
+static int leaf_less(const struct merge_tree *m, uint32_t a, uint32_t b)
 {
+    int done_a = m->pos[a] == m->end[a], done_b = m->pos[b] == m->end[b];
+
+    if (done_a || done_b)
+        return !done_a;
     if (m->ts[a] != m->ts[b])
         return m->ts[a] < m->ts[b];
     return tv_event_cmp(m->h, &m->h->events[m->pos[a]], &m->h->events[m->pos[b]]) < 0;
 }
 
-static void heap_swap(struct merge_heap *m, uint32_t a, uint32_t b)
+/* The next position at or after p (before end) of an event with a flow. */
+static uint32_t next_flow(const struct tv_host *h, uint32_t p, uint32_t end)
 {
-    uint64_t t = m->ts[a];
-    uint32_t p = m->pos[a], e = m->end[a];
-
-    m->ts[a] = m->ts[b];
-    m->pos[a] = m->pos[b];
-    m->end[a] = m->end[b];
-    m->ts[b] = t;
-    m->pos[b] = p;
-    m->end[b] = e;
+    while (p < end && !h->events[p].has_flow)
+        p++;
+    return p;
 }
 
-static void heap_down(struct merge_heap *m, uint32_t i)
+/* Point leaf i at its next event (from p). */
+static void leaf_set(struct merge_tree *m, uint32_t i, uint32_t p)
 {
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, s = i;
-        if (l < m->n && heap_less(m, l, s))
-            s = l;
-        if (r < m->n && heap_less(m, r, s))
-            s = r;
-        if (s == i)
-            return;
-        heap_swap(m, i, s);
-        i = s;
+    if (m->flows_only)
+        p = next_flow(m->h, p, m->end[i]);
+    m->pos[i] = p;
+    if (p < m->end[i])
+        m->ts[i] = m->h->events[p].ts;
+}
+
+/* Play the matches below node; returns the winner. */
+static uint32_t tree_play(struct merge_tree *m, uint32_t node)
+{
+    uint32_t a, b;
+
+    if (node >= m->k)
+        return node - m->k;
+    a = tree_play(m, 2 * node);
+    b = tree_play(m, 2 * node + 1);
+    if (leaf_less(m, b, a)) {
+        m->node[node] = a;
+        return b;
     }
+    m->node[node] = b;
+    return a;
 }
 
-/* Serials, drops and span, given the events in global order one at a
- * time (writes only serial and flags of the events). */
+/* A tree over the ranges [from[t], to[t]) of the tracks. */
+static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32_t *from,
+                     const uint32_t *to, int flows_only)
+{
+    uint32_t t, n = 0, k = 1;
+
+    memset(m, 0, sizeof(*m));
+    m->h = h;
+    m->flows_only = flows_only;
+    for (t = 0; t < h->ntracks; t++)
+        n += from[t] < to[t];
+    while (k < n)
+        k *= 2;
+    m->k = k;
+    m->node = malloc(k * sizeof(*m->node));
+    m->ts = malloc(k * sizeof(*m->ts));
+    m->pos = calloc(k, sizeof(*m->pos));
+    m->end = calloc(k, sizeof(*m->end));
+    if (m->node == NULL || m->ts == NULL || m->pos == NULL || m->end == NULL)
+        return -ENOMEM;
+    for (t = 0, n = 0; t < h->ntracks; t++) {
+        if (from[t] == to[t])
+            continue;
+        m->end[n] = to[t];
+        leaf_set(m, n, from[t]);
+        n++;
+    }
+    m->node[0] = tree_play(m, 1);
+    return 0;
+}
+
+static void tree_free(struct merge_tree *m)
+{
+    free(m->node);
+    free(m->ts);
+    free(m->pos);
+    free(m->end);
+}
+
+/* The index of the next event in order (UINT32_MAX when all are done);
+ * moves past it. */
+static uint32_t tree_pop(struct merge_tree *m)
+{
+    uint32_t w = m->node[0], p = m->pos[w], n;
+
+    if (p == m->end[w])
+        return UINT32_MAX;
+    leaf_set(m, w, p + 1);
+    for (n = (w + m->k) / 2; n >= 1; n /= 2) {
+        if (leaf_less(m, m->node[n], w)) {
+            uint32_t loser = w;
+            w = m->node[n];
+            m->node[n] = loser;
+        }
+    }
+    m->node[0] = w;
+    return p;
+}
+
+/* Step 3's flow levels (run within step 2). */
+static int flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow_events,
+                       uint8_t *flow_level);
+
+/* Serials and drops, given the events in global order one at a time
+ * (writes only serial and flags of the events). */
 struct numbering {
     uint64_t last_ts; /* start of the previous event */
     uint64_t serial;  /* its serial */
 };
 
-static void number_event(struct tv_host *h, struct numbering *st, struct tv_event *e)
+static void number_event(struct numbering *st, struct tv_event *e)
 {
-    const uint64_t max_ts = UINT64_MAX / 2;
-
     if (e->ts == st->last_ts)
         st->serial++;
     else
@@ -304,77 +384,217 @@ static void number_event(struct tv_host *h, struct numbering *st, struct tv_even
     e->serial = (uint8_t)st->serial;
     if (st->serial >= 256)
         e->flags |= TV_EV_DROPPED;
-    /* XProf's ExpandTraceSpan. */
-    if (e->ts <= max_ts && (!h->has_span || e->ts < h->min_ps))
-        h->min_ps = e->ts;
-    if (e->ts + e->dur <= max_ts && (!h->has_span || e->ts + e->dur > h->max_ps))
-        h->max_ps = e->ts + e->dur;
-    h->has_span = 1;
 }
 
-/* The next position at or after p (before end) of an event with a flow. */
-static uint32_t next_flow(const struct tv_host *h, uint32_t p, uint32_t end)
+/* XProf's ExpandTraceSpan over a run of events, summarised so that runs
+ * combine in order (span_add): starts and ends above max_ts are ignored. */
+#define SPAN_MAX_TS (UINT64_MAX / 2)
+
+struct span_part {
+    int any;            /* the run has events */
+    uint64_t first_ts;  /* its first event's start */
+    uint64_t first_end; /* and end */
+    int has_min;        /* some start counts */
+    uint64_t min_ts;    /* smallest counted start */
+    int has_max;        /* some end counts */
+    uint64_t max_end;   /* largest counted end */
+};
+
+static void span_event(struct span_part *s, const struct tv_event *e)
 {
-    while (p < end && h->events[p].flow == 0)
-        p++;
-    return p;
+    uint64_t end = e->ts + e->dur;
+
+    if (!s->any) {
+        s->any = 1;
+        s->first_ts = e->ts;
+        s->first_end = end;
+    }
+    if (e->ts <= SPAN_MAX_TS && (!s->has_min || e->ts < s->min_ts)) {
+        s->has_min = 1;
+        s->min_ts = e->ts;
+    }
+    if (end <= SPAN_MAX_TS && (!s->has_max || end > s->max_end)) {
+        s->has_max = 1;
+        s->max_end = end;
+    }
 }
 
-/* All events (or, with flows_only, those with a flow) in global comparator
- * order: a heap merge of the tracks. *np = how many. All events are also
- * numbered (number_event) as they come out. */
-static int global_order(struct tv_host *h, int flows_only, uint32_t **orderp, uint32_t *np)
+/* Fold a run's summary into the host's span, as if its events came next:
+ * the first event of the trace sets the span when it counts, later ones
+ * only widen it. */
+static void span_add(struct tv_host *h, const struct span_part *s)
 {
-    struct merge_heap m = {h, NULL, NULL, NULL, 0};
-    struct numbering st = {UINT64_MAX, 0};
-    uint32_t *order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*order));
-    uint32_t t, i = 0;
+    if (!s->any)
+        return;
+    if (!h->has_span) {
+        if (s->first_ts <= SPAN_MAX_TS)
+            h->min_ps = s->first_ts;
+        if (s->first_end <= SPAN_MAX_TS)
+            h->max_ps = s->first_end;
+        h->has_span = 1;
+    }
+    if (s->has_min && s->min_ts < h->min_ps)
+        h->min_ps = s->min_ts;
+    if (s->has_max && s->max_end > h->max_ps)
+        h->max_ps = s->max_end;
+}
 
-    m.ts = malloc((h->ntracks + 1) * sizeof(*m.ts));
-    m.pos = malloc((h->ntracks + 1) * sizeof(*m.pos));
-    m.end = malloc((h->ntracks + 1) * sizeof(*m.end));
-    if (order == NULL || m.ts == NULL || m.pos == NULL || m.end == NULL) {
-        big_free(order);
-        free(m.ts);
-        free(m.pos);
-        free(m.end);
+/* The global order is cut into parts by start time (every event with one
+ * start falls into one part, so uids never cross a part), merged side by
+ * side. bound[p * ntracks + t] is the first event of track t in part p;
+ * row nparts holds the track ends. */
+struct order_parts {
+    struct tv_host *h;      /* the host */
+    uint32_t nparts;        /* parts */
+    uint64_t *lo_ts;        /* [nparts] first start of each part (0 for part 0) */
+    uint32_t *bound;        /* [(nparts + 1) * ntracks] */
+    uint32_t *out;          /* [nparts + 1] first slot of each part in order */
+    uint32_t *order;        /* all events, comparator order */
+    uint32_t *spare;        /* the flows' order block once done (room for every
+                               event): by_level takes it, its pages are in use */
+    struct span_part *span; /* [nparts] span summaries */
+    uint32_t *level_fill;   /* [nparts * TV_LEVELS] next by_level slot of each part */
+    uint8_t *flow_level;    /* per source record with a flow: its level */
+};
+
+/* First event of track t at or after start ts (tracks are sorted by start). */
+static uint32_t track_lower_bound(const struct tv_host *h, uint32_t t, uint64_t ts)
+{
+    uint32_t lo = h->tracks[t].first, hi = lo + h->tracks[t].count;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->events[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Choose at most want parts of about equal size from a sample of starts,
+ * and find every track's bounds. Returns 0 or -ENOMEM. */
+static int plan_parts(struct order_parts *w, uint32_t want)
+{
+    const struct tv_host *h = w->h;
+    uint32_t nt = h->ntracks, stride, n = 0, t, p, i;
+    uint64_t *sample;
+
+    if (want < 1)
+        want = 1;
+    if (want > h->nevents / 2 + 1)
+        want = h->nevents / 2 + 1;
+    stride = h->nevents / (64 * want) + 1;
+    sample = malloc((h->nevents / stride + nt + 1) * sizeof(*sample));
+    w->lo_ts = malloc(want * sizeof(*w->lo_ts));
+    if (sample == NULL || w->lo_ts == NULL) {
+        free(sample);
         return -ENOMEM;
     }
-    for (t = 0; t < h->ntracks; t++) {
-        uint32_t first = h->tracks[t].first, end = first + h->tracks[t].count;
-        if (flows_only)
-            first = next_flow(h, first, end);
-        if (first == end)
-            continue;
-        m.pos[m.n] = first;
-        m.end[m.n] = end;
-        m.ts[m.n] = h->events[first].ts;
-        m.n++;
+    for (t = 0; t < nt; t++) {
+        for (i = stride / 2; i < h->tracks[t].count; i += stride)
+            sample[n++] = h->events[h->tracks[t].first + i].ts;
     }
-    for (t = m.n; t-- > 0;)
-        heap_down(&m, t);
-    while (m.n > 0) {
-        if (!flows_only)
-            number_event(h, &st, &h->events[m.pos[0]]);
-        order[i++] = m.pos[0]++;
-        if (flows_only)
-            m.pos[0] = next_flow(h, m.pos[0], m.end[0]);
-        if (m.pos[0] == m.end[0]) {
-            m.n--;
-            if (m.n == 0)
-                break;
-            heap_swap(&m, 0, m.n);
-        } else {
-            m.ts[0] = h->events[m.pos[0]].ts;
+    if (xp_sort_runs_u64(sample, n) != 0) {
+        free(sample);
+        return -ENOMEM;
+    }
+    w->lo_ts[0] = 0;
+    w->nparts = 1;
+    for (p = 1; p < want && n > 0; p++) {
+        uint64_t s = sample[(uint64_t)p * n / want];
+        if (s > w->lo_ts[w->nparts - 1])
+            w->lo_ts[w->nparts++] = s;
+    }
+    free(sample);
+    w->bound = malloc(((size_t)w->nparts + 1) * (nt ? nt : 1) * sizeof(*w->bound));
+    w->out = malloc((w->nparts + 1) * sizeof(*w->out));
+    w->span = calloc(w->nparts, sizeof(*w->span));
+    w->level_fill = malloc(w->nparts * TV_LEVELS * sizeof(*w->level_fill));
+    if (w->bound == NULL || w->out == NULL || w->span == NULL || w->level_fill == NULL)
+        return -ENOMEM;
+    for (p = 0; p <= w->nparts; p++) {
+        uint32_t total = 0;
+        for (t = 0; t < nt; t++) {
+            uint32_t b;
+            if (p == 0)
+                b = h->tracks[t].first;
+            else if (p == w->nparts)
+                b = h->tracks[t].first + h->tracks[t].count;
+            else
+                b = track_lower_bound(h, t, w->lo_ts[p]);
+            w->bound[(size_t)p * nt + t] = b;
+            total += b - h->tracks[t].first;
         }
-        heap_down(&m, 0);
+        w->out[p] = total;
     }
-    free(m.ts);
-    free(m.pos);
-    free(m.end);
-    *orderp = order;
-    *np = i;
     return 0;
+}
+
+static void parts_free(struct order_parts *w)
+{
+    free(w->lo_ts);
+    free(w->bound);
+    free(w->out);
+    free(w->span);
+    free(w->level_fill);
+}
+
+/* Merge part p into order, numbering its events and summarising its span. */
+static int order_one_part(struct order_parts *w, uint32_t p)
+{
+    struct tv_host *h = w->h;
+    uint32_t nt = h->ntracks, slot = w->out[p], e;
+    struct numbering st = {UINT64_MAX, 0};
+    struct merge_tree m;
+    int rc;
+
+    if (w->out[p] == w->out[p + 1])
+        return 0;
+    /* The previous part's events all start before lo_ts (none: as at the
+     * start of the trace). */
+    if (w->out[p] > 0)
+        st.last_ts = w->lo_ts[p] - 1;
+    rc = tree_init(&m, h, &w->bound[(size_t)p * nt], &w->bound[((size_t)p + 1) * nt], 0);
+    while (rc == 0 && (e = tree_pop(&m)) != UINT32_MAX) {
+        number_event(&st, &h->events[e]);
+        span_event(&w->span[p], &h->events[e]);
+        w->order[slot++] = e;
+    }
+    tree_free(&m);
+    return rc;
+}
+
+/* The events with a flow in global order, then their levels. */
+static int order_flows(struct order_parts *w)
+{
+    struct tv_host *h = w->h;
+    uint32_t nt = h->ntracks, n = 0, e;
+    uint32_t *flow_order;
+    struct merge_tree m;
+    int rc;
+
+    flow_order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*flow_order));
+    if (flow_order == NULL)
+        return -ENOMEM;
+    rc = tree_init(&m, h, w->bound, &w->bound[(size_t)w->nparts * nt], 1);
+    while (rc == 0 && (e = tree_pop(&m)) != UINT32_MAX)
+        flow_order[n++] = e;
+    tree_free(&m);
+    if (rc == 0)
+        rc = flow_levels(h, flow_order, n, w->flow_level);
+    w->spare = flow_order;
+    return rc;
+}
+
+/* parallel_for item: 0 = the flows, 1 + p = part p. */
+static int order_item(void *arg, size_t i)
+{
+    struct order_parts *w = arg;
+
+    if (i == 0)
+        return w->h->nflows == 0 ? 0 : order_flows(w);
+    return order_one_part(w, (uint32_t)(i - 1));
 }
 
 /* --- step 3: zoom levels ------------------------------------------------------------ */
@@ -527,7 +747,7 @@ static int flow_event_channel(struct tv_vis *vis, const struct tv_event *e)
     return level;
 }
 
-/* Flows first (CalculateFlowVisibility): for each flow record, the first
+/* Flows first (CalculateFlowVisibility): for each event with a flow (by source record), the first
  * level at which its flow is visible (NTRACKERS = none). flow_order lists
  * the events with a flow in global comparator order. */
 static int flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow_events,
@@ -549,7 +769,7 @@ static int flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t n
     }
     for (i = 0; i < nflow_events && rc == 0; i++) {
         const struct tv_event *e = &h->events[flow_order[i]];
-        uint64_t packed = h->flows[e->flow - 1];
+        uint64_t packed = h->flows[e->src];
         int is_end = TV_FLOW_TYPE(packed) == TV_FLOW_END;
         uint32_t s = fs_get(&open, TV_FLOW_ID(packed));
         struct flow_state *fs;
@@ -569,7 +789,7 @@ static int flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t n
             fs->first = (uint8_t)level;
             fs->state |= FS_FIRST;
         }
-        flow_level[e->flow - 1] = fs->first;
+        flow_level[e->src] = fs->first;
         if (is_end)
             fs->state &= (uint8_t)~FS_FIRST;
         if (fs->state == 0)
@@ -608,8 +828,8 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
         struct tv_event *e = &h->events[i];
         uint64_t end = e->ts + e->dur;
         int set_from;
-        if (e->flow != 0) {
-            uint8_t fl = flow_level[e->flow - 1];
+        if (e->has_flow) {
+            uint8_t fl = flow_level[e->src];
             for (L = 0; L < NTRACKERS; L++) {
                 if (L >= fl || e->dur >= res[L])
                     break;
@@ -659,7 +879,7 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
 struct level_work {
     struct tv_host *h;         /* the host */
     const uint32_t *tracks;    /* track indices, most events first */
-    const uint8_t *flow_level; /* per flow record */
+    const uint8_t *flow_level; /* per source record with a flow: its level */
     pthread_mutex_t lock;      /* guards next and rc */
     uint32_t next;             /* next track to do */
     int rc;                    /* first failure */
@@ -727,58 +947,70 @@ static int all_track_levels(struct tv_host *h, const uint8_t *flow_level, int nt
 
 /* --- step 4: the level index ------------------------------------------------------- */
 
-static int build_level_index(struct tv_host *h, const uint32_t *order)
+/* Stored events of part p per level, into its level_fill row (read by
+ * track ranges, in memory order). */
+static int count_part_levels(void *arg, size_t p)
 {
-    uint32_t count[TV_LEVELS] = {0}, fill[TV_LEVELS], i, total = 0;
-    int L;
+    struct order_parts *w = arg;
+    const struct tv_host *h = w->h;
+    uint32_t nt = h->ntracks, t, i, *count = &w->level_fill[p * TV_LEVELS];
 
-    for (i = 0; i < h->nevents; i++) {
-        const struct tv_event *e = &h->events[i];
-        if (!(e->flags & TV_EV_DROPPED))
-            count[e->level]++;
-    }
-    for (L = 0; L < TV_LEVELS; L++) {
-        h->level_start[L] = total;
-        fill[L] = total;
-        total += count[L];
-    }
-    h->level_start[TV_LEVELS] = total;
-    h->by_level = big_malloc((total ? total : 1) * sizeof(*h->by_level));
-    if (h->by_level == NULL)
-        return -ENOMEM;
-    for (i = 0; i < h->nevents; i++) {
-        const struct tv_event *e = &h->events[order[i]];
-        if (!(e->flags & TV_EV_DROPPED))
-            h->by_level[fill[e->level]++] = order[i];
+    memset(count, 0, TV_LEVELS * sizeof(*count));
+    for (t = 0; t < nt; t++) {
+        uint32_t end = w->bound[(p + 1) * nt + t];
+        for (i = w->bound[p * nt + t]; i < end; i++) {
+            const struct tv_event *e = &h->events[i];
+            if (!(e->flags & TV_EV_DROPPED))
+                count[e->level]++;
+        }
     }
     return 0;
 }
 
-/* The two independent parts of ordering, run side by side: the global
- * order with serials and span (writes serial and flags), and the flow
- * events' own order with their levels (reads only what the comparator
- * and the trackers read). */
-struct order_work {
-    struct tv_host *h;   /* the host */
-    uint32_t *order;     /* all events, comparator order */
-    uint8_t *flow_level; /* per flow record */
-};
-
-static int order_part(void *arg, size_t part)
+/* Copy part p's stored events, in order, to its slots of each level. */
+static int fill_part_levels(void *arg, size_t p)
 {
-    struct order_work *w = arg;
-    uint32_t *flow_order = NULL, n;
-    int rc;
+    struct order_parts *w = arg;
+    struct tv_host *h = w->h;
+    uint32_t *fill = &w->level_fill[p * TV_LEVELS], i;
 
-    if (part == 0)
-        return global_order(w->h, 0, &w->order, &n);
-    if (w->h->nflows == 0)
-        return 0;
-    rc = global_order(w->h, 1, &flow_order, &n);
-    if (rc == 0)
-        rc = flow_levels(w->h, flow_order, n, w->flow_level);
-    big_free(flow_order);
-    return rc;
+    for (i = w->out[p]; i < w->out[p + 1]; i++) {
+        const struct tv_event *e = &h->events[w->order[i]];
+        if (!(e->flags & TV_EV_DROPPED))
+            h->by_level[fill[e->level]++] = w->order[i];
+    }
+    return 0;
+}
+
+/* by_level: per level, its stored events in global order (parts side by
+ * side: part p's events of a level follow those of the parts before it). */
+static int build_level_index(struct order_parts *w, int nthreads)
+{
+    struct tv_host *h = w->h;
+    uint32_t total = 0, p;
+    int L, rc;
+
+    rc = parallel_for(w->nparts, nthreads, count_part_levels, w);
+    if (rc != 0)
+        return rc;
+    for (L = 0; L < TV_LEVELS; L++) {
+        h->level_start[L] = total;
+        for (p = 0; p < w->nparts; p++) {
+            uint32_t n = w->level_fill[p * TV_LEVELS + L];
+            w->level_fill[p * TV_LEVELS + L] = total;
+            total += n;
+        }
+    }
+    h->level_start[TV_LEVELS] = total;
+    if (w->spare != NULL) {
+        h->by_level = w->spare;
+        w->spare = NULL;
+    } else {
+        h->by_level = big_malloc((total ? total : 1) * sizeof(*h->by_level));
+    }
+    if (h->by_level == NULL)
+        return -ENOMEM;
+    return parallel_for(w->nparts, nthreads, fill_part_levels, w);
 }
 
 static int device_cmp(const void *a, const void *b)
@@ -795,33 +1027,40 @@ static int frame_cmp(const void *a, const void *b)
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
-int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
+int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_err *err)
 {
-    struct order_work work = {NULL, NULL, NULL};
-    uint32_t *order = NULL, i, j;
-    uint8_t *flow_level = NULL;
+    struct order_parts w;
+    uint32_t i, j, p;
     int rc;
 
+    memset(&w, 0, sizeof(w));
+    w.h = h;
     rc = build_name_ranks(h);
     if (rc == 0)
         rc = order_tracks(h, nthreads);
-    if (rc != 0)
-        goto fail;
-    flow_level = big_malloc(h->nflows ? h->nflows : 1);
-    if (flow_level == NULL) {
-        rc = -ENOMEM;
-        goto fail;
+    if (rc == 0)
+        rc = plan_parts(&w, nparts);
+    if (rc == 0) {
+        w.flow_level = big_malloc(h->nflows ? h->nflows : 1);
+        w.order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*w.order));
+        if (w.flow_level == NULL || w.order == NULL)
+            rc = -ENOMEM;
     }
-    work.h = h;
-    work.flow_level = flow_level;
-    rc = parallel_for(2, nthreads, order_part, &work);
-    order = work.order;
+    /* The flows (their levels) beside the parts of the global order. */
     if (rc == 0)
-        rc = all_track_levels(h, flow_level, nthreads);
+        rc = parallel_for(1 + (size_t)w.nparts, nthreads, order_item, &w);
+    for (p = 0; rc == 0 && p < w.nparts; p++)
+        span_add(h, &w.span[p]);
     if (rc == 0)
-        rc = build_level_index(h, order);
+        rc = all_track_levels(h, w.flow_level, nthreads);
+    if (rc == 0)
+        rc = build_level_index(&w, nthreads);
+    big_free(w.order);
+    big_free(w.flow_level);
+    big_free(w.spare);
+    parts_free(&w);
     if (rc != 0)
-        goto fail;
+        return xp_err_set(err, rc, "%s: out of memory while indexing the trace", h->hostname);
     if (h->ndevices > 1)
         xp_qsort(h->devices, h->ndevices, sizeof(*h->devices), device_cmp);
     /* Stack frames: ascending hash, duplicates removed. */
@@ -833,15 +1072,22 @@ int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
         h->frames[j++] = h->frames[i];
     }
     h->nframes = j;
-    big_free(order);
-    big_free(flow_level);
     if (h->build != NULL)
         free(h->build->slots);
     free(h->build);
     h->build = NULL;
     return 0;
-fail:
-    big_free(order);
-    big_free(flow_level);
-    return xp_err_set(err, rc, "%s: out of memory while indexing the trace", h->hostname);
+}
+
+int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
+{
+    uint32_t parts = h->nevents / TV_PART_EVENTS, most;
+
+    if (nthreads <= 0)
+        nthreads = parallel_cores();
+    /* A few parts per thread, so that the threads end together. */
+    most = 4 * (uint32_t)nthreads;
+    if (parts > most)
+        parts = most;
+    return tv_finish_parts(h, nthreads, parts, err);
 }

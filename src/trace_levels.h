@@ -28,6 +28,13 @@ int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct
  * into one sorted sequence in place. Returns 0 or -ENOMEM. */
 int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, uint32_t nruns);
 
+/* tv_finish with the global order cut into at most nparts parts by start
+ * time, merged side by side (tv_finish picks nparts from the size and the
+ * threads: about TV_PART_EVENTS events a part, at most four per thread).
+ * The result does not depend on nparts or nthreads. */
+#define TV_PART_EVENTS 262144
+int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_err *err);
+
 /* The tracker's view of e (row = its track). */
 void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct tv_vis_event *ve);
 

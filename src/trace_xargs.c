@@ -350,15 +350,10 @@ static void file_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
     }
 }
 
-/* Args of a derived event. */
-static void derived_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
+/* The derived line of derived event n, and n's index in it. */
+static const struct dv_line *derived_line_of(const struct xsrc *src, uint32_t n, uint32_t *k)
 {
     uint32_t lo = 0, hi = src->dv->nlines;
-    const struct dv_line *dl;
-    const struct dv_event *de;
-    const struct dv_launch *la;
-    const char *step_name;
-    uint32_t k;
 
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -367,11 +362,22 @@ static void derived_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
         else
             hi = mid;
     }
-    dl = &src->dv->lines[lo];
-    k = n - src->dv_base[lo];
-    de = &dl->ev[k];
-    if (de->display != 0)
-        sink_long_name(s, de->name);
+    *k = n - src->dv_base[lo];
+    return &src->dv->lines[lo];
+}
+
+/* Args of a derived event. */
+static void derived_args(const struct xsrc *src, uint32_t n, struct arg_sink *s)
+{
+    const struct dv_line *dl;
+    const struct dv_launch *la;
+    const char *step_name, *long_name;
+    uint32_t k;
+
+    dl = derived_line_of(src, n, &k);
+    long_name = derived_long_name(dl, k);
+    if (long_name != NULL)
+        sink_long_name(s, long_name);
     step_name = derived_step_name(dl, k);
     if (step_name != NULL)
         sink_str(s, "step_name", step_name, strlen(step_name));
@@ -397,6 +403,20 @@ uint64_t xsrc_args(const struct tv_host *h, const struct tv_event *e, struct out
 
     any_args(h->source, e->src, &s);
     return s.sf;
+}
+
+int32_t xsrc_group(const struct tv_host *h, const struct tv_event *e)
+{
+    const struct xsrc *src = h->source;
+    const struct dv_line *dl;
+    uint32_t k;
+    int32_t group;
+
+    if (e->src < src->nfile || src->dv == NULL)
+        return TV_NO_GROUP;
+    dl = derived_line_of(src, e->src, &k);
+    group = derived_group(dl, k);
+    return group >= 0 ? group : TV_NO_GROUP;
 }
 
 int xsrc_counter(const struct tv_host *h, const struct tv_event *e, struct out *o,

@@ -24,7 +24,9 @@
  * track output order, and a second pass fills the slots, reading each
  * event's own stats once. Strings, frames and channel tracks are shared: a
  * worker takes the builder's lock for them (rare: step names, hlo_text,
- * counters, async events); flows go to a slot of their own per file event.
+ * counters, async events); flows and group ids go to the host's arrays by
+ * source record. Once filled, the derived lines drop their events' times
+ * (derived_compact): the index holds them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -365,7 +367,6 @@ struct line_job {
     int counter;    /* a "_counters_" line */
     int64_t track;  /* thread track (-1 for counters) */
     uint32_t out;   /* its first slot, counted from builder.out */
-    uint32_t flows; /* its first flow slot, counted from builder.flow_first */
     uint32_t count; /* events it adds */
 };
 
@@ -382,7 +383,6 @@ struct builder {
     struct line_job *jobs;          /* file line runs */
     uint32_t njobs;                 /* entries in jobs */
     struct tv_event *out;           /* first slot of the file events */
-    uint32_t flow_first;            /* first flow slot (one per file event) */
     pthread_mutex_t lock;           /* guards h's strings, frames, tracks */
     uint8_t *frame_done;            /* per string id: derived frame recorded */
     uint32_t nframe_done;           /* entries in frame_done */
@@ -637,7 +637,7 @@ static int count_job(void *arg, size_t j)
 
 /* Interned names of a derived job, by text pointer (the derived events
  * share their name strings): a small direct-mapped cache. */
-#define NAME_CACHE 256
+#define NAME_CACHE 4096 /* holds every distinct name of typical lines */
 
 struct name_cache {
     const char *text[NAME_CACHE]; /* cached pointer, NULL = empty */
@@ -714,7 +714,6 @@ static int fill_derived(struct builder *b, const struct line_job *job)
         te->dur = de->dur;
         te->track = (uint32_t)job->track;
         te->src = base + k;
-        te->group = de->group >= 0 ? (int32_t)de->group : TV_NO_GROUP;
         if (step_name != NULL && step_name[0] != '\0')
             shown = step_name;
         else
@@ -761,18 +760,20 @@ static int fill_job(void *arg, size_t j)
         struct special sp;
         const char *root_name;
         int64_t track = job->track;
+        int32_t group;
 
         if (info->internal)
             continue;
         te = &b->out[slot];
         memset(te, 0, sizeof(*te));
-        if (event_specials(b, ps, job->line, ei, info, &sp, &te->group) != 0)
+        if (event_specials(b, ps, job->line, ei, info, &sp, &group) != 0)
             return -ENOMEM;
         te->ts = (uint64_t)xp_event_start_ps(ln, ev);
         te->dur = (uint64_t)ev->duration_ps;
         te->src = base + ei;
         te->name = info->name;
-        root_name = b->preprocess ? root_step_name(b, ps->index, job->line, ei, te->group) : NULL;
+        b->h->groups[te->src] = group;
+        root_name = b->preprocess ? root_step_name(b, ps->index, job->line, ei, group) : NULL;
         if (root_name != NULL && root_name[0] != '\0')
             te->name = locked_str(b, root_name, strlen(root_name));
         else if (sp.step_name != NULL && sp.step_len > 0)
@@ -792,11 +793,9 @@ static int fill_job(void *arg, size_t j)
             te->dur = 0;
             track = chan_track;
         } else if (sp.has_flow) {
-            /* Every slot owns the flow slot of the same number. */
-            uint32_t f = b->flow_first + job->flows + (slot - job->out);
-            b->h->flows[f] =
+            b->h->flows[te->src] =
                 tv_flow_pack(sp.flow >> 2, flow_type_of(sp.flow), (unsigned)(sp.flow >> 58));
-            te->flow = f + 1;
+            te->has_flow = 1;
             if (sp.is_async) {
                 te->flags = TV_EV_ASYNC;
                 track = chan_track;
@@ -963,12 +962,10 @@ static int job_order_cmp(const void *x, const void *y, void *arg)
     return i < j ? -1 : i > j;
 }
 
-/* Assign each job its first slot and first flow slot; returns the totals
- * (events; file events, which may have flows). */
-static int place_jobs(struct builder *b, uint32_t *totalp, uint32_t *nflowsp)
+/* Assign each job its first slot; returns the number of events. */
+static int place_jobs(struct builder *b, uint32_t *totalp)
 {
     uint32_t *order = malloc((b->njobs ? b->njobs : 1) * sizeof(*order)), i, total = 0;
-    uint32_t nflows = 0;
 
     if (order == NULL)
         return -ENOMEM;
@@ -979,14 +976,9 @@ static int place_jobs(struct builder *b, uint32_t *totalp, uint32_t *nflowsp)
         struct line_job *job = &b->jobs[order[i]];
         job->out = total;
         total += job->count;
-        if (!job->derived) {
-            job->flows = nflows;
-            nflows += job->count;
-        }
     }
     free(order);
     *totalp = total;
-    *nflowsp = nflows;
     return 0;
 }
 
@@ -995,7 +987,7 @@ static int place_jobs(struct builder *b, uint32_t *totalp, uint32_t *nflowsp)
 static int add_planes(struct builder *b, const struct shown_plane *planes, uint32_t nplanes,
                       int nthreads)
 {
-    uint32_t jobs_cap = 0, i, m, total = 0, nflows = 0;
+    uint32_t jobs_cap = 0, i, m, total = 0;
     int rc = 0, shown;
 
     b->planes = calloc(nplanes ? nplanes : 1, sizeof(*b->planes));
@@ -1016,11 +1008,14 @@ static int add_planes(struct builder *b, const struct shown_plane *planes, uint3
         }
     }
     if (rc == 0)
-        rc = place_jobs(b, &total, &nflows);
+        rc = place_jobs(b, &total);
     if (rc == 0 && total > 0) {
+        /* Flows and group ids of file events, by source record. */
         rc = tv_alloc_events(b->h, total, &b->out);
         if (rc == 0)
-            rc = tv_alloc_flows(b->h, nflows, &b->flow_first);
+            rc = tv_alloc_flows(b->h, b->src->nfile);
+        if (rc == 0)
+            rc = tv_alloc_groups(b->h, b->src->nfile);
         if (rc == 0)
             rc = parallel_for(b->njobs, nthreads, fill_job, b);
     }
@@ -1089,12 +1084,14 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
         rc = snapshot_hlo_modules(snap, host, &hlo, err);
     if (rc == 0 && b.preprocess)
         rc = derived_build(xs, b.groups, hlo, &b.src->dv, err);
+    if (rc == 0)
+        rc = xsrc_index_derived(b.src);
     if (rc == 0) {
-        xsrc_index_derived(b.src);
         b.h->source = b.src;
         b.h->source_free = xsrc_free;
         b.h->args = xsrc_args;
         b.h->counter = xsrc_counter;
+        b.h->group_of = xsrc_group;
         for (i = 0; i < xs->nplanes; i++)
             total += xs->planes[i].nevents;
         if (b.src->dv != NULL) {
@@ -1110,6 +1107,10 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
     if (rc == 0)
         rc = add_planes(&b, planes, nplanes, nthreads);
     free(planes);
+    /* The index holds the derived events' times now: give their half of
+     * the derived lines back before finishing needs memory. */
+    if (rc == 0)
+        derived_compact(b.src->dv);
     if (rc == 0)
         rc = tv_finish(b.h, nthreads, err);
     else if (err->code == 0)

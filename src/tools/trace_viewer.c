@@ -316,19 +316,20 @@ static void write_args(struct event_writer *w, const struct host_part *p, const 
     struct out *o = w->o;
     int first = 1;
     uint64_t sf = 0;
+    int32_t group = tv_event_group(p->h, e);
 
     if (async_copy) {
-        if (e->group == TV_NO_GROUP)
+        if (group == TV_NO_GROUP)
             return;
         out_puts(o, ",\"args\":{\"group_id\":");
-        out_i64(o, e->group);
+        out_i64(o, group);
         out_putc(o, '}');
         return;
     }
     out_puts(o, ",\"args\":{");
-    if (e->group != TV_NO_GROUP) {
+    if (group != TV_NO_GROUP) {
         out_puts(o, "\"group_id\":");
-        out_i64(o, e->group);
+        out_i64(o, group);
         first = 0;
     }
     if (p->full_args) {
@@ -451,12 +452,12 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
     if (t->has_tid) {
         out_puts(o, ",\"dur\":");
         tj_us(o, e->dur > 0 ? e->dur : 1);
-        if (e->flow != 0)
-            write_flow(o, p->h->flows[e->flow - 1]);
+        if (e->has_flow)
+            write_flow(o, p->h->flows[e->src]);
         out_puts(o, ",\"ph\":\"X\"");
         write_args(w, p, e, 0);
     } else {
-        uint64_t flow = p->h->flows[e->flow - 1];
+        uint64_t flow = p->h->flows[e->src];
         unsigned type = TV_FLOW_TYPE(flow);
         out_puts(o, ",\"id\":");
         out_u64(o, TV_FLOW_ID(flow));
@@ -471,9 +472,9 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         out_u64(o, e->serial);
     }
     out_putc(o, '}');
-    if (!t->has_tid && TV_FLOW_TYPE(p->h->flows[e->flow - 1]) == TV_FLOW_MID) {
+    if (!t->has_tid && TV_FLOW_TYPE(p->h->flows[e->src]) == TV_FLOW_MID) {
         /* A MID async event closes itself with an "e" copy at its end. */
-        uint64_t flow = p->h->flows[e->flow - 1];
+        uint64_t flow = p->h->flows[e->src];
         out_puts(o, ",{\"pid\":");
         out_u64(o, pid);
         out_puts(o, ",\"name\":");

@@ -45,6 +45,8 @@ struct legacy_event {
 
 struct legacy {
     const struct xsrc *src;    /* the profile with its preprocessing */
+    const struct tv_host *h;   /* its trace index (the derived events' times) */
+    uint32_t *derived_at;      /* per derived event (source record - nfile): its index in h */
     struct legacy_line *lines; /* shown lines */
     uint32_t nlines;           /* entries in lines */
     uint32_t *plane_pid;       /* pid per plane (0 = not shown) */
@@ -165,6 +167,35 @@ static int64_t line_display_id(const struct legacy *lg, const struct legacy_line
         const struct xp_line *ln = &lg->src->xs->planes[ll->plane].lines[ll->file];
         return ln->display_id != 0 ? ln->display_id : ln->id;
     }
+}
+
+/* Event k of derived line ll as the trace index holds it (its times). */
+static const struct tv_event *derived_event(const struct legacy *lg, const struct legacy_line *ll,
+                                            uint32_t k)
+{
+    uint32_t n = xsrc_derived_base(lg->src, (uint32_t)ll->derived) + k - lg->src->nfile;
+
+    return &lg->h->events[lg->derived_at[n]];
+}
+
+/* Where the index keeps each derived event (every one is in it). */
+static int index_derived(struct legacy *lg)
+{
+    const struct xsrc *src = lg->src;
+    uint32_t n, i;
+
+    if (src->dv == NULL)
+        return 0;
+    n = xsrc_derived_base(src, src->dv->nlines) - src->nfile;
+    lg->derived_at = malloc((n ? n : 1) * sizeof(*lg->derived_at));
+    if (lg->derived_at == NULL)
+        return -ENOMEM;
+    for (i = 0; i < lg->h->nevents; i++) {
+        uint32_t r = lg->h->events[i].src;
+        if (r >= src->nfile && r - src->nfile < n)
+            lg->derived_at[r - src->nfile] = i;
+    }
+    return 0;
 }
 
 static const char *line_name(const struct legacy *lg, const struct legacy_line *ll)
@@ -384,14 +415,15 @@ static void write_event(struct out *o, const struct legacy *lg, const struct leg
 
     if (ll->derived >= 0) {
         const struct dv_line *dl = &lg->src->dv->lines[ll->derived];
-        const struct dv_event *de = &dl->ev[le->event];
         const struct dv_launch *la = derived_launch(dl, le->event);
         const char *de_step = derived_step_name(dl, le->event);
-        name = de->display != 0 ? derived_display(dl, le->event) : de->name;
-        if (de->display != 0)
-            map_set(&m, "long_name", de->name, strlen(de->name));
-        if (de->group >= 0) {
-            snprintf(buf, sizeof(buf), "%lld", (long long)de->group);
+        const char *long_name = derived_long_name(dl, le->event);
+        int32_t group = derived_group(dl, le->event);
+        name = long_name != NULL ? derived_display(dl, le->event) : derived_name(dl, le->event);
+        if (long_name != NULL)
+            map_set(&m, "long_name", long_name, strlen(long_name));
+        if (group >= 0) {
+            snprintf(buf, sizeof(buf), "%lld", (long long)group);
             map_set(&m, "group_id", buf, strlen(buf));
         }
         if (de_step != NULL) {
@@ -407,7 +439,7 @@ static void write_event(struct out *o, const struct legacy *lg, const struct leg
             snprintf(buf, sizeof(buf), "%g", la->avg_launch_us);
             map_set(&m, "avg_launch_time_us", buf, strlen(buf));
         }
-        dur = de->dur;
+        dur = derived_event(lg, ll, le->event)->dur;
     } else {
         const struct xp_plane *pl = &lg->src->xs->planes[ll->plane];
         const struct xp_line *ln = &pl->lines[ll->file];
@@ -502,7 +534,7 @@ static int list_events(const struct legacy *lg, struct legacy_event **evp, uint3
         for (e = 0; e < line_nevents(lg, ll); e++) {
             uint64_t ts;
             if (ll->derived >= 0) {
-                ts = lg->src->dv->lines[ll->derived].ev[e].ts;
+                ts = derived_event(lg, ll, e)->ts;
             } else {
                 const struct xp_line *ln = &pl->lines[ll->file];
                 const char *mname = pl->emeta[ln->events[e].meta].name;
@@ -562,12 +594,16 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
         return rc;
     memset(&lg, 0, sizeof(lg));
     lg.src = h->source;
+    lg.h = h;
     rc = collect(&lg);
+    if (rc == 0)
+        rc = index_derived(&lg);
     if (rc == 0)
         rc = list_events(&lg, &ev, &n);
     if (rc != 0) {
         free(lg.lines);
         free(lg.plane_pid);
+        free(lg.derived_at);
         return xp_err_set(ctx->err, rc, "out of memory");
     }
     if (n > cap) {
@@ -583,6 +619,7 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
     free(ev);
     free(lg.lines);
     free(lg.plane_pid);
+    free(lg.derived_at);
     return 0;
 }
 

@@ -3,7 +3,8 @@
  * ops and name scopes from TensorFlow kernels' tf_op stats (merged while the
  * name and group stay the same; a finished stack of equal spans shrunk by
  * 1 ns per level), and from an XLA op's HLO instruction (with its module,
- * op and source lines), and the display ids that put them after the stream.
+ * op and source lines), and the display ids that put them after the stream;
+ * compacted lines (no times) still give every event's names and group.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,10 +206,73 @@ static void test_stream(void **state)
     free(space.p);
 }
 
+/* What the accessors say about one event. */
+struct seen {
+    const char *name, *display, *long_name, *step_name;
+    int32_t group;
+};
+
+static struct seen seen_of(const struct dv_line *l, uint32_t k)
+{
+    struct seen x = {derived_name(l, k), derived_display(l, k), derived_long_name(l, k),
+                     derived_step_name(l, k), derived_group(l, k)};
+    return x;
+}
+
+static void test_compact(void **state)
+{
+    struct pbw space = {0};
+    struct xspace *xs = NULL;
+    struct derived *dv = NULL;
+    struct xp_err err;
+    struct seen before[64];
+    uint32_t i, k, n = 0;
+    const struct dv_line *l;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    gpu_plane(&space);
+    metadata_plane(&space);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(derived_build(xs, NULL, NULL, &dv, &err), 0);
+    for (i = 0; i < dv->nlines; i++) {
+        for (k = 0; k < dv->lines[i].nev; k++) {
+            assert_true(n < 64);
+            before[n++] = seen_of(&dv->lines[i], k);
+        }
+    }
+    derived_compact(dv);
+    for (i = 0, n = 0; i < dv->nlines; i++) {
+        assert_null(dv->lines[i].ev);
+        assert_non_null(dv->lines[i].kept);
+        for (k = 0; k < dv->lines[i].nev; k++, n++) {
+            struct seen now = seen_of(&dv->lines[i], k);
+            assert_ptr_equal(now.name, before[n].name);
+            assert_ptr_equal(now.display, before[n].display);
+            assert_ptr_equal(now.long_name, before[n].long_name);
+            assert_ptr_equal(now.step_name, before[n].step_name);
+            assert_int_equal(now.group, before[n].group);
+        }
+    }
+    /* By hand: an event with a display name, and one without. */
+    l = line_named(dv, "Framework Ops - from #10");
+    assert_string_equal(derived_display(l, 1), "BiasAdd");
+    assert_string_equal(derived_long_name(l, 1), "model/dense/BiasAdd:BiasAdd");
+    l = line_named(dv, "Framework Name Scope - from #10");
+    assert_string_equal(derived_name(l, 3), "jit(f)");
+    assert_null(derived_long_name(l, 3));
+    assert_int_equal(derived_group(l, 3), -1);
+    derived_free(dv);
+    xspace_close(xs);
+    free(space.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_compact),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

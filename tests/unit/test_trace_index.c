@@ -2,7 +2,8 @@
  * test_trace_index.c - XProf's down-sampling: the visibility rule on
  * hand-checked events, uids and the 256 cap, zoom levels, windows against a
  * brute-force overlap filter, the 500,000-event threshold and thinning, and
- * zoom levels of events with flows against the plain per-level trackers.
+ * zoom levels of events with flows against the plain per-level trackers,
+ * and the global order merged in parts against a plain sort.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,7 +134,6 @@ static void add(struct tv_host *h, uint32_t tid, uint64_t ts, uint64_t dur, cons
     e.name = tv_cstr(h, name);
     e.track = (uint32_t)track;
     e.src = src;
-    e.group = TV_NO_GROUP;
     assert_int_equal(tv_add_event(h, &e), 0);
 }
 
@@ -322,7 +322,6 @@ static void fill_flows(struct tv_host *h, uint32_t n)
         e.name = tv_cstr(h, (x & 32) ? "k" : "m");
         e.track = (uint32_t)track;
         e.src = i;
-        e.group = TV_NO_GROUP;
         slot = (uint32_t)(x >> 50) % 8;
         if (row == 3 || (x >> 33) % 5 != 0) {
             unsigned type;
@@ -334,8 +333,8 @@ static void fill_flows(struct tv_host *h, uint32_t n)
             } else {
                 type = TV_FLOW_END;
             }
-            e.flow = tv_add_flow(h, open[slot] % 5 + 1, type, 9);
-            assert_true(e.flow != 0);
+            assert_int_equal(tv_set_flow(h, i, open[slot] % 5 + 1, type, 9), 0);
+            e.has_flow = 1;
             if (row == 3)
                 e.flags = TV_EV_ASYNC;
             if (type == TV_FLOW_END)
@@ -376,14 +375,14 @@ static void reference_levels(const struct tv_host *h, uint8_t *level)
     for (i = 0; i < h->nevents; i++) {
         const struct tv_event *e = &h->events[order[i]];
         struct tv_vis_event ve;
-        if (e->flow == 0)
+        if (!e->has_flow)
             continue;
         tv_vis_event_of(h, e, &ve);
         for (L = 0; L < TV_LEVELS - 1; L++) {
             if (tv_vis_visible(&vis[L], &ve))
                 break;
         }
-        flow_level[e->flow - 1] =
+        flow_level[e->src] =
             tv_flowmap_first(&first, ve.flow_id, (uint8_t)L, ve.type == TV_FLOW_END, TV_LEVELS - 1);
         for (L++; L < TV_LEVELS - 1; L++)
             tv_vis_set(&vis[L], &ve, 1);
@@ -399,9 +398,9 @@ static void reference_levels(const struct tv_host *h, uint8_t *level)
             struct tv_vis_event ve;
             tv_vis_event_of(h, e, &ve);
             ve.row = 0;
-            if (e->flow != 0) {
+            if (e->has_flow) {
                 for (L = 0; L < TV_LEVELS - 1; L++) {
-                    if (L >= flow_level[e->flow - 1] || e->dur >= tv_level_resolution(L))
+                    if (L >= flow_level[e->src] || e->dur >= tv_level_resolution(L))
                         break;
                 }
                 if (L < TV_LEVELS - 1)
@@ -444,6 +443,111 @@ static void test_flow_levels_match_trackers(void **state)
     tv_host_free(h);
 }
 
+/* Equal starts across rows (clusters of up to 400, some over the 256 cap),
+ * starts and ends near and above XProf's span limit, an end that wraps. */
+static void fill_ties(struct tv_host *h, uint32_t n)
+{
+    uint64_t x = 4242, t = 1000;
+    uint32_t i;
+
+    for (i = 0; i < 3; i++)
+        assert_int_equal(tv_add_resource(h, 1, i + 1, tv_cstr(h, "row")), 0);
+    for (i = 0; i < n; i++) {
+        uint32_t row;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        row = (uint32_t)(x % 3);
+        if (x % 400 == 0)
+            t += 1 + (x >> 9) % 50;
+        add(h, row + 1, t, 1 + (x >> 12) % 40, (x & 64) ? "p" : "q", i);
+    }
+    add(h, 2, UINT64_MAX / 2 - 5, 3, "edge", n);
+    add(h, 3, UINT64_MAX / 2 - 5, 30, "edge", n + 1);
+    add(h, 1, UINT64_MAX / 2 + 7, 1, "above", n + 2);
+    add(h, 2, UINT64_MAX - 3, 10, "wraps", n + 3);
+}
+
+/* Every start above the span limit: the span keeps its initial values. */
+static void fill_high(struct tv_host *h, uint32_t n)
+{
+    uint32_t i;
+
+    assert_int_equal(tv_add_resource(h, 1, 1, tv_cstr(h, "row")), 0);
+    for (i = 0; i < n; i++)
+        add(h, 1 + i % 2, UINT64_MAX / 2 + 100 + i / 3, 5, "h", i);
+}
+
+/* tv_finish with the global order in nparts parts on nthreads threads
+ * against the plain way: sort every event by the comparator, number equal
+ * starts, drop uids from 256, widen the span one event at a time, and list
+ * each level's stored events in that order. */
+static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, uint32_t nparts,
+                        int nthreads)
+{
+    struct tv_host *h = tv_host_new("test");
+    struct xp_err err = {0};
+    uint32_t *order, i, serial = 0, fill_at[TV_LEVELS], count[TV_LEVELS] = {0};
+    uint64_t last = UINT64_MAX, min_ps = 0, max_ps = 0, limit = UINT64_MAX / 2;
+    int has_span = 0, L;
+
+    assert_non_null(h);
+    assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
+    fill(h, n);
+    assert_int_equal(tv_finish_parts(h, nthreads, nparts, &err), 0);
+    order = malloc(h->nevents * sizeof(*order));
+    assert_non_null(order);
+    for (i = 0; i < h->nevents; i++)
+        order[i] = i;
+    sort_host = h;
+    qsort(order, h->nevents, sizeof(*order), cmp_global);
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[order[i]];
+        uint64_t end = e->ts + e->dur;
+        serial = e->ts == last ? serial + 1 : 0;
+        last = e->ts;
+        assert_int_equal(e->serial, (uint8_t)serial);
+        assert_int_equal((e->flags & TV_EV_DROPPED) != 0, serial >= 256);
+        if (e->ts <= limit && (!has_span || e->ts < min_ps))
+            min_ps = e->ts;
+        if (end <= limit && (!has_span || end > max_ps))
+            max_ps = end;
+        has_span = 1;
+        if (serial < 256)
+            count[e->level]++;
+    }
+    assert_int_equal(h->has_span, has_span);
+    assert_true(h->min_ps == min_ps);
+    assert_true(h->max_ps == max_ps);
+    for (L = 0; L < TV_LEVELS; L++) {
+        assert_int_equal(h->level_start[L + 1] - h->level_start[L], count[L]);
+        fill_at[L] = h->level_start[L];
+    }
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[order[i]];
+        if (!(e->flags & TV_EV_DROPPED))
+            assert_int_equal(h->by_level[fill_at[e->level]++], order[i]);
+    }
+    free(order);
+    tv_host_free(h);
+}
+
+static void test_parallel_order_matches_sort(void **state)
+{
+    static const uint32_t parts[] = {1, 2, 5, 16, 64};
+    uint32_t i;
+
+    for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        int threads = 1 + (int)(i % 3);
+        check_parts(fill_random, 20000, parts[i], threads);
+        check_parts(fill_flows, 20000, parts[i], threads);
+        check_parts(fill_same_start, 300, parts[i], threads);
+        check_parts(fill_ties, 30000, parts[i], threads);
+        check_parts(fill_high, 50, parts[i], threads);
+        check_parts(fill_random, 1, parts[i], threads);
+    }
+}
+
 static void test_search(void **state)
 {
     struct tv_host *h = make_host(fill_random, 2000);
@@ -471,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_downsampling_over_threshold),
         cmocka_unit_test(test_flow_levels_match_trackers),
         cmocka_unit_test(test_search),
+        cmocka_unit_test(test_parallel_order_matches_sort),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
