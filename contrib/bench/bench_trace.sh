@@ -13,7 +13,8 @@
 #                                       a new window is computed from it, a
 #                                       repeated one is served from the cache
 # Each `xprofs cat` is a fresh process, so its cold time includes reading the
-# profile and building the index; warm = one more such run.
+# profile and building the index (on profiles up to 200 MB the median of
+# three such processes); warm = one more such run.
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,14 @@ row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@"; }
 cat_row() {
     path="$2/$3"
     cold_rss=$(secs_mb "$BUILD/xprofs" cat "$1" "$path")
+    if [ "$4" -le 200 ]; then
+        # median of 3 fresh processes on small profiles (noisy machine)
+        cold_rss=$( (
+            echo "$cold_rss"
+            secs_mb "$BUILD/xprofs" cat "$1" "$path"
+            secs_mb "$BUILD/xprofs" cat "$1" "$path"
+        ) | sort -n | awk '{ t[NR] = $1; if ($2 > m) m = $2 } END { print t[2], m }')
+    fi
     cold=${cold_rss% *}
     warm=$(secs "$BUILD/xprofs" cat "$1" "$path")
     row "$5" "$4" "$cold" "$warm" "${cold_rss#* }"
