@@ -465,29 +465,34 @@ void derived_free(struct derived *dv)
     free(dv);
 }
 
+void derived_compact_line(struct dv_line *l)
+{
+    char *to = (char *)l->ev;
+    struct dv_kept *kept;
+    uint32_t k;
+
+    if (l->ev == NULL)
+        return;
+    /* Record k goes to bytes [16k, 16k + 16), which hold no event not yet
+     * read (event k starts at byte 32k). */
+    for (k = 0; k < l->nev; k++) {
+        struct dv_kept x = {l->ev[k].name, l->ev[k].group, l->ev[k].display};
+        memcpy(to + (size_t)k * sizeof(x), &x, sizeof(x));
+    }
+    kept = big_realloc(l->ev, (l->nev ? l->nev : 1) * sizeof(*kept));
+    l->kept = kept != NULL ? kept : (struct dv_kept *)(void *)to;
+    l->ev = NULL;
+    l->cap = 0;
+}
+
 void derived_compact(struct derived *dv)
 {
-    uint32_t i, k;
+    uint32_t i;
 
     if (dv == NULL)
         return;
-    for (i = 0; i < dv->nlines; i++) {
-        struct dv_line *l = &dv->lines[i];
-        char *to = (char *)l->ev;
-        struct dv_kept *kept;
-        if (l->ev == NULL)
-            continue;
-        /* Record k goes to bytes [16k, 16k + 16), which hold no event
-         * not yet read (event k starts at byte 32k). */
-        for (k = 0; k < l->nev; k++) {
-            struct dv_kept x = {l->ev[k].name, l->ev[k].group, l->ev[k].display};
-            memcpy(to + (size_t)k * sizeof(x), &x, sizeof(x));
-        }
-        kept = big_realloc(l->ev, (l->nev ? l->nev : 1) * sizeof(*kept));
-        l->kept = kept != NULL ? kept : (struct dv_kept *)(void *)to;
-        l->ev = NULL;
-        l->cap = 0;
-    }
+    for (i = 0; i < dv->nlines; i++)
+        derived_compact_line(&dv->lines[i]);
 }
 
 const char *derived_name(const struct dv_line *l, uint32_t k)

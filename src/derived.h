@@ -99,6 +99,10 @@ void derived_free(struct derived *dv);
  * only the functions below read the events. */
 void derived_compact(struct derived *dv);
 
+/* derived_compact for one line (lines are independent: one thread may
+ * compact a line while others read other lines). */
+void derived_compact_line(struct dv_line *l);
+
 /* Name, group (-1 if none) and full name when a display name is shown
  * (else NULL) of event k of line l, compacted or not. */
 const char *derived_name(const struct dv_line *l, uint32_t k);

@@ -4,18 +4,20 @@
  * After a builder has added every event, tv_finish
  *   1. orders tracks as the JSON lists them and groups events by track,
  *      sorted by XProf's comparator inside each track (tracks in parallel);
- *   2. walks all events in global comparator order (a k-way merge of the
- *      tracks with a loser tree) to number events sharing a start time
- *      (XProf's "serial", the uid of a response) and to drop those numbered
- *      256 or more, as XProf's one-byte SSTable key does; the order is cut
- *      into parts by start time (equal starts stay in one part, so numbering
- *      never crosses a part) that are merged side by side;
- *   3. assigns each event its zoom level as GetEventsByLevel does: flows are
- *      decided first, globally in time order (their own merge, run beside
- *      step 2; the twelve trackers' flow maps are one map there, since every
- *      flow event passes every tracker), then every track runs twelve
- *      trackers, one per level (tracks in parallel);
- *   4. lists stored events per level in comparator order (the SSTable order).
+ *   2. assigns each event its zoom level as GetEventsByLevel does: flows are
+ *      decided first, globally in time order (a k-way merge of the tracks'
+ *      flow events with a loser tree; the twelve trackers' flow maps are one
+ *      map there, since every flow event passes every tracker), then every
+ *      track runs twelve trackers, one per level (tracks in parallel);
+ *   3. walks all events in global comparator order (the same merge over all
+ *      events) to number events sharing a start time (XProf's "serial", the
+ *      uid of a response), to drop those numbered 256 or more, as XProf's
+ *      one-byte SSTable key does, and to list the stored events per level in
+ *      comparator order (the SSTable order) straight into the level index;
+ *      the order is cut into parts by start time (equal starts stay in one
+ *      part, so numbering never crosses a part) that are merged side by side,
+ *      each into slots counted beforehand (dropped events leave holes, closed
+ *      afterwards).
  * One deliberate difference: a flow's decided visibility is forgotten at its
  * FLOW_END event (XProf keeps it for the whole trace), which bounds memory by
  * the flows still open; only a flow id reused after its end can differ.
@@ -240,7 +242,7 @@ static int order_tracks(struct tv_host *h, int nthreads)
     return rc;
 }
 
-/* --- step 2: global order, uids, span ------------------------------------------- */
+/* --- the merges (steps 2 and 3): global order, uids, span ------------------ */
 
 /* A loser tree over track cursors keyed by the comparator (log2 k
  * comparisons per event): node[0] is the winning leaf, node[1..k) the
@@ -363,7 +365,7 @@ static uint32_t tree_pop(struct merge_tree *m)
     return p;
 }
 
-/* Step 3's flow levels (run within step 2). */
+/* Step 2's flow levels. */
 static int flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow_events,
                        uint8_t *flow_level);
 
@@ -448,12 +450,13 @@ struct order_parts {
     uint32_t nparts;        /* parts */
     uint64_t *lo_ts;        /* [nparts] first start of each part (0 for part 0) */
     uint32_t *bound;        /* [(nparts + 1) * ntracks] */
-    uint32_t *out;          /* [nparts + 1] first slot of each part in order */
-    uint32_t *order;        /* all events, comparator order */
+    uint32_t *out;          /* [nparts + 1] events before each part */
     uint32_t *spare;        /* the flows' order block once done (room for every
                                event): by_level takes it, its pages are in use */
     struct span_part *span; /* [nparts] span summaries */
-    uint32_t *level_fill;   /* [nparts * TV_LEVELS] next by_level slot of each part */
+    uint32_t *level_slot;   /* [nparts * TV_LEVELS] first by_level slot of each
+                               part's events of each level, dropped ones counted */
+    uint32_t *level_fill;   /* [nparts * TV_LEVELS] next by_level slot of each */
     uint8_t *flow_level;    /* per source record with a flow: its level */
 };
 
@@ -510,8 +513,10 @@ static int plan_parts(struct order_parts *w, uint32_t want)
     w->bound = malloc(((size_t)w->nparts + 1) * (nt ? nt : 1) * sizeof(*w->bound));
     w->out = malloc((w->nparts + 1) * sizeof(*w->out));
     w->span = calloc(w->nparts, sizeof(*w->span));
+    w->level_slot = malloc(w->nparts * TV_LEVELS * sizeof(*w->level_slot));
     w->level_fill = malloc(w->nparts * TV_LEVELS * sizeof(*w->level_fill));
-    if (w->bound == NULL || w->out == NULL || w->span == NULL || w->level_fill == NULL)
+    if (w->bound == NULL || w->out == NULL || w->span == NULL || w->level_slot == NULL ||
+        w->level_fill == NULL)
         return -ENOMEM;
     for (p = 0; p <= w->nparts; p++) {
         uint32_t total = 0;
@@ -537,14 +542,17 @@ static void parts_free(struct order_parts *w)
     free(w->bound);
     free(w->out);
     free(w->span);
+    free(w->level_slot);
     free(w->level_fill);
 }
 
-/* Merge part p into order, numbering its events and summarising its span. */
-static int order_one_part(struct order_parts *w, uint32_t p)
+/* Merge part p, numbering its events, summarising its span and listing
+ * its stored events in its slots of each level (parallel_for item). */
+static int order_one_part(void *arg, size_t p)
 {
+    struct order_parts *w = arg;
     struct tv_host *h = w->h;
-    uint32_t nt = h->ntracks, slot = w->out[p], e;
+    uint32_t nt = h->ntracks, e, *fill = &w->level_fill[p * TV_LEVELS];
     struct numbering st = {UINT64_MAX, 0};
     struct merge_tree m;
     int rc;
@@ -557,9 +565,11 @@ static int order_one_part(struct order_parts *w, uint32_t p)
         st.last_ts = w->lo_ts[p] - 1;
     rc = tree_init(&m, h, &w->bound[(size_t)p * nt], &w->bound[((size_t)p + 1) * nt], 0);
     while (rc == 0 && (e = tree_pop(&m)) != UINT32_MAX) {
-        number_event(&st, &h->events[e]);
-        span_event(&w->span[p], &h->events[e]);
-        w->order[slot++] = e;
+        struct tv_event *ev = &h->events[e];
+        number_event(&st, ev);
+        span_event(&w->span[p], ev);
+        if (!(ev->flags & TV_EV_DROPPED))
+            h->by_level[fill[ev->level]++] = e;
     }
     tree_free(&m);
     return rc;
@@ -587,17 +597,7 @@ static int order_flows(struct order_parts *w)
     return rc;
 }
 
-/* parallel_for item: 0 = the flows, 1 + p = part p. */
-static int order_item(void *arg, size_t i)
-{
-    struct order_parts *w = arg;
-
-    if (i == 0)
-        return w->h->nflows == 0 ? 0 : order_flows(w);
-    return order_one_part(w, (uint32_t)(i - 1));
-}
-
-/* --- step 3: zoom levels ------------------------------------------------------------ */
+/* --- step 2: zoom levels ------------------------------------------------------------ */
 
 #define NTRACKERS (TV_LEVELS - 1)
 
@@ -945,63 +945,46 @@ static int all_track_levels(struct tv_host *h, const uint8_t *flow_level, int nt
     return w.rc;
 }
 
-/* --- step 4: the level index ------------------------------------------------------- */
+/* --- step 3: the level index ------------------------------------------------------ */
 
-/* Stored events of part p per level, into its level_fill row (read by
- * track ranges, in memory order). */
+/* Events of part p per level, dropped or not (their numbers are not known
+ * yet), into its level_slot row (read by track ranges, in memory order). */
 static int count_part_levels(void *arg, size_t p)
 {
     struct order_parts *w = arg;
     const struct tv_host *h = w->h;
-    uint32_t nt = h->ntracks, t, i, *count = &w->level_fill[p * TV_LEVELS];
+    uint32_t nt = h->ntracks, t, i, *count = &w->level_slot[p * TV_LEVELS];
 
     memset(count, 0, TV_LEVELS * sizeof(*count));
     for (t = 0; t < nt; t++) {
         uint32_t end = w->bound[(p + 1) * nt + t];
-        for (i = w->bound[p * nt + t]; i < end; i++) {
-            const struct tv_event *e = &h->events[i];
-            if (!(e->flags & TV_EV_DROPPED))
-                count[e->level]++;
-        }
+        for (i = w->bound[p * nt + t]; i < end; i++)
+            count[h->events[i].level]++;
     }
     return 0;
 }
 
-/* Copy part p's stored events, in order, to its slots of each level. */
-static int fill_part_levels(void *arg, size_t p)
-{
-    struct order_parts *w = arg;
-    struct tv_host *h = w->h;
-    uint32_t *fill = &w->level_fill[p * TV_LEVELS], i;
-
-    for (i = w->out[p]; i < w->out[p + 1]; i++) {
-        const struct tv_event *e = &h->events[w->order[i]];
-        if (!(e->flags & TV_EV_DROPPED))
-            h->by_level[fill[e->level]++] = w->order[i];
-    }
-    return 0;
-}
-
-/* by_level: per level, its stored events in global order (parts side by
- * side: part p's events of a level follow those of the parts before it). */
-static int build_level_index(struct order_parts *w, int nthreads)
+/* Slots of by_level per part and level: per level, part p's events follow
+ * those of the parts before it. Allocates by_level. */
+static int plan_level_index(struct order_parts *w, int nthreads)
 {
     struct tv_host *h = w->h;
-    uint32_t total = 0, p;
+    uint32_t total = 0, p, i;
     int L, rc;
 
     rc = parallel_for(w->nparts, nthreads, count_part_levels, w);
     if (rc != 0)
         return rc;
     for (L = 0; L < TV_LEVELS; L++) {
-        h->level_start[L] = total;
         for (p = 0; p < w->nparts; p++) {
-            uint32_t n = w->level_fill[p * TV_LEVELS + L];
-            w->level_fill[p * TV_LEVELS + L] = total;
+            uint32_t n;
+            i = p * TV_LEVELS + (uint32_t)L;
+            n = w->level_slot[i];
+            w->level_slot[i] = total;
+            w->level_fill[i] = total;
             total += n;
         }
     }
-    h->level_start[TV_LEVELS] = total;
     if (w->spare != NULL) {
         h->by_level = w->spare;
         w->spare = NULL;
@@ -1010,7 +993,30 @@ static int build_level_index(struct order_parts *w, int nthreads)
     }
     if (h->by_level == NULL)
         return -ENOMEM;
-    return parallel_for(w->nparts, nthreads, fill_part_levels, w);
+    return 0;
+}
+
+/* Close the holes the dropped events left (each part's run of a level
+ * moves down to follow the runs before it) and set level_start. */
+static void close_level_index(struct order_parts *w)
+{
+    struct tv_host *h = w->h;
+    uint32_t to = 0, p, i;
+    int L;
+
+    for (L = 0; L < TV_LEVELS; L++) {
+        h->level_start[L] = to;
+        for (p = 0; p < w->nparts; p++) {
+            uint32_t from, n;
+            i = p * TV_LEVELS + (uint32_t)L;
+            from = w->level_slot[i];
+            n = w->level_fill[i] - from;
+            if (to != from)
+                memmove(&h->by_level[to], &h->by_level[from], n * sizeof(*h->by_level));
+            to += n;
+        }
+    }
+    h->level_start[TV_LEVELS] = to;
 }
 
 static int device_cmp(const void *a, const void *b)
@@ -1042,21 +1048,24 @@ int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_
         rc = plan_parts(&w, nparts);
     if (rc == 0) {
         w.flow_level = big_malloc(h->nflows ? h->nflows : 1);
-        w.order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*w.order));
-        if (w.flow_level == NULL || w.order == NULL)
+        if (w.flow_level == NULL)
             rc = -ENOMEM;
     }
-    /* The flows (their levels) beside the parts of the global order. */
-    if (rc == 0)
-        rc = parallel_for(1 + (size_t)w.nparts, nthreads, order_item, &w);
-    for (p = 0; rc == 0 && p < w.nparts; p++)
-        span_add(h, &w.span[p]);
+    /* Levels: the flows', then every track's. */
+    if (rc == 0 && h->nflows > 0)
+        rc = order_flows(&w);
     if (rc == 0)
         rc = all_track_levels(h, w.flow_level, nthreads);
-    if (rc == 0)
-        rc = build_level_index(&w, nthreads);
-    big_free(w.order);
     big_free(w.flow_level);
+    /* The parts of the global order, straight into the level index. */
+    if (rc == 0)
+        rc = plan_level_index(&w, nthreads);
+    if (rc == 0)
+        rc = parallel_for(w.nparts, nthreads, order_one_part, &w);
+    if (rc == 0)
+        close_level_index(&w);
+    for (p = 0; rc == 0 && p < w.nparts; p++)
+        span_add(h, &w.span[p]);
     big_free(w.spare);
     parts_free(&w);
     if (rc != 0)

@@ -25,8 +25,8 @@
  * event's own stats once. Strings, frames and channel tracks are shared: a
  * worker takes the builder's lock for them (rare: step names, hlo_text,
  * counters, async events); flows and group ids go to the host's arrays by
- * source record. Once filled, the derived lines drop their events' times
- * (derived_compact): the index holds them.
+ * source record. A derived line drops its events' times as soon as its last
+ * run is filled (derived_compact_line): the index holds them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -385,6 +385,7 @@ struct builder {
     struct tv_event *out;           /* first slot of the file events */
     pthread_mutex_t lock;           /* guards h's strings, frames, tracks */
     uint8_t *frame_done;            /* per string id: derived frame recorded */
+    uint32_t *dv_jobs_left;         /* per derived line: its jobs not yet filled */
     uint32_t nframe_done;           /* entries in frame_done */
 };
 
@@ -735,6 +736,10 @@ static int fill_derived(struct builder *b, const struct line_job *job)
     }
     free(names);
     free(framed);
+    /* The index holds the times of the line's events once its last job is
+     * done: give their half of the line back now. */
+    if (__atomic_sub_fetch(&b->dv_jobs_left[job->line], 1, __ATOMIC_ACQ_REL) == 0)
+        derived_compact_line(&b->src->dv->lines[job->line]);
     return rc;
 }
 
@@ -1009,6 +1014,16 @@ static int add_planes(struct builder *b, const struct shown_plane *planes, uint3
     }
     if (rc == 0)
         rc = place_jobs(b, &total);
+    if (rc == 0 && b->src->dv != NULL) {
+        b->dv_jobs_left =
+            calloc(b->src->dv->nlines ? b->src->dv->nlines : 1, sizeof(*b->dv_jobs_left));
+        if (b->dv_jobs_left == NULL)
+            return -ENOMEM;
+        for (i = 0; i < b->njobs; i++) {
+            if (b->jobs[i].derived)
+                b->dv_jobs_left[b->jobs[i].line]++;
+        }
+    }
     if (rc == 0 && total > 0) {
         /* Flows and group ids of file events, by source record. */
         rc = tv_alloc_events(b->h, total, &b->out);
@@ -1034,6 +1049,7 @@ static void builder_free(struct builder *b)
     free(b->planes);
     free(b->jobs);
     free(b->frame_done);
+    free(b->dv_jobs_left);
 }
 
 /* 1 if some plane already has group_id stats (XProf's IsXSpaceGrouped). */
@@ -1107,8 +1123,8 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
     if (rc == 0)
         rc = add_planes(&b, planes, nplanes, nthreads);
     free(planes);
-    /* The index holds the derived events' times now: give their half of
-     * the derived lines back before finishing needs memory. */
+    /* Lines with no run shown still hold their times: give their half back
+     * too before finishing needs memory. */
     if (rc == 0)
         derived_compact(b.src->dv);
     if (rc == 0)

@@ -4,7 +4,8 @@
  * name and group stay the same; a finished stack of equal spans shrunk by
  * 1 ns per level), and from an XLA op's HLO instruction (with its module,
  * op and source lines), and the display ids that put them after the stream;
- * compacted lines (no times) still give every event's names and group.
+ * compacted lines (no times, one line alone or all of them) still give
+ * every event's names and group.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -242,6 +243,14 @@ static void test_compact(void **state)
             before[n++] = seen_of(&dv->lines[i], k);
         }
     }
+    /* One line alone first (as the trace builder does once a line is in
+     * the index): the others keep their times until derived_compact. */
+    assert_true(dv->nlines >= 2);
+    derived_compact_line(&dv->lines[0]);
+    assert_null(dv->lines[0].ev);
+    assert_non_null(dv->lines[0].kept);
+    assert_non_null(dv->lines[1].ev);
+    assert_null(dv->lines[1].kept);
     derived_compact(dv);
     for (i = 0, n = 0; i < dv->nlines; i++) {
         assert_null(dv->lines[i].ev);
