@@ -30,7 +30,9 @@ static void usage(FILE *f)
                "       xprofs ls [-l] LOGDIR [PATH]\n"
                "       xprofs check [-j THREADS] FILE.xplane.pb\n"
                "PATH is what the mount shows under its mount point, options after '?':\n"
-               "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n");
+               "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
+               "Environment: XPROFS_SPILL_DIR (where outputs past 64 MiB spill, default\n"
+               "$TMPDIR or /tmp), XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
 }
 
 static int exit_code(int rc)

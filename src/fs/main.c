@@ -532,6 +532,9 @@ static void usage(const char *prog)
            "  -s                 single-threaded\n"
            "  -o cache_mb=N      memory for produced files (default 1024)\n"
            "  -o max_runs=N      runs whose decoded profiles stay in memory (default 4)\n"
+           "Environment:\n"
+           "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
+           "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
            "Unmount with: fusermount3 -u MOUNTPOINT\n",
            prog);
 }
