@@ -214,7 +214,8 @@ out:
     return rc;
 }
 
-static int map_file(struct xspace *xs, struct xp_err *err)
+/* The bytes of xs->path: read (or inflated from .gz) into xs->data. */
+static int load_file(struct xspace *xs, struct xp_err *err)
 {
     struct stat st;
     size_t plen = strlen(xs->path);
@@ -711,7 +712,7 @@ int xspace_open(const char *path, struct xspace **xsp, struct xp_err *err)
         xspace_close(xs);
         return xp_err_set(err, -ENOMEM, "%s: out of memory", path);
     }
-    rc = map_file(xs, err);
+    rc = load_file(xs, err);
     if (rc == 0)
         rc = index_space(xs, err);
     if (rc != 0) {
