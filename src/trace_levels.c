@@ -6,9 +6,11 @@
  *      sorted by XProf's comparator inside each track (tracks in parallel);
  *   2. assigns each event its zoom level as GetEventsByLevel does: flows are
  *      decided first, globally in time order (a k-way merge of the tracks'
- *      flow events with a loser tree; the twelve trackers' flow maps are one
- *      map there, since every flow event passes every tracker), then every
- *      track runs twelve trackers, one per level (tracks in parallel);
+ *      flow events with a loser tree, in the parts of step 3 side by side,
+ *      then one serial pass; the twelve trackers' flow maps are one map
+ *      there, since every flow event passes every tracker), then every
+ *      track runs twelve trackers, one per level (tracks in parallel; the
+ *      tracks without a flow do not wait for the flows' pass);
  *   3. walks all events in global comparator order (the same merge over all
  *      events) to number events sharing a start time (XProf's "serial", the
  *      uid of a response), to drop those numbered 256 or more, as XProf's
@@ -458,6 +460,12 @@ struct order_parts {
                                part's events of each level, dropped ones counted */
     uint32_t *level_fill;   /* [nparts * TV_LEVELS] next by_level slot of each */
     uint8_t *flow_level;    /* per source record with a flow: its level */
+    uint32_t *flow_order;   /* events with a flow: part p's from out[p] while
+                               merging, then all in global order */
+    uint32_t *flow_count;   /* [nparts] events with a flow in each part */
+    uint32_t nflow_events;  /* entries of flow_order once merged */
+    uint8_t *part_flows;    /* [nparts * ntracks] track t has an event with a
+                               flow in part p */
 };
 
 /* First event of track t at or after start ts (tracks are sorted by start). */
@@ -544,6 +552,9 @@ static void parts_free(struct order_parts *w)
     free(w->span);
     free(w->level_slot);
     free(w->level_fill);
+    free(w->flow_count);
+    free(w->part_flows);
+    big_free(w->flow_order);
 }
 
 /* Merge part p, numbering its events, summarising its span and listing
@@ -575,25 +586,61 @@ static int order_one_part(void *arg, size_t p)
     return rc;
 }
 
-/* The events with a flow in global order, then their levels. */
-static int order_flows(struct order_parts *w)
+/* Merge part p's events with a flow into flow_order from out[p] (room
+ * for all its events) and count them (parallel_for item). */
+static int merge_flow_part(void *arg, size_t p)
 {
-    struct tv_host *h = w->h;
-    uint32_t nt = h->ntracks, n = 0, e;
-    uint32_t *flow_order;
+    struct order_parts *w = arg;
+    const struct tv_host *h = w->h;
+    uint32_t nt = h->ntracks, n = 0, e, t, leaf = 0, *to = &w->flow_order[w->out[p]];
+    const uint32_t *from = &w->bound[(size_t)p * nt], *till = &w->bound[((size_t)p + 1) * nt];
+    uint8_t *flows = &w->part_flows[(size_t)p * nt];
     struct merge_tree m;
     int rc;
 
-    flow_order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*flow_order));
-    if (flow_order == NULL)
-        return -ENOMEM;
-    rc = tree_init(&m, h, w->bound, &w->bound[(size_t)w->nparts * nt], 1);
+    w->flow_count[p] = 0;
+    memset(flows, 0, nt);
+    if (w->out[p] == w->out[p + 1])
+        return 0;
+    rc = tree_init(&m, h, from, till, 1);
+    /* The leaves are the tracks with events here, in order; a leaf starts
+     * at its first event with a flow, if any. */
+    for (t = 0; rc == 0 && t < nt; t++) {
+        if (from[t] == till[t])
+            continue;
+        flows[t] = m.pos[leaf] < m.end[leaf];
+        leaf++;
+    }
     while (rc == 0 && (e = tree_pop(&m)) != UINT32_MAX)
-        flow_order[n++] = e;
+        to[n++] = e;
     tree_free(&m);
-    if (rc == 0)
-        rc = flow_levels(h, flow_order, n, w->flow_level);
-    w->spare = flow_order;
+    w->flow_count[p] = n;
+    return rc;
+}
+
+/* The events with a flow in global order (the parts merged side by side,
+ * then moved together) into flow_order, and the tracks that have one. */
+static int order_flows(struct order_parts *w, int nthreads, uint8_t *track_flows)
+{
+    struct tv_host *h = w->h;
+    uint32_t n = 0, p, t, nt = h->ntracks;
+    int rc;
+
+    w->flow_order = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*w->flow_order));
+    w->flow_count = malloc(w->nparts * sizeof(*w->flow_count));
+    w->part_flows = malloc((size_t)w->nparts * (nt ? nt : 1));
+    if (w->flow_order == NULL || w->flow_count == NULL || w->part_flows == NULL)
+        return -ENOMEM;
+    rc = parallel_for(w->nparts, nthreads, merge_flow_part, w);
+    for (p = 0; rc == 0 && p < w->nparts; p++) {
+        uint32_t from = w->out[p], cnt = w->flow_count[p];
+        if (from != n)
+            memmove(&w->flow_order[n], &w->flow_order[from], cnt * sizeof(*w->flow_order));
+        n += cnt;
+        for (t = 0; t < nt; t++)
+            track_flows[t] |= w->part_flows[(size_t)p * nt + t];
+    }
+    w->nflow_events = n;
     return rc;
 }
 
@@ -875,15 +922,32 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
     return rc;
 }
 
-/* Work shared by the level threads: tracks are taken one at a time. */
+/* Work shared by the level threads: first the flows' pass (one thread),
+ * meanwhile the tracks without a flow, then the tracks with one (which
+ * wait for the flows), one at a time. */
 struct level_work {
-    struct tv_host *h;         /* the host */
-    const uint32_t *tracks;    /* track indices, most events first */
-    const uint8_t *flow_level; /* per source record with a flow: its level */
-    pthread_mutex_t lock;      /* guards next and rc */
-    uint32_t next;             /* next track to do */
-    int rc;                    /* first failure */
+    struct tv_host *h;          /* the host */
+    const uint32_t *tracks;     /* track indices: without a flow, then with
+                                   one, each most events first */
+    uint32_t nfree;             /* tracks without a flow */
+    const uint32_t *flow_order; /* events with a flow in global order */
+    uint32_t nflow_events;      /* their count */
+    uint8_t *flow_level;        /* per source record with a flow: its level */
+    pthread_mutex_t lock;       /* guards the fields below */
+    pthread_cond_t flows_ready; /* signalled when flows_done is set */
+    int flows_taken;            /* a thread runs (or ran) the flows' pass */
+    int flows_done;             /* flow_level is written */
+    uint32_t next;              /* next track to do */
+    int rc;                     /* first failure */
 };
+
+static void level_fail(struct level_work *w, int rc)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->rc == 0)
+        w->rc = rc;
+    pthread_mutex_unlock(&w->lock);
+}
 
 static void *level_worker(void *arg)
 {
@@ -893,16 +957,28 @@ static void *level_worker(void *arg)
         uint32_t t;
         int rc;
         pthread_mutex_lock(&w->lock);
+        if (!w->flows_taken) {
+            w->flows_taken = 1;
+            pthread_mutex_unlock(&w->lock);
+            rc = flow_levels(w->h, w->flow_order, w->nflow_events, w->flow_level);
+            pthread_mutex_lock(&w->lock);
+            if (rc != 0 && w->rc == 0)
+                w->rc = rc;
+            w->flows_done = 1;
+            pthread_cond_broadcast(&w->flows_ready);
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
         t = w->next++;
+        while (t < w->h->ntracks && t >= w->nfree && !w->flows_done)
+            pthread_cond_wait(&w->flows_ready, &w->lock);
+        rc = w->rc;
         pthread_mutex_unlock(&w->lock);
-        if (t >= w->h->ntracks)
+        if (t >= w->h->ntracks || rc != 0)
             return NULL;
         rc = track_levels(w->h, w->tracks[t], w->flow_level);
-        if (rc != 0) {
-            pthread_mutex_lock(&w->lock);
-            w->rc = rc;
-            pthread_mutex_unlock(&w->lock);
-        }
+        if (rc != 0)
+            level_fail(w, rc);
     }
 }
 
@@ -917,18 +993,43 @@ static int count_desc(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
-static int all_track_levels(struct tv_host *h, const uint8_t *flow_level, int nthreads)
+/* The flows' levels (from the events with a flow in global order), then
+ * every track's; track_flows[t]: track t has an event with a flow. */
+static int all_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow_events,
+                      uint8_t *flow_level, const uint8_t *track_flows, int nthreads)
 {
-    uint32_t *tracks = malloc((h->ntracks ? h->ntracks : 1) * sizeof(*tracks)), t;
-    struct level_work w = {h, tracks, flow_level, PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    uint32_t nt = h->ntracks, t, nfree = 0, nflow = 0;
+    uint32_t *sorted = malloc((nt ? nt : 1) * sizeof(*sorted));
+    uint32_t *tracks = malloc((nt ? nt : 1) * sizeof(*tracks));
+    struct level_work w = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                           .flows_ready = PTHREAD_COND_INITIALIZER};
     pthread_t tids[16];
     int i, started = 0;
 
-    if (tracks == NULL)
+    if (sorted == NULL || tracks == NULL) {
+        free(sorted);
+        free(tracks);
         return -ENOMEM;
-    for (t = 0; t < h->ntracks; t++)
-        tracks[t] = t;
-    qsort_r(tracks, h->ntracks, sizeof(*tracks), count_desc, h);
+    }
+    for (t = 0; t < nt; t++)
+        sorted[t] = t;
+    qsort_r(sorted, nt, sizeof(*sorted), count_desc, h);
+    for (t = 0; t < nt; t++)
+        nfree += !track_flows[sorted[t]];
+    for (t = 0; t < nt; t++) {
+        if (track_flows[sorted[t]])
+            tracks[nfree + nflow++] = sorted[t];
+        else
+            tracks[t - nflow] = sorted[t];
+    }
+    free(sorted);
+    w.h = h;
+    w.tracks = tracks;
+    w.nfree = nfree;
+    w.flow_order = flow_order;
+    w.nflow_events = nflow_events;
+    w.flow_level = flow_level;
+    w.flows_taken = w.flows_done = nflow_events == 0;
     if (nthreads < 1)
         nthreads = 1;
     if (nthreads > 16)
@@ -940,6 +1041,7 @@ static int all_track_levels(struct tv_host *h, const uint8_t *flow_level, int nt
     level_worker(&w);
     for (i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
+    pthread_cond_destroy(&w.flows_ready);
     pthread_mutex_destroy(&w.lock);
     free(tracks);
     return w.rc;
@@ -1036,6 +1138,7 @@ static int frame_cmp(const void *a, const void *b)
 int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_err *err)
 {
     struct order_parts w;
+    uint8_t *track_flows = NULL;
     uint32_t i, j, p;
     int rc;
 
@@ -1051,11 +1154,20 @@ int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_
         if (w.flow_level == NULL)
             rc = -ENOMEM;
     }
-    /* Levels: the flows', then every track's. */
+    if (rc == 0) {
+        track_flows = calloc(h->ntracks ? h->ntracks : 1, 1);
+        if (track_flows == NULL)
+            rc = -ENOMEM;
+    }
+    /* Levels: the flows' (beside the tracks without a flow), then the
+     * tracks with one. */
     if (rc == 0 && h->nflows > 0)
-        rc = order_flows(&w);
+        rc = order_flows(&w, nthreads, track_flows);
     if (rc == 0)
-        rc = all_track_levels(h, w.flow_level, nthreads);
+        rc = all_levels(h, w.flow_order, w.nflow_events, w.flow_level, track_flows, nthreads);
+    free(track_flows);
+    w.spare = w.flow_order;
+    w.flow_order = NULL;
     big_free(w.flow_level);
     /* The parts of the global order, straight into the level index. */
     if (rc == 0)

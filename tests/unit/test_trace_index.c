@@ -345,6 +345,24 @@ static void fill_flows(struct tv_host *h, uint32_t n)
     }
 }
 
+/* fill_flows, and two threads without a flow (their levels need not wait
+ * for the flows' pass): nested runs of long and short events. */
+static void fill_flows_and_plain(struct tv_host *h, uint32_t n)
+{
+    uint64_t x = 99, t = 0;
+    uint32_t i;
+
+    fill_flows(h, n);
+    for (i = 0; i < n / 2; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        add(h, 4 + (uint32_t)(x % 2), t, 1 + (x >> 8) % ((x >> 40) % 17 == 0 ? 60000000 : 900000),
+            (x & 32) ? "k" : "p", n + i);
+        t += 1 + (x >> 20) % 1500000;
+    }
+}
+
 static const struct tv_host *sort_host;
 
 static int cmp_global(const void *a, const void *b)
@@ -488,6 +506,7 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
     struct tv_host *h = tv_host_new("test");
     struct xp_err err = {0};
     uint32_t *order, i, serial = 0, fill_at[TV_LEVELS], count[TV_LEVELS] = {0};
+    uint8_t *want;
     uint64_t last = UINT64_MAX, min_ps = 0, max_ps = 0, limit = UINT64_MAX / 2;
     int has_span = 0, L;
 
@@ -496,7 +515,13 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
     fill(h, n);
     assert_int_equal(tv_finish_parts(h, nthreads, nparts, &err), 0);
     order = malloc(h->nevents * sizeof(*order));
+    want = malloc(h->nevents ? h->nevents : 1);
     assert_non_null(order);
+    assert_non_null(want);
+    /* Levels (flows decided over the parts' merges) as the plain trackers. */
+    reference_levels(h, want);
+    for (i = 0; i < h->nevents; i++)
+        assert_int_equal(h->events[i].level, want[i]);
     for (i = 0; i < h->nevents; i++)
         order[i] = i;
     sort_host = h;
@@ -528,6 +553,7 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
         if (!(e->flags & TV_EV_DROPPED))
             assert_int_equal(h->by_level[fill_at[e->level]++], order[i]);
     }
+    free(want);
     free(order);
     tv_host_free(h);
 }
@@ -541,6 +567,7 @@ static void test_parallel_order_matches_sort(void **state)
         int threads = 1 + (int)(i % 3);
         check_parts(fill_random, 20000, parts[i], threads);
         check_parts(fill_flows, 20000, parts[i], threads);
+        check_parts(fill_flows_and_plain, 12000, parts[i], threads);
         check_parts(fill_same_start, 300, parts[i], threads);
         check_parts(fill_ties, 30000, parts[i], threads);
         check_parts(fill_high, 50, parts[i], threads);
