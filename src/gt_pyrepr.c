@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out.h"
+
 /* The significant digits of a positive double (no trailing zeros) and the
  * decimal exponent of the first one. */
 struct pydigits {
@@ -47,27 +49,6 @@ static void digits_search(double a, struct pydigits *d)
         d->nd--;
 }
 
-static const uint64_t pow10_u64[20] = {1ull,
-                                       10ull,
-                                       100ull,
-                                       1000ull,
-                                       10000ull,
-                                       100000ull,
-                                       1000000ull,
-                                       10000000ull,
-                                       100000000ull,
-                                       1000000000ull,
-                                       10000000000ull,
-                                       100000000000ull,
-                                       1000000000000ull,
-                                       10000000000000ull,
-                                       100000000000000ull,
-                                       1000000000000000ull,
-                                       10000000000000000ull,
-                                       100000000000000000ull,
-                                       1000000000000000000ull,
-                                       10000000000000000000ull};
-
 /* a = m * 2^-k exactly, rounded to q significant digits as printf's %e does
  * (exact value, ties to even): rounded = the digits as an integer before any
  * carry into a new digit (may be 10^q), scaled = m * 10^s, the exact value
@@ -89,13 +70,13 @@ static int round_to_digits(uint64_t m, int k, int q, int exp10_guess, struct rou
         unsigned __int128 scaled, below, rest, half;
         if (s < 0 || s > 19)
             return 0;
-        scaled = (unsigned __int128)m * pow10_u64[s];
+        scaled = (unsigned __int128)m * out_pow10[s];
         below = scaled >> k;
-        if (below < pow10_u64[q - 1]) {
+        if (below < out_pow10[q - 1]) {
             exp10--;
             continue;
         }
-        if (below >= pow10_u64[q]) {
+        if (below >= out_pow10[q]) {
             exp10++;
             continue;
         }
@@ -115,7 +96,7 @@ static int round_to_digits(uint64_t m, int k, int q, int exp10_guess, struct rou
  * even significand as strtod rounds. In the scaled units one ulp is 10^s. */
 static int reads_back(const struct rounding *r, uint64_t m, int k)
 {
-    unsigned __int128 decimal = (unsigned __int128)r->rounded << k, ulp = pow10_u64[r->s], twice;
+    unsigned __int128 decimal = (unsigned __int128)r->rounded << k, ulp = out_pow10[r->s], twice;
 
     if (decimal >= r->scaled) {
         twice = 2 * (decimal - r->scaled);
@@ -131,8 +112,8 @@ static void digits_from(uint64_t rounded, int q, int exp10, struct pydigits *d)
 {
     int k;
 
-    if (rounded == pow10_u64[q]) { /* 9.99.. carried into 10.0.. */
-        rounded = pow10_u64[q - 1];
+    if (rounded == out_pow10[q]) { /* 9.99.. carried into 10.0.. */
+        rounded = out_pow10[q - 1];
         exp10++;
     }
     for (k = q - 1; k >= 0; k--) {

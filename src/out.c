@@ -342,6 +342,27 @@ void out_double17(struct out *o, double v)
     out_write(o, buf, (size_t)n);
 }
 
+const uint64_t out_pow10[20] = {1ull,
+                                10ull,
+                                100ull,
+                                1000ull,
+                                10000ull,
+                                100000ull,
+                                1000000ull,
+                                10000000ull,
+                                100000000ull,
+                                1000000000ull,
+                                10000000000ull,
+                                100000000000ull,
+                                1000000000000ull,
+                                10000000000000ull,
+                                100000000000000ull,
+                                1000000000000000ull,
+                                10000000000000000ull,
+                                100000000000000000ull,
+                                1000000000000000000ull,
+                                10000000000000000000ull};
+
 size_t out_format_i64(char *p, int64_t v)
 {
     char rev[20];

@@ -96,6 +96,9 @@ void out_double17(struct out *o, double v);
 void out_i64(struct out *o, int64_t v);
 void out_u64(struct out *o, uint64_t v);
 
+/* 10^0 .. 10^19, for the exact decimal formatters (trace_json.c, gt_pyrepr.c). */
+extern const uint64_t out_pow10[20];
+
 /* Write v in decimal at p (room for OUT_I64_MAX bytes, no NUL); returns the
  * count (for callers that assemble a line before appending it). */
 #define OUT_I64_MAX 20

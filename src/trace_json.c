@@ -123,29 +123,6 @@ void tj_g6(struct out *o, double v)
     out_write(o, buf, (size_t)n);
 }
 
-static const uint64_t pow10_table[20] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-    1000000000000000000ull,
-    10000000000000000000ull,
-};
-
 /* The 17 significant digits of d (> 0, finite) scaled by 10^k, rounded to
  * nearest with ties to even, computed exactly. Returns 0 when the exact
  * product does not fit the 128-bit arithmetic. */
@@ -159,7 +136,7 @@ static int digits17(double d, int k, uint64_t *out)
 
     if (k < 0 || k > 19 || shift <= 0 || shift >= 120)
         return 0;
-    prod = (unsigned __int128)mant * pow10_table[k];
+    prod = (unsigned __int128)mant * out_pow10[k];
     q = prod >> shift;
     rem = prod - (q << shift);
     half = (unsigned __int128)1 << (shift - 1);
@@ -204,7 +181,7 @@ static int decimal_len(uint64_t v)
 {
     int n = 1;
 
-    while (n < 20 && v >= pow10_table[n])
+    while (n < 20 && v >= out_pow10[n])
         n++;
     return n;
 }
@@ -215,7 +192,7 @@ void tj_us(struct out *o, uint64_t ps)
     uint64_t r;
     int x, k;
 
-    if (ps % 1000000 == 0 && ps / 1000000 < pow10_table[17]) {
+    if (ps % 1000000 == 0 && ps / 1000000 < out_pow10[17]) {
         out_u64(o, ps / 1000000);
         return;
     }
@@ -230,7 +207,7 @@ void tj_us(struct out *o, uint64_t ps)
         tj_g17(o, d);
         return;
     }
-    if (r >= pow10_table[17]) { /* d rounded up to the next power of ten */
+    if (r >= out_pow10[17]) { /* d rounded up to the next power of ten */
         x++;
         k--;
         if (!digits17(d, k, &r)) {
@@ -238,7 +215,7 @@ void tj_us(struct out *o, uint64_t ps)
             return;
         }
     }
-    if (x < -4 || x >= 17 || r < pow10_table[16]) {
+    if (x < -4 || x >= 17 || r < out_pow10[16]) {
         tj_g17(o, d);
         return;
     }
