@@ -193,7 +193,10 @@ static uint64_t boundary_key(int64_t t, int64_t base, uint8_t type, int start)
     return (uint64_t)(t - base) << 8 | (uint64_t)start << 7 | (uint64_t)(127 - type);
 }
 
-/* The boundaries of d's events in boundary_cmp order, into b[0..2n). */
+/* The boundaries of d's events in boundary_cmp order, into b[0..2n): starts,
+ * then ends, each in event order, are a few ascending runs (one per
+ * timeline), merged; equal boundaries are identical, so any sort gives the
+ * same sequence. */
 static int sorted_boundaries(const struct step_details *d, struct boundary *b)
 {
     uint32_t i, n = d->nevents * 2;
@@ -201,23 +204,29 @@ static int sorted_boundaries(const struct step_details *d, struct boundary *b)
     uint64_t *key;
 
     for (i = 0; i < d->nevents; i++) {
-        b[i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
-        b[d->nevents + i] = (struct boundary){d->events[i].end, d->events[i].type, 0};
-        lo = b[i].t < lo ? b[i].t : lo;
-        hi = b[i].t > hi ? b[i].t : hi;
-        lo = b[d->nevents + i].t < lo ? b[d->nevents + i].t : lo;
-        hi = b[d->nevents + i].t > hi ? b[d->nevents + i].t : hi;
+        const struct step_event *e = &d->events[i];
+        if (e->begin < lo)
+            lo = e->begin;
+        if (e->end < lo)
+            lo = e->end;
+        if (e->begin > hi)
+            hi = e->begin;
+        if (e->end > hi)
+            hi = e->end;
     }
-    /* starts, then ends, each in event order: a few ascending runs (one per
-     * timeline), merged; equal boundaries are identical, so any sort gives
-     * the same sequence */
-    if ((uint64_t)hi - (uint64_t)lo >= KEY_SPAN || hi < lo)
+    key = (uint64_t)hi - (uint64_t)lo < KEY_SPAN ? malloc(n * sizeof(*key)) : NULL;
+    if (key == NULL) {
+        /* times too far apart for packed keys (or no memory for them) */
+        for (i = 0; i < d->nevents; i++) {
+            b[i] = (struct boundary){d->events[i].begin, d->events[i].type, 1};
+            b[d->nevents + i] = (struct boundary){d->events[i].end, d->events[i].type, 0};
+        }
         return xp_sort_runs(b, n, sizeof(*b), boundary_cmp, NULL);
-    key = malloc(n * sizeof(*key));
-    if (key == NULL)
-        return -ENOMEM;
-    for (i = 0; i < n; i++)
-        key[i] = boundary_key(b[i].t, lo, b[i].type, b[i].start);
+    }
+    for (i = 0; i < d->nevents; i++) {
+        key[i] = boundary_key(d->events[i].begin, lo, d->events[i].type, 1);
+        key[d->nevents + i] = boundary_key(d->events[i].end, lo, d->events[i].type, 0);
+    }
     if (xp_sort_runs_u64(key, n) != 0) {
         free(key);
         return -ENOMEM;
