@@ -25,15 +25,7 @@ row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@"; }
 # cat_row LOGDIR RUN FILE MB LABEL
 cat_row() {
     path="$2/$3"
-    cold_rss=$(secs_mb "$BUILD/xprofs" cat "$1" "$path")
-    if [ "$4" -le 200 ]; then
-        # median of 3 fresh processes on small profiles (noisy machine)
-        cold_rss=$( (
-            echo "$cold_rss"
-            secs_mb "$BUILD/xprofs" cat "$1" "$path"
-            secs_mb "$BUILD/xprofs" cat "$1" "$path"
-        ) | sort -n | awk '{ t[NR] = $1; if ($2 > m) m = $2 } END { print t[2], m }')
-    fi
+    cold_rss=$(cold_mb "$1" "$path" "$4")
     cold=${cold_rss% *}
     warm=$(secs "$BUILD/xprofs" cat "$1" "$path")
     row "$5" "$4" "$cold" "$warm" "${cold_rss#* }"
