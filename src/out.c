@@ -33,6 +33,13 @@ void out_spill(struct out *o, const char *dir)
     out_spill_at(o, dir, OUT_SPILL_THRESHOLD);
 }
 
+void out_stream_at(struct out *o, int fd, size_t threshold)
+{
+    o->stream = 1;
+    o->spill_fd = fd;
+    o->spill_at = threshold;
+}
+
 /* Chunks are mapped on their own with transparent huge pages: first writes
  * to fresh memory fault once per 2 MiB instead of once per 4 KiB, which is
  * much of the cost of writing a big file. Under AddressSanitizer they come
@@ -117,15 +124,16 @@ static int spill_open(const char *dir)
     return fd;
 }
 
-/* Append every chunk still in memory (all full) to the spill file, opening
- * it first if needed, and free them except the last, whose memory goes to
- * *reuse. Returns 0 or -errno (chunks not yet written stay in memory). */
+/* Append every chunk still in memory (all full) to the spill file (opening
+ * it first if needed) or the streamed fd, and free them except the last,
+ * whose memory goes to *reuse. Returns 0 or -errno (chunks not yet written
+ * stay in memory). */
 static int spill_chunks(struct out *o, char **reuse)
 {
     size_t i;
     int rc;
 
-    if (o->spilled == 0) {
+    if (o->spilled == 0 && !o->stream) {
         rc = spill_open(o->spill_dir);
         if (rc < 0)
             return rc;
@@ -134,7 +142,7 @@ static int spill_chunks(struct out *o, char **reuse)
     for (i = o->spilled / OUT_CHUNK; i < o->nchunks; i++) {
         rc = write_full(o->spill_fd, o->chunks[i], OUT_CHUNK);
         if (rc != 0) {
-            if (o->spilled == 0)
+            if (o->spilled == 0 && !o->stream)
                 close(o->spill_fd);
             return rc;
         }
@@ -165,7 +173,7 @@ static int out_grow(struct out *o)
         o->chunks = chunks;
         o->cap = cap;
     }
-    if (o->spill_dir != NULL && o->len >= o->spill_at && o->len > o->spilled) {
+    if ((o->spill_dir != NULL || o->stream) && o->len >= o->spill_at && o->len > o->spilled) {
         int rc = spill_chunks(o, &chunk);
         if (rc != 0) {
             o->oom = 1;
@@ -404,14 +412,18 @@ size_t out_len(const struct out *o)
     return o->len;
 }
 
-/* Empty the writer, keeping where and when it spills. */
+/* Empty the writer, keeping where and when it spills or streams. */
 static void out_reset(struct out *o)
 {
     const char *dir = o->spill_dir;
     size_t at = o->spill_at;
+    int stream = o->stream, fd = o->spill_fd;
 
     out_init(o);
-    out_spill_at(o, dir, at);
+    if (stream)
+        out_stream_at(o, fd, at);
+    else
+        out_spill_at(o, dir, at);
 }
 
 void out_discard(struct out *o)
@@ -421,7 +433,7 @@ void out_discard(struct out *o)
     for (i = 0; i < o->nchunks; i++)
         chunk_free(o->chunks[i]);
     free(o->chunks);
-    if (o->spilled > 0)
+    if (o->spilled > 0 && !o->stream)
         close(o->spill_fd);
     out_reset(o);
 }
@@ -432,8 +444,8 @@ int out_finish(struct out *o, struct blob **blobp)
     int rc;
 
     *blobp = NULL;
-    if (o->oom) {
-        rc = o->spill_err != 0 ? o->spill_err : -ENOMEM;
+    if (o->oom || o->stream) {
+        rc = o->oom ? (o->spill_err != 0 ? o->spill_err : -ENOMEM) : -EINVAL;
         out_discard(o);
         return rc;
     }
@@ -452,6 +464,23 @@ int out_finish(struct out *o, struct blob **blobp)
     out_reset(o);
     *blobp = b;
     return 0;
+}
+
+int out_finish_to(struct out *o, int fd)
+{
+    size_t i;
+    int rc = 0;
+
+    if (o->oom)
+        rc = o->spill_err != 0 ? o->spill_err : -ENOMEM;
+    else if (o->spilled > 0 && !o->stream)
+        rc = -EINVAL;
+    for (i = o->spilled / OUT_CHUNK; rc == 0 && i < o->nchunks; i++) {
+        size_t n = i + 1 < o->nchunks ? OUT_CHUNK : o->len - i * OUT_CHUNK;
+        rc = write_full(fd, o->chunks[i], n);
+    }
+    out_discard(o);
+    return rc;
 }
 
 struct blob *blob_ref(struct blob *b)

@@ -15,6 +15,11 @@
  * file and its memory reused, so an output bigger than memory costs one chunk
  * of memory. Its blob reads that part back from the file. A spill error
  * (ENOSPC, EIO) is sticky like an allocation failure.
+ *
+ * A writer told to stream (out_stream_at, the CLI) does the same with the
+ * caller's file descriptor (its stdout) instead of a file of its own: the
+ * bytes past the threshold leave while they are produced, are never read
+ * back, and out_finish_to writes the rest.
  */
 #ifndef XPROFS_OUT_H
 #define XPROFS_OUT_H
@@ -40,7 +45,9 @@ struct out {
     const char *spill_dir; /* directory of the spill file; NULL: never spill */
     size_t spill_at;       /* bytes written before chunks go to the file */
     size_t spilled;        /* bytes [0, spilled) are in the file (whole chunks) */
-    int spill_fd;          /* the unlinked spill file; open exactly when spilled > 0 */
+    int spill_fd;          /* the unlinked spill file (open exactly when spilled > 0), or
+                              the caller's fd when streaming */
+    int stream;            /* 1: spill_fd is the caller's (out_stream_at) */
 };
 
 struct blob {
@@ -64,6 +71,11 @@ void out_spill(struct out *o, const char *dir);
 
 /* Same with a chosen threshold in bytes (tests use tiny ones). */
 void out_spill_at(struct out *o, const char *dir, size_t threshold);
+
+/* Let the writer stream to fd (not owned: never closed) once it holds more
+ * than threshold bytes: full chunks are written there and their memory
+ * reused. Call right after out_init; end with out_finish_to(o, fd). */
+void out_stream_at(struct out *o, int fd, size_t threshold);
 
 /* Append n bytes. */
 void out_write(struct out *o, const void *p, size_t n);
@@ -113,6 +125,11 @@ size_t out_len(const struct out *o);
  * file are released and *blobp is NULL. The writer is empty afterwards
  * either way. */
 int out_finish(struct out *o, struct blob **blobp);
+
+/* Write what the writer holds to fd (a streaming writer: what it has not
+ * yet written there) and empty it. Returns 0, -ENOMEM if an append failed,
+ * fd's -errno, or -EINVAL for a writer whose bytes went to a spill file. */
+int out_finish_to(struct out *o, int fd);
 
 /* Release a writer's memory and file without making a blob (on an error
  * path). */

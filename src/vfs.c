@@ -379,47 +379,69 @@ static const char *spill_dir(void)
     return dir;
 }
 
-static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
+/* Run the node's tool into o; on failure o is emptied and the failure
+ * logged where errors.txt reads it. */
+static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
 {
-    struct fill_arg *a = argp;
     const struct tool *t = a->node->tool;
     struct tool_ctx ctx;
     struct query q;
-    struct out o;
     int rc;
 
     rc = query_parse(a->node->query ? a->node->query : "", t->keys, &q, err);
-    if (rc != 0)
+    if (rc != 0) {
+        out_discard(o);
         return rc;
+    }
     memset(&ctx, 0, sizeof(ctx));
     ctx.snap = a->snap;
     ctx.host = a->node->host;
     ctx.q = &q;
     ctx.err = err;
-    out_init(&o);
-    out_spill(&o, spill_dir());
-    rc = t->produce(&ctx, &o);
+    rc = t->produce(&ctx, o);
     query_free(&q);
     if (rc != 0) {
-        out_discard(&o);
+        out_discard(o);
         if (rc == -EIO || rc == -ENOMEM)
             snapshot_log(a->snap, "%s%s%s%s: %s", a->node->host ? "hosts/" : "",
                          a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
                          err->msg);
-        return rc;
     }
+    return rc;
+}
+
+/* Where the bytes of a finished writer could not go (spill file or fd):
+ * logged, and EIO for the reader unless the disk is full. */
+static int output_failed(struct fill_arg *a, int rc, const char *where, struct xp_err *err)
+{
+    const struct tool *t = a->node->tool;
+    int code = rc == -ENOSPC || rc == -EDQUOT ? rc : -EIO;
+
+    snapshot_log(a->snap, "%s%s%s%s: %s: %s", a->node->host ? "hosts/" : "",
+                 a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file, where,
+                 strerror(-rc));
+    return xp_err_set(err, code, "%s: %s: %s", t->file, where, strerror(-rc));
+}
+
+static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
+{
+    struct fill_arg *a = argp;
+    struct out o;
+    char where[4096];
+    int rc;
+
+    out_init(&o);
+    out_spill(&o, spill_dir());
+    rc = produce_tool(a, &o, err);
+    if (rc != 0)
+        return rc;
     rc = out_finish(&o, blob);
     if (rc == -ENOMEM)
-        return xp_err_set(err, rc, "%s: out of memory", t->file);
+        return xp_err_set(err, rc, "%s: out of memory", a->node->tool->file);
     if (rc != 0) {
-        /* A missing or unwritable directory is no fault of the file read:
-         * readers see EIO, except for a full disk; the message says why. */
-        int code = rc == -ENOSPC || rc == -EDQUOT ? rc : -EIO;
-        snapshot_log(a->snap, "%s%s%s%s: spill file in %s: %s", a->node->host ? "hosts/" : "",
-                     a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
-                     spill_dir(), strerror(-rc));
-        return xp_err_set(err, code, "%s: spill file in %s: %s", t->file, spill_dir(),
-                          strerror(-rc));
+        /* A missing or unwritable directory is no fault of the file read. */
+        snprintf(where, sizeof(where), "spill file in %s", spill_dir());
+        return output_failed(a, rc, where, err);
     }
     (*blob)->gen = a->snap->gen;
     (*blob)->final = !snapshot_is_fresh(a->snap, 2);
@@ -445,6 +467,43 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
         return rc;
     rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
                    fill_tool, &a, blob, err);
+    snapshot_unref(a.snap);
+    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
+    return rc;
+}
+
+int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err)
+{
+    struct fill_arg a;
+    struct blob *b;
+    struct out o;
+    int rc;
+
+    if (node->kind != VFS_TOOL) {
+        rc = vfs_read(v, node, &b, err);
+        if (rc == 0) {
+            rc = blob_write_fd(b, fd);
+            blob_unref(b);
+            if (rc != 0)
+                xp_err_set(err, rc, "write: %s", strerror(-rc));
+        }
+        return rc;
+    }
+    a.v = v;
+    a.node = node;
+    rc = session_snapshot(node->session, &a.snap, err);
+    if (rc != 0)
+        return rc;
+    out_init(&o);
+    out_stream_at(&o, fd, OUT_SPILL_THRESHOLD);
+    rc = produce_tool(&a, &o, err);
+    if (rc == 0) {
+        rc = out_finish_to(&o, fd);
+        if (rc == -ENOMEM)
+            rc = xp_err_set(err, rc, "%s: out of memory", node->tool->file);
+        else if (rc != 0)
+            rc = output_failed(&a, rc, "write", err);
+    }
     snapshot_unref(a.snap);
     catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
     return rc;

@@ -76,6 +76,13 @@ int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *n
  * and the bytes must not be cached as final. */
 int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err);
 
+/* Write a file node (VFS_TOOL or VFS_README) to fd, for `xprofs cat`. A
+ * produced file is made afresh, outside the blob cache, and past
+ * OUT_SPILL_THRESHOLD bytes it goes to fd while it is being produced
+ * instead of to a spill file (so a failure after that point leaves the
+ * bytes already written). Returns 0 or -errno with err. */
+int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err);
+
 /* The size of a file node if known without converting, else 0. */
 off_t vfs_known_size(struct vfs *v, const struct vfs_node *node);
 

@@ -31,8 +31,8 @@ static void usage(FILE *f)
                "       xprofs check [-j THREADS] FILE.xplane.pb\n"
                "PATH is what the mount shows under its mount point, options after '?':\n"
                "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
-               "Environment: XPROFS_SPILL_DIR (where outputs past 64 MiB spill, default\n"
-               "$TMPDIR or /tmp), XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
+               "A file past 64 MiB is written while it is produced (no temporary file).\n"
+               "Environment: XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
 }
 
 static int exit_code(int rc)
@@ -81,7 +81,6 @@ static int cmd_cat(struct vfs *v, const char *path)
 {
     struct vfs_node node;
     struct xp_err err = {0};
-    struct blob *b;
     int rc;
 
     rc = vfs_lookup(v, path, &node, &err);
@@ -99,12 +98,8 @@ static int cmd_cat(struct vfs *v, const char *path)
             xp_err_set(&err, rc, "%s", strerror(-rc));
         goto done;
     }
-    rc = vfs_read(v, &node, &b, &err);
+    rc = vfs_read_to(v, &node, 1, &err);
     vfs_node_free(&node);
-    if (rc != 0)
-        goto fail;
-    rc = blob_write_fd(b, 1);
-    blob_unref(b);
 done:
     if (rc == 0)
         return 0;

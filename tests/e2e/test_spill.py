@@ -1,8 +1,9 @@
 """End-to-end tests of produced files bigger than the spill threshold (64 MiB):
-their full chunks go to an unlinked file in XPROFS_SPILL_DIR (else $TMPDIR or
-/tmp), the mount serves them at any offset from there, `xprofs cat` streams
-them with bounded memory, and a spill directory that cannot be used fails the
-read with a clear error."""
+in the mount their full chunks go to an unlinked file in XPROFS_SPILL_DIR
+(else $TMPDIR or /tmp) and are served at any offset from there, and a spill
+directory that cannot be used fails the read with a clear error; `xprofs cat`
+needs no spill file: past the threshold it writes to its stdout while the file
+is being produced, with bounded memory."""
 import hashlib
 import os
 import pathlib
@@ -121,12 +122,45 @@ def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, mo
     assert file_md5(tmp_path / "mount.json") == file_md5(tmp_path / "cli.json")
 
 
-def test_unusable_spill_dir_fails_clearly(big_profile, xprofs_build, tmp_path):
+def test_cli_needs_no_spill_dir(big_profile, xprofs_build, tmp_path):
     env = dict(os.environ, XPROFS_SPILL_DIR=str(tmp_path / "missing"))
     rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "out", env)
-    assert rc == 3
-    assert "trace_viewer.json: spill file in" in err and "No such file or directory" in err, err
-    # Outputs below the threshold never touch the directory.
-    rc, err, _ = cat_to_file(xprofs_build, big_profile, SMALL, tmp_path / "small", env)
     assert rc == 0, err
-    assert (tmp_path / "small").stat().st_size > 1000
+    size = (tmp_path / "out").stat().st_size
+    assert size > SPILL_THRESHOLD + 4 * CHUNK
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "again")
+    assert rc == 0, err
+    assert file_md5(tmp_path / "out") == file_md5(tmp_path / "again")
+
+
+def test_cli_streams_while_producing(big_profile, xprofs_build):
+    """Past the threshold the bytes go to the pipe as they are made: read a
+    little more than the threshold while the process, blocked on the pipe,
+    still has most of the file to write, and see that it holds no file of
+    its own for the rest."""
+    p = subprocess.Popen([str(xprofs_build / "xprofs"), "cat", str(big_profile), FULL],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        head = p.stdout.read(SPILL_THRESHOLD + CHUNK)
+        assert head.startswith(b'{"displayTimeUnit":"ns"')
+        assert p.poll() is None
+        links = [os.readlink(f"/proc/{p.pid}/fd/{n}") for n in os.listdir(f"/proc/{p.pid}/fd")]
+        assert not [ln for ln in links if ln.endswith("(deleted)")], links
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_mount_unusable_spill_dir_fails_clearly(big_profile, xprofs_build, tmp_path, mount,
+                                                monkeypatch):
+    monkeypatch.setenv("XPROFS_SPILL_DIR", str(tmp_path / "missing"))
+    mnt = mount(big_profile)
+    with pytest.raises(OSError) as e:
+        with open(mnt / FULL, "rb") as f:
+            f.read()
+    assert e.value.errno == 5  # EIO
+    errors = (mnt / "bench" / "errors.txt").read_text()
+    assert "trace_viewer.json: spill file in" in errors, errors
+    assert "No such file or directory" in errors, errors
+    # Outputs below the threshold never touch the directory.
+    assert len((mnt / SMALL).read_bytes()) > 1000

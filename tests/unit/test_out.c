@@ -164,13 +164,11 @@ static char pattern_byte(size_t i)
 
 /* A writer spilling into dir past threshold, fed n pattern bytes in pieces
  * of varying size (so appends straddle chunk edges). */
-static void write_pattern(struct out *o, const char *dir, size_t threshold, size_t n)
+static void feed_pattern(struct out *o, size_t n)
 {
     char piece[4099];
     size_t done = 0, step = 1;
 
-    out_init(o);
-    out_spill_at(o, dir, threshold);
     while (done < n) {
         size_t take = step < n - done ? step : n - done;
         size_t i;
@@ -181,6 +179,13 @@ static void write_pattern(struct out *o, const char *dir, size_t threshold, size
         done += take;
         step = step * 7 % sizeof(piece) + 1;
     }
+}
+
+static void write_pattern(struct out *o, const char *dir, size_t threshold, size_t n)
+{
+    out_init(o);
+    out_spill_at(o, dir, threshold);
+    feed_pattern(o, n);
 }
 
 /* Number of open file descriptors of this process. */
@@ -431,6 +436,90 @@ static void test_blob_write_fd_error(void **state)
     blob_unref(b);
 }
 
+/* A streaming writer: past the threshold full chunks reach the fd while
+ * the writer is fed, no file of its own is opened, out_finish_to writes the
+ * rest, and the fd gets exactly the bytes written. */
+static void test_stream(void **state)
+{
+    size_t sizes[] = {0, 10, OUT_CHUNK, OUT_CHUNK + 1000, 5 * OUT_CHUNK + 12345, 6 * OUT_CHUNK};
+    size_t threshold = OUT_CHUNK + 1000, k;
+    int fds = open_fds();
+
+    (void)state;
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k], early;
+        char path[] = "/tmp/test_out_XXXXXX";
+        struct out o;
+        char *back;
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        unlink(path);
+        out_init(&o);
+        out_stream_at(&o, fd, threshold);
+        feed_pattern(&o, n);
+        assert_int_equal(out_len(&o), n);
+        /* Whole chunks before the one being filled went out already. */
+        early = n > threshold ? ((n - 1) / OUT_CHUNK) * OUT_CHUNK : 0;
+        assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)early);
+        assert_int_equal(open_fds(), fds + 1);
+        assert_int_equal(out_finish_to(&o, fd), 0);
+        assert_int_equal(out_len(&o), 0);
+        assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)n);
+        back = malloc(n + 1);
+        assert_int_equal(pread(fd, back, n + 1, 0), (ssize_t)n);
+        check_pattern(back, n);
+        free(back);
+        close(fd);
+    }
+    assert_int_equal(open_fds(), fds);
+}
+
+/* Misuse and failures of streaming: a blob cannot be made from a streaming
+ * writer, a spilled writer cannot be finished to an fd, and a write error
+ * is sticky and reported by out_finish_to; nothing leaks. */
+static void test_stream_errors(void **state)
+{
+    struct out o;
+    struct blob *b;
+    int pipefd[2], fds = open_fds();
+
+    (void)state;
+    out_init(&o);
+    out_stream_at(&o, 1, OUT_CHUNK);
+    out_write(&o, "abc", 3);
+    assert_int_equal(out_finish(&o, &b), -EINVAL);
+    assert_null(b);
+
+    write_pattern(&o, "/tmp", OUT_CHUNK / 2, 2 * OUT_CHUNK + 9);
+    assert_int_equal(out_finish_to(&o, 1), -EINVAL);
+    assert_int_equal(open_fds(), fds);
+
+    /* A writer that never spills is written whole. */
+    assert_int_equal(pipe(pipefd), 0);
+    out_init(&o);
+    out_write(&o, "hello", 5);
+    assert_int_equal(out_finish_to(&o, pipefd[1]), 0);
+    {
+        char buf[8] = {0};
+        assert_int_equal(read(pipefd[0], buf, sizeof(buf)), 5);
+        assert_string_equal(buf, "hello");
+    }
+    close(pipefd[0]);
+    close(pipefd[1]);
+
+    /* A closed fd past the threshold: the writer turns into a no-op. */
+    assert_int_equal(pipe(pipefd), 0);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    out_init(&o);
+    out_stream_at(&o, pipefd[1], 0);
+    feed_pattern(&o, 3 * OUT_CHUNK);
+    assert_int_equal(o.oom, 1);
+    assert_int_equal(out_finish_to(&o, pipefd[1]), -EBADF);
+    assert_int_equal(open_fds(), fds);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +534,8 @@ int main(void)
         cmocka_unit_test(test_spill_bad_dir),
         cmocka_unit_test(test_blob_write_fd),
         cmocka_unit_test(test_blob_write_fd_error),
+        cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_stream_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
