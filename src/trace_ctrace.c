@@ -97,20 +97,34 @@ static uint64_t ctrace_args(const struct tv_host *h, const struct tv_event *e, s
     return 0;
 }
 
+/* A counter's values are its numeric args; the first one is its counter
+ * value (a double, as JSON numbers are). With o NULL only *first_val is
+ * filled. */
 static int ctrace_counter(const struct tv_host *h, const struct tv_event *e, struct out *o,
-                          const char **first_arg_name)
+                          const char **first_arg_name, struct tv_counter_value *first_val)
 {
     const struct ctrace *ct = h->source;
     cJSON *args = ctrace_event_args(ct, &ct->events[e->src]), *a;
     int n = 0;
     static __thread char first[128];
 
-    *first_arg_name = "";
+    if (first_val != NULL)
+        memset(first_val, 0, sizeof(*first_val));
+    if (o != NULL)
+        *first_arg_name = "";
     if (args == NULL)
         return 0;
     for (a = args->child; a != NULL; a = a->next) {
         if (!cJSON_IsNumber(a))
             continue;
+        if (n == 0 && first_val != NULL) {
+            first_val->kind = TV_COUNTER_DOUBLE;
+            first_val->d = a->valuedouble;
+        }
+        if (o == NULL) {
+            n++;
+            break;
+        }
         if (n == 0) {
             snprintf(first, sizeof(first), "%s", a->string != NULL ? a->string : "");
             *first_arg_name = first;

@@ -99,10 +99,21 @@ struct tv_host;
 typedef uint64_t (*tv_args_fn)(const struct tv_host *h, const struct tv_event *e, struct out *o,
                                int *first);
 
+/* The first arg of a counter event as XProf's RawData holds it, when it is
+ * a counter value (XProf's delta-series proto keeps double and unsigned
+ * values only). */
+enum tv_counter_kind { TV_COUNTER_NONE, TV_COUNTER_DOUBLE, TV_COUNTER_UINT };
+struct tv_counter_value {
+    int kind;   /* enum tv_counter_kind */
+    double d;   /* TV_COUNTER_DOUBLE */
+    uint64_t u; /* TV_COUNTER_UINT */
+};
+
 /* The values of a counter event, comma separated ("entries" row) and the
- * name of its first arg ("event_stats"); returns 0 if it has none. */
+ * name of its first arg ("event_stats"); returns 0 if it has none. With o
+ * NULL nothing is written and only *first (when not NULL) is filled. */
 typedef int (*tv_counter_fn)(const struct tv_host *h, const struct tv_event *e, struct out *o,
-                             const char **first_arg_name);
+                             const char **first_arg_name, struct tv_counter_value *first);
 
 /* The group id of an event whose source record has no entry in
  * tv_host.groups (TV_NO_GROUP if none). */

@@ -551,3 +551,28 @@ void tj_arg_double(struct out *o, const char *name, double v)
         out_puts(o, ":\"NaN\"");
     }
 }
+
+/* tsl's ContextType numbers 0.. and their GetContextTypeString. */
+static const char *const context_names[] = {
+    "",
+    "",
+    "tf_exec",
+    "tfrt_exec",
+    "batch_sched",
+    "PjRt",
+    "as_batch_sched",
+    "tfrt_rt",
+    "tpu_embed",
+    "gpu_launch",
+    "batcher",
+    "tpu_stream",
+    "tpu_launch",
+    "pathways_exec",
+    "pjrt_library_call",
+    "threadpool_event",
+};
+
+const char *tj_context_name(unsigned cat)
+{
+    return cat < sizeof(context_names) / sizeof(context_names[0]) ? context_names[cat] : "";
+}

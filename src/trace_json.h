@@ -58,6 +58,10 @@ void tj_arg_double(struct out *o, const char *name, double v);
 /* A finite double value alone, with the same rule. */
 void tj_double_value(struct out *o, const char *name, double v);
 
+/* The name of flow category cat (tsl's GetContextTypeString): "" for the
+ * generic and legacy types and for numbers past the last type. */
+const char *tj_context_name(unsigned cat);
+
 /* 1 if name ends in "(util %)" or " (MB/sec)". */
 int tj_perf_counter_name(const char *name);
 

@@ -419,12 +419,82 @@ int32_t xsrc_group(const struct tv_host *h, const struct tv_event *e)
     return group >= 0 ? group : TV_NO_GROUP;
 }
 
+/* The counter value of one stat if it is an arg (see sink_stat); 0 when
+ * XProf does not make it an arg. */
+static int stat_value(const struct xp_plane *pl, const struct xp_stat *st,
+                      struct tv_counter_value *v)
+{
+    int64_t id = st->meta_id;
+
+    if (xp_stat_is_internal(xp_stat_name(pl, st)))
+        return 0;
+    switch (st->kind) {
+    case XP_STAT_INT:
+    case XP_STAT_UINT:
+        if (id == pl->stat_id[XS_FLOW] || id == pl->stat_id[XS_GROUP_ID] ||
+            id == pl->stat_id[XS_IS_ASYNC])
+            return 0;
+        if (st->kind == XP_STAT_UINT) {
+            v->kind = TV_COUNTER_UINT;
+            v->u = st->v.u;
+        }
+        return 1; /* an int_value arg: no counter value */
+    case XP_STAT_DOUBLE:
+        v->kind = TV_COUNTER_DOUBLE;
+        v->d = st->v.d;
+        return 1;
+    case XP_STAT_STR:
+    case XP_STAT_REF:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The first arg of event n as a counter value (XProf's extractor reads
+ * RawData arg 0: a double or uint value, nothing for other kinds). */
+static void first_value(const struct xsrc *src, uint32_t n, struct tv_counter_value *v)
+{
+    const struct xsrc_line *sl;
+    const struct xp_plane *pl;
+    const struct xp_line *ln;
+    const struct xp_event *ev;
+    const struct xp_event_meta *m;
+    struct xp_stat_iter it;
+    struct xp_stat st;
+    uint32_t i;
+
+    memset(v, 0, sizeof(*v));
+    if (n >= src->nfile)
+        return; /* derived events: long_name, step_name or an int first */
+    sl = line_of(src, n);
+    pl = &src->xs->planes[sl->plane];
+    ln = &pl->lines[sl->line];
+    ev = &ln->events[n - sl->base];
+    m = &pl->emeta[ev->meta];
+    if (m->display_name[0] != '\0')
+        return; /* long_name comes first */
+    for (i = 0; i < m->nstats; i++) {
+        if (stat_value(pl, &m->stats[i], v))
+            return;
+    }
+    xp_stat_iter_init(&it, pl, ln, ev);
+    while (xp_stat_next(&it, &st) == 1) {
+        if (stat_value(pl, &st, v))
+            return;
+    }
+}
+
 int xsrc_counter(const struct tv_host *h, const struct tv_event *e, struct out *o,
-                 const char **first_arg_name)
+                 const char **first_arg_name, struct tv_counter_value *first_val)
 {
     int first = 1;
     struct arg_sink s = {o, &first, 0, 1, NULL};
 
+    if (first_val != NULL)
+        first_value(h->source, e->src, first_val);
+    if (o == NULL)
+        return first_val != NULL && first_val->kind != TV_COUNTER_NONE;
     any_args(h->source, e->src, &s);
     *first_arg_name = s.first_name != NULL ? s.first_name : "";
     return !first;

@@ -71,7 +71,7 @@ int tv_is_internal_event(const char *name);
  * hosts. */
 uint64_t xsrc_args(const struct tv_host *h, const struct tv_event *e, struct out *o, int *first);
 int xsrc_counter(const struct tv_host *h, const struct tv_event *e, struct out *o,
-                 const char **first_arg_name);
+                 const char **first_arg_name, struct tv_counter_value *first);
 int32_t xsrc_group(const struct tv_host *h, const struct tv_event *e);
 
 #endif

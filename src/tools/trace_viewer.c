@@ -12,7 +12,10 @@
  * All hosts of the run (or those of hosts=a,b, in that order, as XProf's
  * plugin selects them) are merged as XProf merges them: host i's pids are
  * shifted by 1000 * (i + 1). The document is written straight into the
- * output chunks, event by event (trace_events_to_json.h's layout).
+ * output chunks, event by event (trace_events_to_json.h's layout), or with
+ * format=pb as XProf's compressed delta-series proto of the same events
+ * (trace_pb.h); an event-details request is always JSON, as XProf's plugin
+ * forces it.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +26,7 @@
 #include "tool.h"
 #include "trace_index.h"
 #include "trace_json.h"
+#include "trace_pb.h"
 
 #define MAX_DEVICES_PER_HOST 1000
 #define MAX_COUNTER_EVENTS 10000000
@@ -52,6 +56,7 @@ struct request {
     uint64_t detail_ts;     /* its start, ps */
     uint64_t detail_dur;    /* its duration, ps */
     uint64_t detail_uid;    /* its uid */
+    int pb;                 /* format=pb: the compressed delta-series proto */
 };
 
 /* One host's part of the answer. */
@@ -87,8 +92,10 @@ static int parse_request(const struct tool_ctx *ctx, struct request *r)
     r->win.resolution = floor(qnum(q, "resolution", 0));
     r->win.full_dma = qnum(q, "full_dma", 0) != 0;
     s = query_get(q, "format");
-    if (s != NULL && strcmp(s, "json") != 0)
-        return xp_err_set(ctx->err, -EINVAL, "format=%s: only format=json is served", s);
+    if (s != NULL && strcmp(s, "json") != 0 && strcmp(s, "pb") != 0)
+        return xp_err_set(ctx->err, -EINVAL, "format=%s: format is json or pb", s);
+    /* XProf's plugin answers event_name= requests in JSON whatever the format. */
+    r->pb = s != NULL && strcmp(s, "pb") == 0 && query_get(q, "event_name") == NULL;
     s = query_get(q, "event_name");
     if (s != NULL && s[0] != '\0') {
         r->event_name = s;
@@ -274,30 +281,6 @@ static void write_metadata_events(struct out *o, const struct host_part *parts, 
     }
 }
 
-static const char *const context_names[] = {
-    "",
-    "",
-    "tf_exec",
-    "tfrt_exec",
-    "batch_sched",
-    "PjRt",
-    "as_batch_sched",
-    "tfrt_rt",
-    "tpu_embed",
-    "gpu_launch",
-    "batcher",
-    "tpu_stream",
-    "tpu_launch",
-    "pathways_exec",
-    "pjrt_library_call",
-    "threadpool_event",
-};
-
-static const char *context_name(unsigned cat)
-{
-    return cat < sizeof(context_names) / sizeof(context_names[0]) ? context_names[cat] : "";
-}
-
 /* Writer state across events (counter grouping as XProf does it). */
 struct event_writer {
     struct out *o;               /* output */
@@ -357,9 +340,9 @@ static void write_flow(struct out *o, uint64_t flow)
 
     out_puts(o, ",\"bind_id\":");
     out_u64(o, TV_FLOW_ID(flow));
-    if (cat > 1 && context_name(cat)[0] != '\0') {
+    if (cat > 1 && tj_context_name(cat)[0] != '\0') {
         out_puts(o, ",\"cat\":\"");
-        out_puts(o, context_name(cat));
+        out_puts(o, tj_context_name(cat));
         out_putc(o, '"');
     }
     switch (TV_FLOW_TYPE(flow)) {
@@ -387,7 +370,7 @@ static void write_counter(struct event_writer *w, const struct host_part *p,
 
     w->counters++;
     out_init(&values);
-    if (p->h->counter != NULL && !p->h->counter(p->h, e, &values, &first_arg))
+    if (p->h->counter != NULL && !p->h->counter(p->h, e, &values, &first_arg, NULL))
         values.len = 0;
     if (w->last_pid != pid || strcmp(w->last_name, name) != 0) {
         w->last_pid = pid;
@@ -462,7 +445,7 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         out_puts(o, ",\"id\":");
         out_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
-        out_puts(o, context_name(TV_FLOW_CAT(flow)));
+        out_puts(o, tj_context_name(TV_FLOW_CAT(flow)));
         out_putc(o, '"');
         out_puts(o, type == TV_FLOW_END ? ",\"ph\":\"e\"" : ",\"ph\":\"b\"");
         write_args(w, p, e, 0);
@@ -484,7 +467,7 @@ static void write_event(struct event_writer *w, const struct host_part *p, uint3
         out_puts(o, ",\"id\":");
         out_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
-        out_puts(o, context_name(TV_FLOW_CAT(flow)));
+        out_puts(o, tj_context_name(TV_FLOW_CAT(flow)));
         out_puts(o, "\",\"ph\":\"e\"");
         write_args(w, p, e, 1);
         if (e->serial > 0) {
@@ -602,6 +585,27 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
     return 0;
 }
 
+/* The selection as XProf's compressed delta-series proto. */
+static int write_pb(struct out *o, const struct host_part *parts, int nparts, int full_dma)
+{
+    struct tpb_options opt = {TPB_STREAMING, full_dma};
+    struct tpb_part *pp = calloc((size_t)nparts, sizeof(*pp));
+    int i, rc;
+
+    if (pp == NULL)
+        return -ENOMEM;
+    for (i = 0; i < nparts; i++) {
+        pp[i].h = parts[i].h;
+        pp[i].offset = parts[i].offset;
+        pp[i].idx = parts[i].idx;
+        pp[i].n = parts[i].n;
+        pp[i].all = parts[i].all;
+    }
+    rc = trace_pb_write(pp, nparts, &opt, o);
+    free(pp);
+    return rc;
+}
+
 /* XProf's hosts=a,b: the run's hosts named there, in that order (a name
  * may repeat). *hostsp is NULL without the option. */
 static int pick_hosts(const struct tool_ctx *ctx, const char ***hostsp, int *np)
@@ -673,8 +677,15 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
                         "unique_id %llu",
                         r.event_name, (double)r.detail_ts / 1e9, (double)r.detail_dur / 1e9,
                         (unsigned long long)r.detail_uid);
-    if (rc == 0 && write_document(o, parts, nhosts, r.event_name != NULL, r.win.full_dma) != 0)
+    if (rc == 0 && r.pb) {
+        rc = write_pb(o, parts, nhosts, r.win.full_dma);
+        if (rc != 0)
+            rc = xp_err_set(ctx->err, rc, "%s writing the trace as format=pb",
+                            rc == -ENOMEM ? "out of memory" : "zstd failed");
+    } else if (rc == 0 &&
+               write_document(o, parts, nhosts, r.event_name != NULL, r.win.full_dma) != 0) {
         rc = xp_err_set(ctx->err, -ENOMEM, "out of memory writing the trace");
+    }
     for (i = 0; i < nhosts; i++)
         free(parts[i].idx);
     free(parts);

@@ -11,6 +11,11 @@
  * stats as strings. Over 1,000,000 events (TF_PROFILER_TRACE_VIEWER_MAX_EVENTS
  * overrides) only the earliest-starting ones are kept, in start order.
  * Each object is json.dumps(sort_keys=True), one per line.
+ *
+ * format=pb is XProf's other path: the host's whole trace container
+ * (ConvertXSpaceToTraceEventsContainer, our trace index with every event,
+ * none down-sampled or dropped) as the compressed delta-series proto
+ * (trace_pb.h), without details.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,10 +26,16 @@
 #include "tool.h"
 #include "trace_index.h"
 #include "trace_json.h"
+#include "trace_pb.h"
 #include "trace_xplane.h"
 
 #define HOST_PID 701
 #define DEFAULT_MAX_EVENTS 1000000
+
+static const struct query_key legacy_keys[] = {
+    {"format", Q_STRING, 0, 0},
+    {NULL, 0, 0, 0},
+};
 
 /* A shown line: a file line or a derived one. */
 struct legacy_line {
@@ -572,6 +583,19 @@ static uint64_t max_events(void)
     return env != NULL ? strtoull(env, NULL, 10) : DEFAULT_MAX_EVENTS;
 }
 
+/* The whole container of host h as XProf's compressed delta-series proto. */
+static int write_pb(struct tool_ctx *ctx, const struct tv_host *h, struct out *o)
+{
+    struct tpb_part part = {h, 0, NULL, 0, 1};
+    struct tpb_options opt = {TPB_LEGACY, 0};
+    int rc = trace_pb_write(&part, 1, &opt, o);
+
+    if (rc != 0)
+        return xp_err_set(ctx->err, rc, "%s writing the trace as format=pb",
+                          rc == -ENOMEM ? "out of memory" : "zstd failed");
+    return 0;
+}
+
 static int legacy_produce(struct tool_ctx *ctx, struct out *o)
 {
     const struct tv_host *h;
@@ -579,8 +603,11 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
     struct legacy_event *ev = NULL;
     uint32_t n = 0, i;
     uint64_t cap = max_events();
+    const char *format = query_get(ctx->q, "format");
     int rc;
 
+    if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "pb") != 0)
+        return xp_err_set(ctx->err, -EINVAL, "format=%s: format is json or pb", format);
     if (tool_host_count(ctx) != 1)
         return xp_err_set(ctx->err, -EINVAL,
                           "XProf's trace_viewer takes one host and this run has %d: read "
@@ -592,6 +619,8 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
     rc = trace_index_get(ctx->snap, tool_host(ctx, 0), &h, ctx->err);
     if (rc != 0)
         return rc;
+    if (format != NULL && strcmp(format, "pb") == 0)
+        return write_pb(ctx, h, o);
     memset(&lg, 0, sizeof(lg));
     lg.src = h->source;
     lg.h = h;
@@ -627,6 +656,7 @@ const struct tool tool_trace_viewer_legacy_json = {
     .file = "trace_viewer_legacy.json",
     .tag = "trace_viewer",
     .scope = TOOL_RUN | TOOL_HOST,
+    .keys = legacy_keys,
     .listed = tool_listed_xplane,
     .produce = legacy_produce,
 };

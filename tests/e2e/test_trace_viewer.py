@@ -220,7 +220,7 @@ def test_search_and_details(corpus, xcat):
     ("start_time_ms=nan", ""),
     ("resolution=1e300", ""),
     ("bogus=1", ""),
-    ("format=pb", "format"),
+    ("format=xml", "format is json or pb"),
     ("duration_ms=3", "event_name"),
 ])
 def test_bad_queries(corpus, xcat, query, reason):

@@ -1063,6 +1063,22 @@ def test_mount_routes_return_the_mount_files(corpus_mount, serve):
     assert st == 404
 
 
+def test_trace_viewer_format_pb_reaches_the_mount(real_mount, corpus, serve):
+    """format=pb goes through to the mount file name and comes back as bytes."""
+    mnt = real_mount(corpus)
+    s = serve(mnt)
+    run = "jax_conv_rocm/2025_01_01_00_00_00"
+    for tag, name in (("trace_viewer@", "trace_viewer.json"),
+                      ("trace_viewer", "trace_viewer_legacy.json")):
+        want = (mnt / run / f"{name}?format=pb").read_bytes()
+        assert want[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame
+        st, h, body, _ = s.get("/data?" + q(run=run, tag=tag, format="pb"), gz=False)
+        assert st == 200 and h["content-type"] == "application/octet-stream", (tag, st)
+        assert body == want, tag
+    st, h, body, _ = s.get("/data?" + q(run=run, tag="trace_viewer@", format="xml"))
+    assert st == 400 and b"trace_viewer.json?format=xml" in body, (st, body)
+
+
 def test_mount_errors_become_statuses(real_mount, corpus, serve, tmp_path):
     logdir = tmp_path / "logs"
     src = corpus / "jax_conv_rocm"
