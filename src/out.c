@@ -407,6 +407,29 @@ void out_u64(struct out *o, uint64_t v)
     out_write(o, buf + i, sizeof(buf) - i);
 }
 
+void out_rewind(struct out *o)
+{
+    o->len = 0;
+}
+
+void out_append(struct out *o, const struct out *src)
+{
+    size_t i, used = (src->len + OUT_CHUNK - 1) / OUT_CHUNK;
+
+    for (i = 0; i < used; i++)
+        out_write(o, src->chunks[i], i + 1 < used ? OUT_CHUNK : src->len - i * OUT_CHUNK);
+}
+
+/* Free the chunks past the last one in use (a rewound writer may hold
+ * some), so that every chunk but the last is full again. */
+static void trim_chunks(struct out *o)
+{
+    size_t used = (o->len + OUT_CHUNK - 1) / OUT_CHUNK;
+
+    while (o->nchunks > used && o->nchunks > o->spilled / OUT_CHUNK)
+        chunk_free(o->chunks[--o->nchunks]);
+}
+
 size_t out_len(const struct out *o)
 {
     return o->len;
@@ -449,6 +472,7 @@ int out_finish(struct out *o, struct blob **blobp)
         out_discard(o);
         return rc;
     }
+    trim_chunks(o);
     b = calloc(1, sizeof(*b));
     if (b == NULL) {
         out_discard(o);
@@ -475,6 +499,7 @@ int out_finish_to(struct out *o, int fd)
         rc = o->spill_err != 0 ? o->spill_err : -ENOMEM;
     else if (o->spilled > 0 && !o->stream)
         rc = -EINVAL;
+    trim_chunks(o);
     for (i = o->spilled / OUT_CHUNK; rc == 0 && i < o->nchunks; i++) {
         size_t n = i + 1 < o->nchunks ? OUT_CHUNK : o->len - i * OUT_CHUNK;
         rc = write_full(fd, o->chunks[i], n);

@@ -77,6 +77,14 @@ void out_spill_at(struct out *o, const char *dir, size_t threshold);
  * reused. Call right after out_init; end with out_finish_to(o, fd). */
 void out_stream_at(struct out *o, int fd, size_t threshold);
 
+/* Empty a writer that never spills or streams but keep its chunks, so that
+ * a writer reused in a loop writes its next bytes into the same memory
+ * (fresh memory costs a page fault and zeroing). */
+void out_rewind(struct out *o);
+
+/* Append everything src holds (a writer that never spilled or streamed). */
+void out_append(struct out *o, const struct out *src);
+
 /* Append n bytes. */
 void out_write(struct out *o, const void *p, size_t n);
 

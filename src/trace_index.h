@@ -243,6 +243,16 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
 int tv_select_search(const struct tv_host *h, const char *prefix, int full_dma, uint32_t **idxp,
                      uint32_t *np);
 
+/* One host's part of an answer: the events a request selected. */
+struct tv_part {
+    const struct tv_host *h; /* the index */
+    uint32_t offset;         /* added to its pids (host i of a multi-host answer: 1000 (i + 1)) */
+    uint32_t *idx;           /* selected events in output order (unless all) */
+    uint32_t n;              /* entries in idx (events, if all) */
+    int full_args;           /* JSON: write full args (details, search_metadata) */
+    int all;                 /* idx unused: every stored event, in order */
+};
+
 /* Event-details request: the stored event with this start, uid, name and
  * duration; -1 if none. */
 int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const char *name,

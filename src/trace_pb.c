@@ -84,7 +84,7 @@ struct ev_meta {
 
 /* The conversion. */
 struct pb {
-    const struct tpb_part *parts;  /* hosts */
+    const struct tv_part *parts;   /* hosts */
     int nparts;                    /* entries in parts */
     const struct tpb_options *opt; /* options */
     struct interner strings;       /* interned strings */
@@ -234,7 +234,7 @@ static int intern_category(struct pb *pb, uint64_t flow, uint32_t *ref)
 /* The next event of series s from position *pos; 0 when there is none. */
 static int next_event(const struct pb *pb, const struct series *s, uint32_t *pos, uint32_t *ei)
 {
-    const struct tpb_part *p = &pb->parts[s->part];
+    const struct tv_part *p = &pb->parts[s->part];
 
     while (*pos < s->end) {
         uint32_t i = p->all ? *pos : p->idx[*pos];
@@ -293,7 +293,7 @@ static uint64_t event_meta_size(const struct ev_meta *m)
 /* Size series s (its kind set) and intern its strings, in XProf's order. */
 static int size_series(struct pb *pb, struct series *s)
 {
-    const struct tpb_part *p = &pb->parts[s->part];
+    const struct tv_part *p = &pb->parts[s->part];
     const struct tv_track *t = &p->h->tracks[s->track];
     uint64_t last = 0, metas = 0;
     uint32_t pos = s->begin, ei, pid = t->pid + p->offset;
@@ -375,7 +375,7 @@ static int collect_series(struct pb *pb)
     int p, rc = 0;
 
     for (p = 0; p < pb->nparts && rc == 0; p++) {
-        const struct tpb_part *part = &pb->parts[p];
+        const struct tv_part *part = &pb->parts[p];
         const struct tv_host *h = part->h;
         uint32_t i, j, t;
         if (part->all) {
@@ -549,7 +549,7 @@ static void put_event_meta(struct zstd_out *z, const struct ev_meta *m)
 /* One TraceEventSeries, as field `field` of the response. */
 static int put_series(struct pb *pb, const struct series *s)
 {
-    const struct tpb_part *p = &pb->parts[s->part];
+    const struct tv_part *p = &pb->parts[s->part];
     const struct tv_host *h = p->h;
     const struct tv_track *t = &h->tracks[s->track];
     struct zstd_out *z = &pb->z;
@@ -703,7 +703,7 @@ static int emit(struct pb *pb, uint64_t meta_size)
     return 0;
 }
 
-int trace_pb_write(const struct tpb_part *parts, int nparts, const struct tpb_options *opt,
+int trace_pb_write(const struct tv_part *parts, int nparts, const struct tpb_options *opt,
                    struct out *o)
 {
     struct pb pb;

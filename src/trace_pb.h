@@ -21,15 +21,6 @@
 #include "out.h"
 #include "trace_index.h"
 
-/* One host's part of a response. */
-struct tpb_part {
-    const struct tv_host *h; /* the index */
-    uint32_t offset;         /* added to its pids (multi-host merge) */
-    const uint32_t *idx;     /* selected events in output order (unless all) */
-    uint32_t n;              /* entries in idx */
-    int all;                 /* 1: every event of the host, in order (idx unused) */
-};
-
 /* Which of XProf's containers the response is made from. */
 enum tpb_source {
     TPB_STREAMING, /* read back from XProf's store: serials, details, dropped events left out */
@@ -44,7 +35,7 @@ struct tpb_options {
 
 /* Write the compressed response for parts[0..nparts) (ascending offsets).
  * Returns 0, -ENOMEM, or -EIO when zstd fails. */
-int trace_pb_write(const struct tpb_part *parts, int nparts, const struct tpb_options *opt,
+int trace_pb_write(const struct tv_part *parts, int nparts, const struct tpb_options *opt,
                    struct out *o);
 
 #endif

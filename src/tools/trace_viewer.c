@@ -12,7 +12,8 @@
  * All hosts of the run (or those of hosts=a,b, in that order, as XProf's
  * plugin selects them) are merged as XProf merges them: host i's pids are
  * shifted by 1000 * (i + 1). The document is written straight into the
- * output chunks, event by event (trace_events_to_json.h's layout), or with
+ * output chunks (trace_events_to_json.h's layout; the events' entries by
+ * trace_write.c, in batches on all cores), or with
  * format=pb as XProf's compressed delta-series proto of the same events
  * (trace_pb.h); an event-details request is always JSON, as XProf's plugin
  * forces it.
@@ -27,6 +28,7 @@
 #include "trace_index.h"
 #include "trace_json.h"
 #include "trace_pb.h"
+#include "trace_write.h"
 
 #define MAX_DEVICES_PER_HOST 1000
 #define MAX_COUNTER_EVENTS 10000000
@@ -57,16 +59,6 @@ struct request {
     uint64_t detail_dur;    /* its duration, ps */
     uint64_t detail_uid;    /* its uid */
     int pb;                 /* format=pb: the compressed delta-series proto */
-};
-
-/* One host's part of the answer. */
-struct host_part {
-    const struct tv_host *h; /* the index */
-    uint32_t offset;         /* pid offset */
-    uint32_t *idx;           /* selected events, output order */
-    uint32_t n;              /* entries in idx */
-    int full_args;           /* write full args (details, search_metadata) */
-    int all;                 /* idx unused: every stored event, in order */
 };
 
 static double qnum(const struct query *q, const char *key, double def)
@@ -121,7 +113,7 @@ static int parse_request(const struct tool_ctx *ctx, struct request *r)
 }
 
 /* Select one host's events for the request. */
-static int select_host(const struct request *r, struct host_part *p, struct xp_err *err)
+static int select_host(const struct request *r, struct tv_part *p, struct xp_err *err)
 {
     int rc;
 
@@ -157,14 +149,6 @@ static int select_host(const struct request *r, struct host_part *p, struct xp_e
 
 /* --- document pieces ------------------------------------------------------------ */
 
-/* Stack frames of the answer: all frames of the hosts, or (details) only
- * those the returned event references. */
-struct frames {
-    struct tv_frame *v;           /* ascending hash, unique */
-    uint32_t n;                   /* entries */
-    const struct tv_host **owner; /* host holding each frame's text */
-};
-
 static int frame_cmp(const void *a, const void *b)
 {
     const struct tv_frame *x = a, *y = b;
@@ -172,7 +156,7 @@ static int frame_cmp(const void *a, const void *b)
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
-static int collect_frames(const struct host_part *parts, int nparts, struct frames *f)
+static int collect_frames(const struct tv_part *parts, int nparts, struct tv_frames *f)
 {
     uint32_t total = 0, i, k = 0, j;
     int p;
@@ -219,7 +203,7 @@ static int collect_frames(const struct host_part *parts, int nparts, struct fram
     return 0;
 }
 
-static void write_frames(struct out *o, const struct frames *f)
+static void write_frames(struct out *o, const struct tv_frames *f)
 {
     uint32_t i;
 
@@ -236,7 +220,7 @@ static void write_frames(struct out *o, const struct frames *f)
     out_puts(o, "},");
 }
 
-static void write_metadata_events(struct out *o, const struct host_part *parts, int nparts,
+static void write_metadata_events(struct out *o, const struct tv_part *parts, int nparts,
                                   int *first)
 {
     int p;
@@ -281,223 +265,13 @@ static void write_metadata_events(struct out *o, const struct host_part *parts, 
     }
 }
 
-/* Writer state across events (counter grouping as XProf does it). */
-struct event_writer {
-    struct out *o;               /* output */
-    const struct frames *frames; /* for "sf" numbers */
-    int *first;                  /* no traceEvents entry yet */
-    int prev_counter;            /* previous entry was a counter sample */
-    uint32_t last_pid;           /* key of the open counter track */
-    const char *last_name;       /* its name ("" initially) */
-    uint64_t counters;           /* counter samples written */
-};
-
-/* "args":{...} for a window response or full args; then "sf". */
-static void write_args(struct event_writer *w, const struct host_part *p, const struct tv_event *e,
-                       int async_copy)
-{
-    struct out *o = w->o;
-    int first = 1;
-    uint64_t sf = 0;
-    int32_t group = tv_event_group(p->h, e);
-
-    if (async_copy) {
-        if (group == TV_NO_GROUP)
-            return;
-        out_puts(o, ",\"args\":{\"group_id\":");
-        out_i64(o, group);
-        out_putc(o, '}');
-        return;
-    }
-    out_puts(o, ",\"args\":{");
-    if (group != TV_NO_GROUP) {
-        out_puts(o, "\"group_id\":");
-        out_i64(o, group);
-        first = 0;
-    }
-    if (p->full_args) {
-        if (p->h->args != NULL)
-            sf = p->h->args(p->h, e, o, &first);
-    } else {
-        if (!first)
-            out_putc(o, ',');
-        out_puts(o, "\"uid\":");
-        out_u64(o, e->serial);
-    }
-    out_putc(o, '}');
-    if (sf != 0) {
-        uint32_t k = tv_frame_number(w->frames->v, w->frames->n, sf);
-        if (k != 0) {
-            out_puts(o, ",\"sf\":");
-            out_u64(o, k);
-        }
-    }
-}
-
-static void write_flow(struct out *o, uint64_t flow)
-{
-    unsigned cat = TV_FLOW_CAT(flow);
-
-    out_puts(o, ",\"bind_id\":");
-    out_u64(o, TV_FLOW_ID(flow));
-    if (cat > 1 && tj_context_name(cat)[0] != '\0') {
-        out_puts(o, ",\"cat\":\"");
-        out_puts(o, tj_context_name(cat));
-        out_putc(o, '"');
-    }
-    switch (TV_FLOW_TYPE(flow)) {
-    case TV_FLOW_START:
-        out_puts(o, ",\"flow_out\":true");
-        break;
-    case TV_FLOW_MID:
-        out_puts(o, ",\"flow_in\":true,\"flow_out\":true");
-        break;
-    case TV_FLOW_END:
-        out_puts(o, ",\"flow_in\":true");
-        break;
-    default:
-        break;
-    }
-}
-
-static void write_counter(struct event_writer *w, const struct host_part *p,
-                          const struct tv_event *e, uint32_t pid)
-{
-    struct out *o = w->o;
-    const char *name = tv_text(p->h, e->name), *first_arg = "";
-    struct out values;
-    size_t i;
-
-    w->counters++;
-    out_init(&values);
-    if (p->h->counter != NULL && !p->h->counter(p->h, e, &values, &first_arg, NULL))
-        values.len = 0;
-    if (w->last_pid != pid || strcmp(w->last_name, name) != 0) {
-        w->last_pid = pid;
-        w->last_name = name;
-        /* XProf writes the counter name and arg name unescaped. */
-        out_puts(o, "{\"pid\":");
-        out_u64(o, pid);
-        out_puts(o, ",\"name\":\"");
-        out_puts(o, name);
-        out_puts(o, "\",\"ph\":\"C\"");
-        if (first_arg[0] != '\0' || values.len > 0) {
-            out_puts(o, ",\"event_stats\":\"");
-            out_puts(o, first_arg);
-            out_putc(o, '"');
-        }
-        out_puts(o, ",\"entries\":[");
-    }
-    if (values.len > 0) {
-        out_putc(o, '[');
-        tj_us(o, e->ts);
-        out_putc(o, ',');
-        for (i = 0; i < values.nchunks; i++) {
-            size_t n = i + 1 < values.nchunks ? OUT_CHUNK : values.len - i * OUT_CHUNK;
-            out_write(o, values.chunks[i], n);
-        }
-        out_putc(o, ']');
-    }
-    out_discard(&values);
-}
-
-/* One event (XProf JsonEventWriter::WriteEvent / AddCounterEvent). */
-static void write_event(struct event_writer *w, const struct host_part *p, uint32_t ei)
-{
-    const struct tv_event *e = &p->h->events[ei];
-    const struct tv_track *t = &p->h->tracks[e->track];
-    struct out *o = w->o;
-    uint32_t pid = t->pid + p->offset;
-    int counter = (e->flags & TV_EV_COUNTER) != 0;
-    const char *name = tv_text(p->h, e->name);
-
-    if ((w->prev_counter && !counter) ||
-        (counter && w->prev_counter && (w->last_pid != pid || strcmp(w->last_name, name) != 0)))
-        out_puts(o, "]}");
-    if (!*w->first)
-        out_putc(o, ',');
-    *w->first = 0;
-    w->prev_counter = counter;
-    if (counter) {
-        write_counter(w, p, e, pid);
-        return;
-    }
-    out_puts(o, "{\"pid\":");
-    out_u64(o, pid);
-    if (t->has_tid) {
-        out_puts(o, ",\"tid\":");
-        out_u64(o, t->tid);
-    }
-    out_puts(o, ",\"name\":");
-    tj_str(o, name, tv_len(p->h, e->name));
-    out_puts(o, ",\"ts\":");
-    tj_us(o, e->ts);
-    if (t->has_tid) {
-        out_puts(o, ",\"dur\":");
-        tj_us(o, e->dur > 0 ? e->dur : 1);
-        if (e->has_flow)
-            write_flow(o, p->h->flows[e->src]);
-        out_puts(o, ",\"ph\":\"X\"");
-        write_args(w, p, e, 0);
-    } else {
-        uint64_t flow = p->h->flows[e->src];
-        unsigned type = TV_FLOW_TYPE(flow);
-        out_puts(o, ",\"id\":");
-        out_u64(o, TV_FLOW_ID(flow));
-        out_puts(o, ",\"cat\":\"");
-        out_puts(o, tj_context_name(TV_FLOW_CAT(flow)));
-        out_putc(o, '"');
-        out_puts(o, type == TV_FLOW_END ? ",\"ph\":\"e\"" : ",\"ph\":\"b\"");
-        write_args(w, p, e, 0);
-    }
-    if (e->serial > 0) {
-        out_puts(o, ",\"z\":");
-        out_u64(o, e->serial);
-    }
-    out_putc(o, '}');
-    if (!t->has_tid && TV_FLOW_TYPE(p->h->flows[e->src]) == TV_FLOW_MID) {
-        /* A MID async event closes itself with an "e" copy at its end. */
-        uint64_t flow = p->h->flows[e->src];
-        out_puts(o, ",{\"pid\":");
-        out_u64(o, pid);
-        out_puts(o, ",\"name\":");
-        tj_str(o, name, tv_len(p->h, e->name));
-        out_puts(o, ",\"ts\":");
-        tj_us(o, e->ts + e->dur);
-        out_puts(o, ",\"id\":");
-        out_u64(o, TV_FLOW_ID(flow));
-        out_puts(o, ",\"cat\":\"");
-        out_puts(o, tj_context_name(TV_FLOW_CAT(flow)));
-        out_puts(o, "\",\"ph\":\"e\"");
-        write_args(w, p, e, 1);
-        if (e->serial > 0) {
-            out_puts(o, ",\"z\":");
-            out_u64(o, e->serial);
-        }
-        out_putc(o, '}');
-    }
-}
-
-/* Every stored event of a host, in output order. */
-static void write_all(struct event_writer *w, const struct host_part *p)
-{
-    uint32_t i;
-
-    for (i = 0; i < p->h->nevents; i++) {
-        if (!(p->h->events[i].flags & TV_EV_DROPPED))
-            write_event(w, p, i);
-    }
-}
-
-static int write_document(struct out *o, struct host_part *parts, int nparts, int details,
+static int write_document(struct out *o, struct tv_part *parts, int nparts, int details,
                           int full_dma)
 {
-    struct frames frames = {0};
-    struct event_writer w;
-    uint64_t returned = 0;
+    struct tv_frames frames = {0};
+    uint64_t returned = 0, counters = 0;
     uint64_t lo = 0, hi = 0;
     int p, has_span = 0, tpu = 0, first = 1;
-    uint32_t i;
 
     for (p = 0; p < nparts; p++) {
         const struct tv_host *h = parts[p].h;
@@ -557,28 +331,18 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
     write_frames(o, &frames);
     out_puts(o, "\"traceEvents\":[");
     write_metadata_events(o, parts, nparts, &first);
-    memset(&w, 0, sizeof(w));
-    w.o = o;
-    w.frames = &frames;
-    w.first = &first;
-    w.last_name = "";
-    for (p = 0; p < nparts; p++) {
-        if (parts[p].all) {
-            write_all(&w, &parts[p]);
-            continue;
-        }
-        for (i = 0; i < parts[p].n; i++)
-            write_event(&w, &parts[p], parts[p].idx[i]);
+    if (tw_write_events(o, parts, nparts, &frames, &first, &counters) != 0) {
+        free(frames.v);
+        free(frames.owner);
+        return -ENOMEM;
     }
-    if (w.prev_counter)
-        out_puts(o, "]}");
-    if (w.counters == MAX_COUNTER_EVENTS)
+    if (counters == MAX_COUNTER_EVENTS)
         out_puts(o, "], \"showCounterMessage\": \"Only 10000000 counter events are shown. "
                     "Zoom in or pan to see more.\" ");
     else
         out_puts(o, "], \"showCounterMessage\": \"\" ");
     out_puts(o, ",\"totalCounterEvents\":");
-    out_u64(o, w.counters);
+    out_u64(o, counters);
     out_putc(o, '}');
     free(frames.v);
     free(frames.owner);
@@ -586,24 +350,11 @@ static int write_document(struct out *o, struct host_part *parts, int nparts, in
 }
 
 /* The selection as XProf's compressed delta-series proto. */
-static int write_pb(struct out *o, const struct host_part *parts, int nparts, int full_dma)
+static int write_pb(struct out *o, const struct tv_part *parts, int nparts, int full_dma)
 {
     struct tpb_options opt = {TPB_STREAMING, full_dma};
-    struct tpb_part *pp = calloc((size_t)nparts, sizeof(*pp));
-    int i, rc;
 
-    if (pp == NULL)
-        return -ENOMEM;
-    for (i = 0; i < nparts; i++) {
-        pp[i].h = parts[i].h;
-        pp[i].offset = parts[i].offset;
-        pp[i].idx = parts[i].idx;
-        pp[i].n = parts[i].n;
-        pp[i].all = parts[i].all;
-    }
-    rc = trace_pb_write(pp, nparts, &opt, o);
-    free(pp);
-    return rc;
+    return trace_pb_write(parts, nparts, &opt, o);
 }
 
 /* XProf's hosts=a,b: the run's hosts named there, in that order (a name
@@ -646,7 +397,7 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
 {
     struct request r;
     int nhosts = tool_host_count(ctx), i, rc, found = 0;
-    struct host_part *parts;
+    struct tv_part *parts;
     const char **picked;
 
     rc = parse_request(ctx, &r);

@@ -586,7 +586,7 @@ static uint64_t max_events(void)
 /* The whole container of host h as XProf's compressed delta-series proto. */
 static int write_pb(struct tool_ctx *ctx, const struct tv_host *h, struct out *o)
 {
-    struct tpb_part part = {h, 0, NULL, 0, 1};
+    struct tv_part part = {.h = h, .all = 1};
     struct tpb_options opt = {TPB_LEGACY, 0};
     int rc = trace_pb_write(&part, 1, &opt, o);
 

@@ -93,7 +93,7 @@ static struct tv_host *make_host(void)
 }
 
 /* The decompressed response; checks the frame declares its size. */
-static unsigned char *response(const struct tpb_part *part, enum tpb_source source, size_t *n)
+static unsigned char *response(const struct tv_part *part, enum tpb_source source, size_t *n)
 {
     struct tpb_options opt = {source, 0};
     struct out o;
@@ -158,7 +158,7 @@ static const unsigned char expected[] = {
 static void test_streaming_bytes(void **state)
 {
     struct tv_host *h = make_host();
-    struct tpb_part part = {h, 1000, NULL, 0, 1};
+    struct tv_part part = {.h = h, .offset = 1000, .all = 1};
     size_t n;
     unsigned char *raw = response(&part, TPB_STREAMING, &n);
 
@@ -184,7 +184,7 @@ static int contains(const unsigned char *hay, size_t n, const unsigned char *nee
 static void test_legacy_and_index_selection(void **state)
 {
     struct tv_host *h = make_host();
-    struct tpb_part part = {h, 0, NULL, 0, 1};
+    struct tv_part part = {.h = h, .all = 1};
     static const unsigned char group_only[] = {0x2a, 0x02, 0x18, 0x07};
     static const unsigned char pid1[] = {0x0a, 0x04, 0x08, 0x01, 0x10, 0x02};
     uint32_t idx[2], i, k = 0;
