@@ -1151,12 +1151,15 @@ static void free_ctrace(void *value)
 int ctrace_snapshot(struct snapshot *snap, const char *host, const struct ctrace **ctp,
                     struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
-    snprintf(key, sizeof(key), "ctrace:%s", host);
-    rc = snapshot_intermediate(snap, key, build_ctrace, free_ctrace, host, &v, err);
+    rc = snapshot_host_key("ctrace", host, NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, build_ctrace, free_ctrace, host, &v, err);
+        free(key);
+    }
     *ctp = rc == 0 ? v : NULL;
     return rc;
 }

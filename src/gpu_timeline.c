@@ -956,12 +956,15 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
 int gt_host_timeline(struct snapshot *snap, const char *host, const struct gt_host **gp,
                      struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
-    snprintf(key, sizeof(key), "gpu_timeline:%s", host);
-    rc = snapshot_intermediate(snap, key, build_host, host_free, host, &v, err);
+    rc = snapshot_host_key("gpu_timeline", host, NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, build_host, host_free, host, &v, err);
+        free(key);
+    }
     *gp = rc == 0 ? v : NULL;
     return rc;
 }

@@ -1170,12 +1170,15 @@ static void free_modules(void *value)
 int snapshot_hlo_modules(struct snapshot *snap, const char *host, const struct hlo_modules **mp,
                          struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
-    snprintf(key, sizeof(key), "hlo_modules:%s", host);
-    rc = snapshot_intermediate(snap, key, build_modules, free_modules, host, &v, err);
+    rc = snapshot_host_key("hlo_modules", host, NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, build_modules, free_modules, host, &v, err);
+        free(key);
+    }
     *mp = rc == 0 ? v : NULL;
     return rc;
 }

@@ -337,7 +337,7 @@ static int build_all(struct snapshot *snap, const void *arg, void **value, struc
 int snapshot_op_stats(struct snapshot *snap, const char *host, const struct op_stats **osp,
                       struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
@@ -362,8 +362,10 @@ int snapshot_op_stats(struct snapshot *snap, const char *host, const struct op_s
     } else {
         if (snapshot_host_file(snap, host, SRC_XPLANE) == NULL)
             return xp_err_set(err, -ENOENT, "%s: no xplane profile for this host", host);
-        snprintf(key, sizeof(key), "op_stats:%s", host);
+        if ((rc = snapshot_host_key("op_stats", host, NULL, &key, err)) != 0)
+            return rc;
         rc = snapshot_intermediate(snap, key, build_host, free_op_stats, host, &v, err);
+        free(key);
     }
     if (rc == 0)
         *osp = v;

@@ -307,12 +307,15 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
 static int host_launchers(struct snapshot *snap, const char *host, const struct pt_host **hp,
                           struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
-    snprintf(key, sizeof(key), "pt_launchers:%s", host);
-    rc = snapshot_intermediate(snap, key, build_host, host_launchers_free, host, &v, err);
+    rc = snapshot_host_key("pt_launchers", host, NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, build_host, host_launchers_free, host, &v, err);
+        free(key);
+    }
     *hp = rc == 0 ? v : NULL;
     return rc;
 }

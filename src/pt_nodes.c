@@ -171,12 +171,15 @@ int pt_nodes_get(struct snapshot *snap, const char *host, int add_python_func,
                  const struct pt_nodes **np, struct xp_err *err)
 {
     struct nodes_arg a = {host, add_python_func};
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
-    snprintf(key, sizeof(key), "pt_nodes:%d:%s", add_python_func, host);
-    rc = snapshot_intermediate(snap, key, nodes_make, nodes_free, &a, &v, err);
+    rc = snapshot_host_key("pt_nodes", host, add_python_func ? "python" : NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, nodes_make, nodes_free, &a, &v, err);
+        free(key);
+    }
     *np = rc == 0 ? v : NULL;
     return rc;
 }

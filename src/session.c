@@ -489,6 +489,22 @@ int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn
     return rc;
 }
 
+int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
+                      struct xp_err *err)
+{
+    int n;
+
+    if (variant != NULL)
+        n = asprintf(keyp, "%s:%s/%s", kind, host, variant);
+    else
+        n = asprintf(keyp, "%s:%s", kind, host);
+    if (n < 0) {
+        *keyp = NULL;
+        return xp_err_set(err, -ENOMEM, "%s: out of memory", kind);
+    }
+    return 0;
+}
+
 static int build_xspace(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     const char *host = arg;
@@ -515,12 +531,15 @@ static void free_xspace(void *v)
 int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
                     struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *v;
     int rc;
 
-    snprintf(key, sizeof(key), "xspace:%s", host);
-    rc = snapshot_intermediate(snap, key, build_xspace, free_xspace, host, &v, err);
+    rc = snapshot_host_key("xspace", host, NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, build_xspace, free_xspace, host, &v, err);
+        free(key);
+    }
     *xsp = rc == 0 ? v : NULL;
     return rc;
 }

@@ -124,6 +124,13 @@ typedef void (*inter_free_fn)(void *value);
 int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
                           inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err);
 
+/* The key of an intermediate computed per host: "<kind>:<host>", with
+ * "/<variant>" appended when variant is not NULL (a host name holds no '/',
+ * so any variant text keeps keys apart). Returns 0 and *keyp (free it), or
+ * -ENOMEM with err filled. */
+int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
+                      struct xp_err *err);
+
 /* The opened and indexed profile of host (xspace_open once per snapshot). */
 int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
                     struct xp_err *err);

@@ -427,10 +427,10 @@ int xp_steps_snapshot(struct snapshot *snap, const char *host, const char *step,
     void *v;
     int rc;
 
-    /* The step name is the user's text: any byte but NUL, so a separator
-     * that cannot occur in a host name (the catalog forbids '/') ends it. */
-    if (asprintf(&key, "steps/%s/%s%s", host, step ? "=" : "*", step ? step : "") < 0)
-        return xp_err_set(err, -ENOMEM, "steps: out of memory");
+    /* The step name is the user's text: any byte but NUL (the key's variant,
+     * after a '/' that no host name holds); no step is no variant. */
+    if ((rc = snapshot_host_key("steps", host, step, &key, err)) != 0)
+        return rc;
     rc = snapshot_intermediate(snap, key, build_steps, free_steps, &arg, &v, err);
     free(key);
     *sp = rc == 0 ? v : NULL;

@@ -737,14 +737,17 @@ static void index_free(void *value)
 int trace_index_get(struct snapshot *snap, const char *host, const struct tv_host **hp,
                     struct xp_err *err)
 {
-    char key[512];
+    char *key;
     void *value;
     int rc;
 
     if (snapshot_host_index(snap, host) < 0)
         return xp_err_set(err, -ENOENT, "no host %s", host);
-    snprintf(key, sizeof(key), "trace_index/%s", host);
+    rc = snapshot_host_key("trace_index", host, NULL, &key, err);
+    if (rc != 0)
+        return rc;
     rc = snapshot_intermediate(snap, key, index_build, index_free, host, &value, err);
+    free(key);
     if (rc != 0)
         return rc;
     *hp = value;

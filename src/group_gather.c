@@ -1,0 +1,364 @@
+/*
+ * group_gather.c - pass 1 of the grouping: one line at a time (lines in
+ * parallel), the type, root level and nesting parent of every event and the
+ * keyed lists (kernels, executors, iterators, contexts) that link events
+ * across threads; the lists are merged in line order.
+ */
+#include "group_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
+#include "sort.h"
+
+static int push_keyed(struct vec *v, uint64_t k1, uint64_t k2, uint64_t k3, uint32_t tag,
+                      uint32_t node)
+{
+    struct keyed *k = gr_vec_push(v);
+
+    if (k == NULL)
+        return -ENOMEM;
+    k->k1 = k1;
+    k->k2 = k2;
+    k->k3 = k3;
+    k->tag = tag;
+    k->node = node;
+    k->seq = 0; /* numbered once all lines are merged */
+    return 0;
+}
+
+static int push_corr(struct vec *v, uint64_t corr, uint32_t node)
+{
+    struct corr_node *c = gr_vec_push(v);
+
+    if (c == NULL)
+        return -ENOMEM;
+    c->corr = corr;
+    c->node = node;
+    return 0;
+}
+
+struct ev_stats {
+    int has_pt, has_p, has_ct, has_c, has_r, has_id, has_iter, has_corr;
+    int64_t pt, ct, r, id, iter;
+    uint64_t p, c, corr;
+    int is_async;
+};
+
+/* The stats grouping reads, in xp_pick slot order. */
+static const enum xp_stat_type ev_stat_types[] = {
+    XS_PRODUCER_TYPE, XS_PRODUCER_ID, XS_CONSUMER_TYPE, XS_CONSUMER_ID,   XS_IS_ROOT,
+    XS_IS_ASYNC,      XS_STEP_ID,     XS_ITER_NUM,      XS_CORRELATION_ID};
+#define NEV_STATS (sizeof(ev_stat_types) / sizeof(ev_stat_types[0]))
+
+/* Numeric value of a stat as grouping reads it (double truncated, a ref as
+ * its id); 0 for strings and bytes, which grouping ignores. */
+static int numeric_stat(const struct xp_stat *st, int64_t *v)
+{
+    switch (st->kind) {
+    case XP_STAT_DOUBLE:
+        *v = (int64_t)st->v.d;
+        return 1;
+    case XP_STAT_UINT:
+    case XP_STAT_REF:
+        *v = (int64_t)st->v.u;
+        return 1;
+    case XP_STAT_INT:
+        *v = st->v.i;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void read_ev_stats(const struct xp_pick *pk, const struct xp_line *ln,
+                          const struct xp_event *ev, struct ev_stats *s)
+{
+    struct xp_stat st[NEV_STATS];
+    uint32_t found = xp_pick_event(pk, ln, ev, st);
+    int64_t v;
+
+    memset(s, 0, sizeof(*s));
+    if (found == 0)
+        return;
+    if ((found & 1u) && numeric_stat(&st[0], &v)) {
+        s->has_pt = 1;
+        s->pt = v;
+    }
+    if ((found & 2u) && numeric_stat(&st[1], &v)) {
+        s->has_p = 1;
+        s->p = (uint64_t)v;
+    }
+    if ((found & 4u) && numeric_stat(&st[2], &v)) {
+        s->has_ct = 1;
+        s->ct = v;
+    }
+    if ((found & 8u) && numeric_stat(&st[3], &v)) {
+        s->has_c = 1;
+        s->c = (uint64_t)v;
+    }
+    if ((found & 16u) && numeric_stat(&st[4], &v)) {
+        s->has_r = 1;
+        s->r = v;
+    }
+    if ((found & 32u) && numeric_stat(&st[5], &v))
+        s->is_async = v != 0;
+    if ((found & 64u) && numeric_stat(&st[6], &v)) {
+        s->has_id = 1;
+        s->id = v;
+    }
+    if ((found & 128u) && numeric_stat(&st[7], &v)) {
+        s->has_iter = 1;
+        s->iter = v;
+    }
+    if ((found & 256u) && numeric_stat(&st[8], &v)) {
+        s->has_corr = 1;
+        s->corr = (uint64_t)v;
+    }
+}
+
+/* What one line contributes besides its per-node arrays. */
+struct line_out {
+    struct vec launches, executes, executors, iterators, contexts, roots, tfdata_ids;
+};
+
+/* Per plane facts the line pass reads. */
+struct plane_facts {
+    struct xp_pick pick; /* the stats grouping reads */
+    int is_host;         /* "/host:CPU" */
+    int any_stat;        /* some stat that matters for grouping is known here */
+    int has_pid;         /* the plane has a process id */
+    int64_t pid;         /* its value */
+};
+
+struct gather_job {
+    struct forest *f;
+    struct plane_facts *facts; /* [plane] */
+    struct line_out *outs;     /* [flat line] */
+    uint32_t *order;           /* flat lines, biggest first */
+};
+
+static void line_out_init(struct line_out *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->launches.size = o->executes.size = sizeof(struct corr_node);
+    o->executors.size = o->iterators.size = o->contexts.size = sizeof(struct keyed);
+    o->roots.size = sizeof(struct root_node);
+    o->tfdata_ids.size = sizeof(int64_t);
+}
+
+static void line_out_free(struct line_out *o)
+{
+    gr_vec_free(&o->launches);
+    gr_vec_free(&o->executes);
+    gr_vec_free(&o->executors);
+    gr_vec_free(&o->iterators);
+    gr_vec_free(&o->contexts);
+    gr_vec_free(&o->roots);
+    gr_vec_free(&o->tfdata_ids);
+}
+
+/* Types, root levels, nesting and the keyed lists of one line. */
+static int gather_line(void *arg, size_t i)
+{
+    struct gather_job *job = arg;
+    struct forest *f = job->f;
+    uint32_t flat = job->order[i];
+    uint32_t p = f->line_plane[flat];
+    const struct xp_plane *pl = &f->xs->planes[p];
+    const struct xp_line *ln = &pl->lines[f->line_index[flat]];
+    const struct plane_facts *pf = &job->facts[p];
+    const uint8_t *mtype = f->mtype[p];
+    struct line_out *o = &job->outs[flat];
+    uint32_t base = f->line_base[flat], e;
+    uint32_t *stack;
+    size_t depth = 0;
+    uint64_t pid = pf->has_pid ? (uint64_t)pf->pid : 0;
+    uint32_t pid_tag = pf->has_pid ? 1 : 0;
+
+    if (ln->nevents == 0)
+        return 0;
+    stack = malloc(ln->nevents * sizeof(*stack));
+    if (stack == NULL)
+        return -ENOMEM;
+    for (e = 0; e < ln->nevents; e++) {
+        const struct xp_event *ev = &ln->events[e];
+        uint32_t node = base + e;
+        enum ev_type t = (enum ev_type)mtype[ev->meta];
+        struct ev_stats s;
+        int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
+        int32_t level = 0;
+        int rc = 0;
+
+        if (pf->any_stat)
+            read_ev_stats(&pf->pick, ln, ev, &s);
+        else
+            memset(&s, 0, sizeof(s));
+        if (t == ET_NONE && s.has_corr)
+            t = pf->is_host ? ET_KERNEL_LAUNCH : ET_KERNEL_EXECUTE;
+        f->type[node] = (uint8_t)t;
+        f->nest_parent[node] = NO_NODE;
+        f->gid[node] = -1;
+        if (s.has_r)
+            level = (int32_t)s.r;
+        else if (t == ET_TRACE_CONTEXT)
+            level = 1;
+        if (level > 0) {
+            struct root_node *r = gr_vec_push(&o->roots);
+            if (r == NULL) {
+                rc = -ENOMEM;
+            } else {
+                r->node = node;
+                r->level = level;
+                f->flags[node] |= NF_ROOT;
+            }
+        }
+        if (rc == 0 && s.has_pt && s.has_p)
+            rc = push_keyed(&o->contexts, (uint64_t)s.pt, s.p, pid, pid_tag, node);
+        if (rc == 0 && s.has_ct && s.has_c)
+            rc = push_keyed(&o->contexts, (uint64_t)s.ct, s.c, pid, pid_tag | 2, node);
+        if (rc == 0 && t == ET_EXECUTOR && s.has_id && s.has_iter)
+            rc = push_keyed(&o->executors, (uint64_t)s.id, (uint64_t)s.iter, 0, 0, node);
+        if (rc == 0 && (t == ET_ITER_GET_NEXT || t == ET_ITER_GET_NEXT_O) && s.has_id && s.has_iter)
+            rc = push_keyed(&o->iterators, (uint64_t)s.id, (uint64_t)s.iter, 0,
+                            t == ET_ITER_GET_NEXT_O, node);
+        if (rc == 0 && t == ET_KERNEL_LAUNCH)
+            rc = push_corr(&o->launches, s.corr, node);
+        if (rc == 0 && t == ET_KERNEL_EXECUTE)
+            rc = push_corr(&o->executes, s.corr, node);
+        if (rc == 0 && t == ET_TFDATA_RUN && s.has_id) {
+            int64_t *id = gr_vec_push(&o->tfdata_ids);
+            if (id == NULL)
+                rc = -ENOMEM;
+            else
+                *id = s.id;
+        }
+        if (rc != 0) {
+            free(stack);
+            return rc;
+        }
+        if (s.is_async) {
+            f->flags[node] |= NF_ASYNC;
+            continue;
+        }
+        while (depth > 0) {
+            uint32_t top = stack[depth - 1];
+            const struct xp_event *te = &ln->events[top - base];
+            int64_t tb = xp_event_start_ps(ln, te), tend = tb + te->duration_ps;
+            if (tb <= b && end <= tend) {
+                f->nest_parent[node] = top;
+                break;
+            }
+            depth--;
+        }
+        stack[depth++] = node;
+    }
+    free(stack);
+    return 0;
+}
+
+static const uint32_t *sort_nevents; /* qsort context; guarded by sort_lock */
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int bigger_line_first(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t nx = sort_nevents[x + 1] - sort_nevents[x], ny = sort_nevents[y + 1] - sort_nevents[y];
+
+    if (nx != ny)
+        return nx > ny ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Pass 1 over every line, then the lists merged in line order (the order a
+ * single pass would have made them in). */
+int gr_gather(struct forest *f)
+{
+    const struct xspace *xs = f->xs;
+    struct gather_job job;
+    struct keyed *k;
+    uint32_t p, i;
+    size_t j;
+    int rc = 0;
+
+    job.f = f;
+    job.facts = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*job.facts));
+    job.outs = calloc(f->nlines ? f->nlines : 1, sizeof(*job.outs));
+    job.order = malloc((f->nlines ? f->nlines : 1) * sizeof(*job.order));
+    if (job.facts == NULL || job.outs == NULL || job.order == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        struct xp_stat st;
+        int64_t ids[NEV_STATS];
+        size_t w;
+        job.facts[p].is_host = strcmp(pl->name, "/host:CPU") == 0;
+        for (w = 0; w < NEV_STATS; w++) {
+            ids[w] = pl->stat_id[ev_stat_types[w]];
+            job.facts[p].any_stat |= ids[w] != XP_NO_STAT;
+        }
+        if (xp_pick_init(&job.facts[p].pick, pl, ids, NEV_STATS, 1) != 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (xp_plane_stat(pl, XS_PROCESS_ID, &st)) {
+            job.facts[p].has_pid = 1;
+            job.facts[p].pid = (int32_t)xp_stat_int(&st);
+        }
+        for (i = 0; i < pl->nemeta; i++) {
+            if (f->mtype[p][i] == ET_EAGER_EXECUTE)
+                f->has_eager_execute = 1;
+        }
+    }
+    for (i = 0; i < f->nlines; i++) {
+        line_out_init(&job.outs[i]);
+        job.order[i] = i;
+    }
+    pthread_mutex_lock(&sort_lock);
+    sort_nevents = f->line_base;
+    xp_qsort(job.order, f->nlines, sizeof(*job.order), bigger_line_first);
+    pthread_mutex_unlock(&sort_lock);
+    if ((rc = parallel_for(f->nlines, 0, gather_line, &job)) != 0)
+        goto out;
+    for (i = 0; i < f->nlines && rc == 0; i++) {
+        struct line_out *o = &job.outs[i];
+        /* kernel lists stay per line (they are big: no copy) */
+        f->launches[i] = o->launches;
+        f->executes[i] = o->executes;
+        memset(&o->launches, 0, sizeof(o->launches));
+        memset(&o->executes, 0, sizeof(o->executes));
+        if ((rc = gr_vec_append(&f->executors, &o->executors)) != 0 ||
+            (rc = gr_vec_append(&f->iterators, &o->iterators)) != 0 ||
+            (rc = gr_vec_append(&f->contexts, &o->contexts)) != 0 ||
+            (rc = gr_vec_append(&f->roots, &o->roots)) != 0 ||
+            (rc = gr_vec_append(&f->tfdata_ids, &o->tfdata_ids)) != 0)
+            break;
+    }
+    k = f->executors.v;
+    for (j = 0; j < f->executors.n; j++)
+        k[j].seq = (uint32_t)j;
+    k = f->iterators.v;
+    for (j = 0; j < f->iterators.n; j++)
+        k[j].seq = (uint32_t)j;
+    k = f->contexts.v;
+    for (j = 0; j < f->contexts.n; j++)
+        k[j].seq = (uint32_t)j;
+out:
+    if (job.outs != NULL) {
+        for (i = 0; i < f->nlines; i++)
+            line_out_free(&job.outs[i]);
+    }
+    free(job.outs);
+    if (job.facts != NULL) {
+        for (p = 0; p < xs->nplanes; p++)
+            xp_pick_free(&job.facts[p].pick);
+    }
+    free(job.facts);
+    free(job.order);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/*
+ * op_stats_input_tpu.c - the TPU part of the input-pipeline analysis
+ * (ComputeTpuInputPipelineAnalysisResult): per-step TensorCore details
+ * across cores, their summaries and the TPU bottleneck statements.
+ */
+#include "op_stats_input_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* category_ps of a core's step, 0 when absent. */
+static uint64_t cat_ps(const struct step_core *c, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->ncategories; i++) {
+        if (strcmp(c->categories[i].name, name) == 0)
+            return c->categories[i].ps;
+    }
+    return 0;
+}
+
+/* TpuStepBreakdown of a TensorCore step (ConvertGenericStepBreakdownToTpuStepBreakdown). */
+struct tpu_breakdown {
+    uint64_t infeed, outfeed, wait_scv0, host_send_recv, idle;
+};
+
+static void tpu_breakdown(const struct step_core *c, struct tpu_breakdown *b)
+{
+    uint64_t total = 0, scv0_in;
+    uint32_t i;
+
+    for (i = 0; i < c->ncategories; i++) {
+        if (strcmp(c->categories[i].name, "IDLE") != 0)
+            total += c->categories[i].ps;
+    }
+    b->infeed = cat_ps(c, "infeed");
+    b->outfeed = cat_ps(c, "outfeed");
+    /* BreakdownSparseCoreV0Infeed: the infeed not matched by an outfeed is
+     * the wait for SparseCoreV0 */
+    scv0_in = cat_ps(c, "sparsecorev0 infeed");
+    if (scv0_in > 0) {
+        uint64_t out = cat_ps(c, "sparsecorev0 outfeed");
+        b->wait_scv0 = scv0_in - (scv0_in < out ? scv0_in : out);
+    } else {
+        b->wait_scv0 = cat_ps(c, "sparsecorev0 infeed wait");
+    }
+    b->host_send_recv = cat_ps(c, "host send") + cat_ps(c, "host send-done") +
+                        cat_ps(c, "host recv") + cat_ps(c, "host recv-done");
+    b->idle = c->duration_ps - total; /* profile time - time in ops */
+}
+
+/* ComputeTpuPerStepDataAcrossCores (no collectives: all-reduce times 0). */
+static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
+{
+    struct stat_acc infeed_pct = {0}, step = {0}, optimal = {0}, outfeed = {0}, host = {0};
+    uint64_t max_infeed = 0, max_wait_scv0 = 0;
+    double non_idle;
+    uint32_t i;
+
+    memset(d, 0, sizeof(*d));
+    d->step_number = se->ncores > 0 ? se->cores[0].step_num : se->step_num;
+    for (i = 0; i < se->ncores; i++) {
+        const struct step_core *c = &se->cores[i];
+        struct tpu_breakdown b;
+        if (c->core_id >= 1000000)
+            continue; /* SparseCores */
+        tpu_breakdown(c, &b);
+        ip_acc_add(&step, (double)c->duration_ps);
+        if (b.wait_scv0 > max_wait_scv0)
+            max_wait_scv0 = b.wait_scv0;
+        ip_acc_add(&outfeed, (double)b.outfeed);
+        ip_acc_add(&infeed_pct, 100.0 * (double)b.infeed / (double)c->duration_ps);
+        ip_acc_add(&optimal, (double)(c->duration_ps - (b.infeed + b.outfeed + b.host_send_recv +
+                                                        b.idle + b.wait_scv0)));
+        ip_acc_add(&host, (double)b.host_send_recv);
+        if (b.infeed > max_infeed)
+            max_infeed = b.infeed;
+    }
+    if (outfeed.n > 0)
+        d->tc_outfeed_ms = outfeed.sum / (double)outfeed.n / PS_PER_MS;
+    if (optimal.n > 0)
+        d->tc_compute_ms = optimal.min / PS_PER_MS;
+    if (host.n > 0)
+        d->host_transfer_ms = host.max / PS_PER_MS;
+    d->tc_infeed_ms = (double)max_infeed / PS_PER_MS;
+    /* scv0_infeed_percent is never set: all of the wait is SparseCoreV0 compute */
+    d->scv0_compute_ms = (double)max_wait_scv0 / PS_PER_MS;
+    d->scv0_infeed_ms = 0;
+    if (step.n > 0) {
+        non_idle = d->tc_compute_ms + d->scv0_compute_ms + d->tc_infeed_ms + d->scv0_infeed_ms +
+                   d->all_reduce_compute_ms + d->all_reduce_sync_ms + d->tc_outfeed_ms;
+        d->tc_idle_ms = step.min / PS_PER_MS - non_idle;
+    }
+    if (d->tc_idle_ms < 0)
+        d->tc_idle_ms = 0;
+    if (infeed_pct.n > 0) {
+        d->infeed_percent_avg = infeed_pct.sum / (double)infeed_pct.n;
+        d->infeed_percent_min = infeed_pct.min;
+        d->infeed_percent_max = infeed_pct.max;
+    }
+}
+
+int ip_tpu_analyze(const struct op_stats *os, struct ip_analysis *a)
+{
+    struct stat_acc pct = {0}, tcc = {0}, scc = {0}, sci = {0}, tci = {0}, tco = {0}, idle = {0},
+                    host = {0};
+    uint32_t i;
+
+    a->tpu_steps = calloc(os->nsteps ? os->nsteps : 1, sizeof(*a->tpu_steps));
+    if (a->tpu_steps == NULL)
+        return -ENOMEM;
+    for (i = 0; i < os->nsteps; i++) {
+        struct ip_tpu_step *d = &a->tpu_steps[a->ntpu_steps++];
+        tpu_step(&os->steps[i], d);
+        ip_acc_add(&pct, d->infeed_percent_max);
+        ip_acc_add(&tcc, d->tc_compute_ms);
+        ip_acc_add(&scc, d->scv0_compute_ms);
+        ip_acc_add(&sci, d->scv0_infeed_ms);
+        ip_acc_add(&tci, d->tc_infeed_ms);
+        ip_acc_add(&tco, d->tc_outfeed_ms);
+        ip_acc_add(&idle, d->tc_idle_ms);
+        ip_acc_add(&host, d->host_transfer_ms);
+    }
+    a->input_percent = ip_acc_summary(&pct);
+    a->tc_compute = ip_acc_summary(&tcc);
+    a->scv0_compute = ip_acc_summary(&scc);
+    a->scv0_infeed = ip_acc_summary(&sci);
+    a->tc_infeed = ip_acc_summary(&tci);
+    a->tc_outfeed = ip_acc_summary(&tco);
+    a->tc_idle = ip_acc_summary(&idle);
+    a->host_transfer = ip_acc_summary(&host);
+    return 0;
+}
+
+/* ComputeTpuBottleneckAnalysis with all cores profiled: the input and
+ * output statements over the sum of the steps (TensorCore idle, all-reduce
+ * and SparseCoreV0 statements are not printed by the tables). */
+void ip_tpu_bottleneck(struct ip_analysis *a)
+{
+    double step = 0, infeed = 0, outfeed = 0, infeed_pct, outfeed_pct;
+    uint32_t i;
+
+    for (i = 0; i < a->ntpu_steps; i++) {
+        const struct ip_tpu_step *d = &a->tpu_steps[i];
+        step += d->tc_compute_ms + d->scv0_compute_ms + d->tc_infeed_ms + d->scv0_infeed_ms +
+                d->all_reduce_compute_ms + d->all_reduce_sync_ms + d->tc_outfeed_ms + d->tc_idle_ms;
+        infeed += d->tc_infeed_ms + d->scv0_infeed_ms;
+        outfeed += d->tc_outfeed_ms;
+    }
+    a->output_statement[0] = '\0';
+    if (step == 0) {
+        ip_no_step_time(a);
+        return;
+    }
+    infeed_pct = 100.0 * infeed / step;
+    outfeed_pct = 100.0 * outfeed / step;
+    ip_classify_input(a, infeed_pct, 0);
+    if (outfeed_pct >= 20)
+        snprintf(a->output_statement, sizeof(a->output_statement),
+                 "Your program is HIGHLY output-bound because %.1f%% of the total step time "
+                 "sampled is spent on output. Therefore, you should first focus on reducing "
+                 "the output time.",
+                 outfeed_pct);
+    else if (outfeed_pct >= 5)
+        snprintf(a->output_statement, sizeof(a->output_statement),
+                 "Your program is MODERATELY output-bound because %.1f%% of the total step "
+                 "time sampled is spent on output. Therefore, you would need to reduce both "
+                 "the output time and other time.",
+                 outfeed_pct);
+}
