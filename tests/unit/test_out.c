@@ -520,6 +520,50 @@ static void test_stream_errors(void **state)
     assert_int_equal(open_fds(), fds);
 }
 
+/* A rewound writer writes its next bytes into the chunks it holds; a blob
+ * made from it and out_append copy exactly the bytes written since. */
+static void test_rewind_append(void **state)
+{
+    struct out a, all;
+    struct blob *b;
+    char *buf = malloc(3 * OUT_CHUNK);
+    char *first = NULL;
+    size_t round, total = 0, sizes[] = {3 * OUT_CHUNK - 5, 10, OUT_CHUNK, 0, OUT_CHUNK + 1};
+
+    (void)state;
+    out_init(&a);
+    out_init(&all);
+    for (round = 0; round < sizeof(sizes) / sizeof(sizes[0]); round++) {
+        out_rewind(&a);
+        assert_int_equal(out_len(&a), 0);
+        feed_pattern(&a, sizes[round]);
+        assert_int_equal(out_len(&a), sizes[round]);
+        if (round == 0)
+            first = a.chunks[0];
+        else
+            assert_ptr_equal(a.chunks[0], first); /* the same memory */
+        /* The chunks of the longest round stay. */
+        assert_int_equal(a.nchunks, 3);
+        out_append(&all, &a);
+        total += sizes[round];
+        assert_int_equal(out_len(&all), total);
+    }
+    /* A blob of the last round holds only its bytes, in full chunks. */
+    assert_int_equal(out_finish(&a, &b), 0);
+    assert_int_equal(b->size, OUT_CHUNK + 1);
+    assert_int_equal(b->nchunks, 2);
+    check_range(b, buf, 0, OUT_CHUNK + 1);
+    blob_unref(b);
+    /* Each round's pattern restarts at byte 0. */
+    assert_int_equal(out_finish(&all, &b), 0);
+    assert_int_equal(b->size, total);
+    check_range(b, buf, 0, sizes[0]);
+    assert_int_equal(blob_read(b, sizes[0] + 10, buf, OUT_CHUNK), OUT_CHUNK);
+    check_pattern(buf, OUT_CHUNK);
+    blob_unref(b);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_blob_write_fd_error),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_stream_errors),
+        cmocka_unit_test(test_rewind_append),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
