@@ -1,0 +1,74 @@
+/*
+ * jax_launchers.c - the visit of a JAX/XLA run's GPU kernels (see
+ * jax_launchers.h): host by host, the launches by correlation id when the
+ * latency is asked for (jax_launches.c), then the kernels in trace order
+ * from the xspace (jax_kernels_xspace.c) or the JAX Chrome trace
+ * (jax_kernels_json.c), each handed to the caller with its latency.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "jax_launchers_int.h"
+
+/* Whether s[0..n) needs no CSV quoting. */
+int jax_csv_plain(const char *s, size_t n)
+{
+    return memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL && memchr(s, '\n', n) == NULL &&
+           memchr(s, '\r', n) == NULL;
+}
+
+/* Count k, fill its launch latency when asked, hand it to the caller. */
+int jax_emit(struct jax_visit_state *v, struct jax_kernel *k)
+{
+    v->count++;
+    k->launch_latency = NAN;
+    if (v->want_latency && k->corr != CT_NONE)
+        k->launch_latency = k->ts - jax_launch_ts(&v->launches, k->corr);
+    return v->fn(v->arg, k);
+}
+
+/* Every covered host: its launches when asked, then its kernels. Hosts
+ * with a PyTorch trace are left to pt_launchers. */
+int jax_visit(struct tool_ctx *ctx, int want_latency, int want_category, jax_kernel_fn fn,
+              void *arg)
+{
+    struct jax_visit_state v;
+    int i, n = tool_host_count(ctx), rc = 0;
+
+    memset(&v, 0, sizeof(v));
+    v.fn = fn;
+    v.arg = arg;
+    v.want_latency = want_latency;
+    v.want_category = want_category;
+    for (i = 0; i < n && rc == 0; i++) {
+        const char *host = tool_host(ctx, i);
+        memset(&v.launches, 0, sizeof(v.launches));
+        if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) != NULL) {
+            struct xspace *xs;
+            rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err);
+            if (rc != 0)
+                return rc;
+            if (want_latency)
+                rc = jax_xspace_launches(xs, &v.launches);
+            if (rc == 0)
+                rc = jax_visit_xspace(xs, i, &v);
+        } else if (snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL &&
+                   snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) == NULL) {
+            const struct ctrace *ct;
+            rc = ctrace_snapshot(ctx->snap, host, &ct, ctx->err);
+            if (rc != 0)
+                return rc;
+            if (want_latency)
+                rc = jax_json_launches(ct, &v.launches);
+            if (rc == 0)
+                rc = jax_visit_json(ct, i, &v);
+        }
+        jax_launches_free(&v.launches);
+        if (rc == -ENOMEM)
+            return xp_err_set(ctx->err, rc, "out of memory");
+    }
+    if (rc == 0 && v.count == 0)
+        return xp_err_set(ctx->err, -ENOENT, "no GPU kernels found (JAX/XLA profiles only)");
+    return rc;
+}
