@@ -2,7 +2,7 @@
  * trace_index.c - the per-host trace index: strings, processes, tracks and
  * events while a builder fills it, the three request kinds (window, search,
  * event details) when a tool reads it, and its place among the snapshot's
- * intermediates. Sorting and zoom levels are in trace_levels.c.
+ * intermediates. Sorting and zoom levels are in trace_levels*.c.
  */
 #include "sort.h"
 #include "trace_index.h"

@@ -7,7 +7,8 @@
  * of the last visible flow event; per counter/async channel the time of the
  * last visible sample; per flow id the visibility decided by its first event.
  * The same tracker assigns zoom levels when the index is built
- * (trace_levels.c) and thins a window (trace_index.c).
+ * (trace_levels_flows.c, trace_levels_tracks.c) and thins a window
+ * (trace_index.c).
  */
 #ifndef XPROFS_TRACE_VIS_H
 #define XPROFS_TRACE_VIS_H

@@ -1,0 +1,183 @@
+/*
+ * trace_levels_order.c - XProf's event comparator, and step 1 of finishing
+ * a trace index: tracks in the order the JSON lists them, events grouped by
+ * track and sorted by the comparator inside each track (tracks in parallel).
+ */
+#include "sort.h"
+#include "trace_levels_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
+
+/* Comparator key of a track: pid, then threads before channels, then tid. */
+static uint64_t track_key(const struct tv_track *t)
+{
+    return ((uint64_t)t->pid << 33) | ((uint64_t)(t->has_tid ? 0 : 1) << 32) |
+           (t->has_tid ? t->tid : 0);
+}
+
+int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b)
+{
+    uint64_t ka, kb;
+    uint32_t ra, rb;
+
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->dur != b->dur)
+        return a->dur > b->dur ? -1 : 1;
+    if (a->track != b->track) {
+        ka = track_key(&h->tracks[a->track]);
+        kb = track_key(&h->tracks[b->track]);
+        if (ka != kb)
+            return ka < kb ? -1 : 1;
+    }
+    ra = h->name_rank[a->name];
+    rb = h->name_rank[b->name];
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    return a->src < b->src ? -1 : a->src > b->src;
+}
+
+void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct tv_vis_event *ve)
+{
+    ve->ts = e->ts;
+    ve->dur = e->dur;
+    ve->row = e->track;
+    ve->has_tid = h->tracks[e->track].has_tid;
+    ve->has_flow = e->has_flow;
+    ve->flow_id = e->has_flow ? TV_FLOW_ID(h->flows[e->src]) : 0;
+    ve->type = e->has_flow ? TV_FLOW_TYPE(h->flows[e->src]) : 0;
+}
+
+int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, uint32_t nruns)
+{
+    uint32_t pos[TV_LEVELS + 1], total = runs[nruns], k, i;
+    uint32_t *tmp;
+
+    if (nruns <= 1 || total == 0)
+        return 0;
+    tmp = malloc(total * sizeof(*tmp));
+    if (tmp == NULL)
+        return -ENOMEM;
+    for (k = 0; k < nruns; k++)
+        pos[k] = runs[k];
+    for (i = 0; i < total; i++) {
+        int best = -1;
+        for (k = 0; k < nruns; k++) {
+            if (pos[k] >= runs[k + 1])
+                continue;
+            if (best < 0 ||
+                tv_event_cmp(h, &h->events[idx[pos[k]]], &h->events[idx[pos[best]]]) < 0)
+                best = (int)k;
+        }
+        tmp[i] = idx[pos[best]++];
+    }
+    memcpy(idx, tmp, total * sizeof(*tmp));
+    free(tmp);
+    return 0;
+}
+
+/* --- step 1: tracks and per-track order ---------------------------------------- */
+
+/* Output order of tracks: pid, channels (by name) before threads (by tid). */
+static int track_out_cmp(const void *a, const void *b, void *arg)
+{
+    const struct tv_host *h = arg;
+    const struct tv_track *x = a, *y = b;
+    int c;
+
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->has_tid != y->has_tid)
+        return x->has_tid ? 1 : -1;
+    if (x->has_tid)
+        return x->tid < y->tid ? -1 : x->tid > y->tid;
+    c = strcmp(tv_text(h, x->name), tv_text(h, y->name));
+    return c;
+}
+
+/* tv_event_cmp with the host as qsort_r-style context. */
+static int track_cmp(const void *a, const void *b, void *h)
+{
+    return tv_event_cmp(h, a, b);
+}
+
+/* Sort the events of track t by the comparator (a parallel_for item). */
+static int sort_track(void *arg, size_t t)
+{
+    struct tv_host *h = arg;
+    struct tv_event *ev = &h->events[h->tracks[t].first];
+
+    return xp_sort_runs(ev, h->tracks[t].count, sizeof(*ev), track_cmp, h);
+}
+
+int tvl_order_tracks(struct tv_host *h, int nthreads)
+{
+    uint32_t n = h->ntracks, i, t;
+    uint32_t *old_of_new, *new_of_old, *next;
+    struct tv_track *sorted;
+    int rc = 0;
+
+    if (n == 0)
+        return 0;
+    sorted = malloc(n * sizeof(*sorted));
+    new_of_old = malloc(n * sizeof(*new_of_old));
+    old_of_new = malloc(n * sizeof(*old_of_new));
+    next = calloc(n + 1, sizeof(*next));
+    if (sorted == NULL || new_of_old == NULL || old_of_new == NULL || next == NULL) {
+        free(sorted);
+        free(new_of_old);
+        free(old_of_new);
+        free(next);
+        return -ENOMEM;
+    }
+    /* Sort a copy carrying the old index in .first. */
+    for (i = 0; i < n; i++) {
+        sorted[i] = h->tracks[i];
+        sorted[i].first = i;
+        sorted[i].count = 0;
+    }
+    qsort_r(sorted, n, sizeof(*sorted), track_out_cmp, h);
+    for (i = 0; i < n; i++) {
+        old_of_new[i] = sorted[i].first;
+        new_of_old[sorted[i].first] = i;
+    }
+    for (i = 0; i < h->nevents; i++) {
+        h->events[i].track = new_of_old[h->events[i].track];
+        sorted[h->events[i].track].count++;
+    }
+    /* First event of each track; then an in-place bucket permutation. */
+    for (t = 0, i = 0; t < n; t++) {
+        sorted[t].first = i;
+        next[t] = i;
+        i += sorted[t].count;
+    }
+    next[n] = i;
+    free(h->tracks);
+    h->tracks = sorted;
+    for (t = 0; t < n; t++) {
+        uint32_t end = sorted[t].first + sorted[t].count;
+        while (next[t] < end) {
+            struct tv_event *e = &h->events[next[t]];
+            if (e->track == t) {
+                next[t]++;
+            } else {
+                struct tv_event tmp = *e;
+                uint32_t dst = next[tmp.track]++;
+                *e = h->events[dst];
+                h->events[dst] = tmp;
+            }
+        }
+    }
+    /* Sort inside each track unless already sorted (tracks in parallel). */
+    rc = parallel_for(n, nthreads, sort_track, h);
+    free(new_of_old);
+    free(old_of_new);
+    free(next);
+    return rc;
+}
