@@ -74,22 +74,6 @@ void gr_node_span(const struct forest *f, uint32_t node, int64_t *begin, int64_t
     *dur = ln->events[e].duration_ps;
 }
 
-/* The stat with metadata id `id` among the event's own stats (GetStat). */
-int gr_event_stat_by_id(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                        int64_t id, struct xp_stat *st)
-{
-    struct xp_stat_iter it;
-
-    if (id == XP_NO_STAT)
-        return 0;
-    xp_stat_iter_init(&it, p, l, e);
-    while (xp_stat_next(&it, st) == 1) {
-        if (st->meta_id == id)
-            return 1;
-    }
-    return 0;
-}
-
 int gr_node_stat(const struct forest *f, uint32_t node, enum xp_stat_type t, struct xp_stat *st)
 {
     uint32_t p, l, e;
@@ -97,7 +81,7 @@ int gr_node_stat(const struct forest *f, uint32_t node, enum xp_stat_type t, str
 
     gr_node_where(f, node, &p, &l, &e);
     pl = &f->xs->planes[p];
-    return gr_event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], pl->stat_id[t], st);
+    return xp_event_own_stat(pl, &pl->lines[l], &pl->lines[l].events[e], pl->stat_id[t], st);
 }
 
 int gr_keyed_cmp(const void *a, const void *b)

@@ -200,10 +200,6 @@ void gr_node_where(const struct forest *f, uint32_t node, uint32_t *p, uint32_t 
 /* Absolute start and duration of node. */
 void gr_node_span(const struct forest *f, uint32_t node, int64_t *begin, int64_t *dur);
 
-/* The stat with metadata id `id` among the event's own stats (GetStat). */
-int gr_event_stat_by_id(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                        int64_t id, struct xp_stat *st);
-
 /* The stat of type t on node itself. */
 int gr_node_stat(const struct forest *f, uint32_t node, enum xp_stat_type t, struct xp_stat *st);
 

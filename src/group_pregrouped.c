@@ -45,7 +45,7 @@ int gr_read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n)
             for (e = 0; e < ln->nevents; e++) {
                 struct xp_stat st;
                 row[e] = -1;
-                if (gsid != XP_NO_STAT && gr_event_stat_by_id(pl, ln, &ln->events[e], gsid, &st)) {
+                if (gsid != XP_NO_STAT && xp_event_own_stat(pl, ln, &ln->events[e], gsid, &st)) {
                     int64_t v = xp_stat_int(&st);
                     if (v >= 0 && v < (1 << 24)) {
                         row[e] = (int32_t)v;
@@ -93,7 +93,7 @@ int gr_read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n)
                         (struct xp_step_marker){row[e], b, b + ln->events[e].duration_ps};
                 }
                 if (names[row[e]] == NULL && snid != XP_NO_STAT &&
-                    gr_event_stat_by_id(pl, ln, &ln->events[e], snid, &st) &&
+                    xp_event_own_stat(pl, ln, &ln->events[e], snid, &st) &&
                     (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF)) {
                     names[row[e]] =
                         arena_strndup(&((struct groups_mem *)g->mem)->arena, st.str, st.len);

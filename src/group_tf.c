@@ -121,7 +121,7 @@ int gr_mark_eager(struct forest *f)
         gr_node_where(f, x, &p, &l, &e);
         pl = &f->xs->planes[p];
         id = xp_plane_stat_id_by_name(pl, "is_func");
-        if (gr_event_stat_by_id(pl, &pl->lines[l], &pl->lines[l].events[e], id, &st) &&
+        if (xp_event_own_stat(pl, &pl->lines[l], &pl->lines[l].events[e], id, &st) &&
             xp_stat_int(&st) == 0)
             f->eager[i] = 1;
     }

@@ -19,21 +19,6 @@
 #include "bigalloc.h"
 #include "op_stats_tfop.h"
 
-int op_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                  int64_t id, struct xp_stat *st)
-{
-    struct xp_stat_iter it;
-
-    if (id == XP_NO_STAT)
-        return 0;
-    xp_stat_iter_init(&it, p, l, e);
-    while (xp_stat_next(&it, st) == 1) {
-        if (st->meta_id == id)
-            return 1;
-    }
-    return 0;
-}
-
 /* A framework op an event stands for. */
 struct host_op {
     const char *name; /* view */
@@ -550,8 +535,9 @@ int host_plane_begin(struct host_ctx *ctx, uint32_t p, struct host_plane_work **
             for (e = 0; e < ln->nevents; e++) {
                 struct xp_stat sid, scat;
                 const char *nm = xp_event_meta(pl, &ln->events[e])->name;
-                if (nm[0] == '\0' || !op_event_stat(pl, ln, &ln->events[e], stage_id_id, &sid) ||
-                    !op_event_stat(pl, ln, &ln->events[e], stage_cat_id, &scat))
+                if (nm[0] == '\0' ||
+                    !xp_event_own_stat(pl, ln, &ln->events[e], stage_id_id, &sid) ||
+                    !xp_event_own_stat(pl, ln, &ln->events[e], stage_cat_id, &scat))
                     continue;
                 if (w->nstages == stages_cap) {
                     size_t nc = stages_cap ? stages_cap * 2 : 16;
@@ -599,8 +585,8 @@ static int host_plane_steps(struct host_ctx *ctx, uint32_t p, struct step_events
         const struct xp_line *ln = &pl->lines[l];
         for (e = 0; e < ln->nevents; e++) {
             struct xp_stat pt, pp;
-            if (op_event_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) &&
-                op_event_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp)) {
+            if (xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) &&
+                xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp)) {
                 if (nparents == parents_cap) {
                     size_t nc = parents_cap ? parents_cap * 2 : 16;
                     uint64_t(*v)[2] = realloc(parents, nc * sizeof(*v));

@@ -141,8 +141,4 @@ int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, ui
 
 void op_stats_free(struct op_stats *os);
 
-/* Own-stat lookup by metadata id (XEventVisitor::GetStat). */
-int op_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                  int64_t id, struct xp_stat *st);
-
 #endif

@@ -86,8 +86,8 @@ void tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const st
 {
     struct xp_stat off, dur;
 
-    if (op_event_stat(p, l, e, ids->device_offset_ps, &off) &&
-        op_event_stat(p, l, e, ids->device_duration_ps, &dur)) {
+    if (xp_event_own_stat(p, l, e, ids->device_offset_ps, &off) &&
+        xp_event_own_stat(p, l, e, ids->device_duration_ps, &dur)) {
         *begin = xp_stat_int(&off);
         *end = *begin + xp_stat_int(&dur);
         return;
@@ -178,7 +178,7 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
     if (!tpu_meta_stat(md, ids->program_id, &prog) || !tpu_meta_stat(md, ids->symbol_id, &sym) ||
         tpu_stat_u64(&sym) == 0)
         return 0;
-    if (op_event_stat(p, l, e, ids->min_duration_ps, &st))
+    if (xp_event_own_stat(p, l, e, ids->min_duration_ps, &st))
         min_time = (uint64_t)xp_stat_int(&st);
     op = plane_op(db, tpu_stat_u64(&prog), tpu_stat_u64(&sym));
     if (op == NULL)
@@ -241,13 +241,13 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
                 m->flops_v2 += (double)tpu_stat_u64(&st);
             }
         }
-        if (op_event_stat(p, l, e, ids->bytes_accessed, &st))
+        if (xp_event_own_stat(p, l, e, ids->bytes_accessed, &st))
             m->bytes_accessed += tpu_stat_u64(&st);
-        if (op_event_stat(p, l, e, ids->model_flops, &st)) {
+        if (xp_event_own_stat(p, l, e, ids->model_flops, &st)) {
             m->model_flops += tpu_stat_u64(&st);
             m->model_flops_v2 += (double)tpu_stat_u64(&st);
         }
-        if (op_event_stat(p, l, e, ids->flops, &st)) {
+        if (xp_event_own_stat(p, l, e, ids->flops, &st)) {
             m->flops += tpu_stat_u64(&st);
             m->flops_v2 += (double)tpu_stat_u64(&st);
         }

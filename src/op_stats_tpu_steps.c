@@ -147,7 +147,7 @@ static int tpu_line_steps(const struct xp_plane *p, const struct xp_line *l,
     if (stack == NULL)
         return -ENOMEM;
     for (i = 0; rc == 0 && i < l->nevents; i++) {
-        if (!op_event_stat(p, l, &l->events[i], gid, &st))
+        if (!xp_event_own_stat(p, l, &l->events[i], gid, &st))
             continue;
         tpu_device_span(p, l, &l->events[i], ids, &b, &en);
         while (nstack > 0 && !(stack[nstack - 1].begin <= b && en <= stack[nstack - 1].end)) {
@@ -224,7 +224,7 @@ static int tpu_core_steps(const struct xp_plane *p, struct tpu_core_steps *cs)
             cs->nmarkers = 0; /* one step line per core: the last one counts */
             for (i = 0; i < l->nevents; i++) {
                 struct tpu_marker *m;
-                if (!op_event_stat(p, l, &l->events[i], gid, &st))
+                if (!xp_event_own_stat(p, l, &l->events[i], gid, &st))
                     continue;
                 if (grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers,
                          sizeof(*cs->markers)) != 0)

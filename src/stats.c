@@ -81,6 +81,33 @@ int xp_stat_type_find(const char *s, size_t n)
     return -1;
 }
 
+int xp_event_is_internal(const char *name)
+{
+    static const char *const internal[] = {
+        "MemoryAllocation",
+        "MemoryDeallocation",
+        "PrefetchProduce",
+        "PrefetchConsume",
+        "ParallelInterleaveProduce",
+        "ParallelInterleaveConsume",
+        "ParallelInterleaveInitializeInput",
+        "ParallelMapProduce",
+        "ParallelMapConsume",
+        "MapAndBatchProduce",
+        "MapAndBatchConsume",
+        "ParseExampleProduce",
+        "ParseExampleConsume",
+        NULL,
+    };
+    int i;
+
+    for (i = 0; internal[i] != NULL; i++) {
+        if (strcmp(internal[i], name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int xp_stat_is_internal(const char *name)
 {
     static const char *const internal[] = {"_pt",   "_p",         "_ct",       "_c", "_r",

@@ -79,4 +79,8 @@ int xp_stat_type_find(const char *s, size_t n);
 /* 1 if XProf hides this stat from trace-viewer args (IsInternalStat). */
 int xp_stat_is_internal(const char *name);
 
+/* 1 if XProf hides events of this metadata name (IsInternalEvent: TF's
+ * memory and tf.data producer/consumer markers). */
+int xp_event_is_internal(const char *name);
+
 #endif

@@ -15,32 +15,6 @@
 const char *const st_tf_markers[ST_N_TF_MARKERS] = {"FunctionRun", "SessionRun", "RunGraph",
                                                     "ExecutorState::Process"};
 
-int st_internal_event(const char *name)
-{
-    static const char *const internal[] = {
-        "MemoryAllocation",
-        "MemoryDeallocation",
-        "PrefetchProduce",
-        "PrefetchConsume",
-        "ParallelInterleaveProduce",
-        "ParallelInterleaveConsume",
-        "ParallelInterleaveInitializeInput",
-        "ParallelMapProduce",
-        "ParallelMapConsume",
-        "MapAndBatchProduce",
-        "MapAndBatchConsume",
-        "ParseExampleProduce",
-        "ParseExampleConsume",
-    };
-    size_t i;
-
-    for (i = 0; i < sizeof(internal) / sizeof(internal[0]); i++) {
-        if (strcmp(name, internal[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 const char *xp_steps_source_name(enum xp_steps_source s)
 {
     switch (s) {

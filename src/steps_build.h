@@ -72,7 +72,4 @@ void st_abort(struct st_builder *b);
 extern const char *const st_tf_markers[];
 #define ST_N_TF_MARKERS 4
 
-/* 1 if XProf hides events of this name (IsInternalEvent). */
-int st_internal_event(const char *name);
-
 #endif

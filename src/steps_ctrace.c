@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sort.h"
+#include "stats.h"
 #include "steps_build.h"
 
 #define PS_LIMIT_US 9.0e12 /* |µs| beyond which ps no longer fit an int64 */
@@ -257,7 +258,7 @@ static int feed_tracks(struct st_builder *b, const struct ctrace *ct, const char
             const struct ctrace_event *e = &ct->events[mem[j].event];
             const char *name = ctrace_str(ct, e->name);
             int64_t lo, dur;
-            if (st_internal_event(name))
+            if (xp_event_is_internal(name))
                 continue;
             lo = llround((e->ts - b->m->origin_us) * 1e6);
             dur = e->dur > 0 ? llround(e->dur * 1e6) : 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "steps_build.h"
 
 /* Bits of a metadata's flags. */
@@ -187,7 +188,7 @@ static int plane_kinds(const struct st_builder *b, const struct xp_plane *p, uin
         if (st_has_name(b, name, strlen(name)) != NULL) {
             kind[k] = 1;
             any = 1;
-        } else if (st_internal_event(name)) {
+        } else if (xp_event_is_internal(name)) {
             kind[k] = 2;
         }
     }

@@ -64,9 +64,6 @@ void xsrc_free(void *src);
 uint32_t xsrc_line_base(const struct xsrc *src, uint32_t p, uint32_t l);
 uint32_t xsrc_derived_base(const struct xsrc *src, uint32_t di);
 
-/* 1 if XProf hides events of this metadata name (IsInternalEvent). */
-int tv_is_internal_event(const char *name);
-
 /* tv_args_fn, tv_counter_fn and tv_group_fn (derived events) of xplane
  * hosts. */
 uint64_t xsrc_args(const struct tv_host *h, const struct tv_event *e, struct out *o, int *first);

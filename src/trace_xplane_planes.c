@@ -12,34 +12,7 @@
 #include <string.h>
 
 #include "derived.h"
-
-static const char *const internal_events[] = {
-    "MemoryAllocation",
-    "MemoryDeallocation",
-    "PrefetchProduce",
-    "PrefetchConsume",
-    "ParallelInterleaveProduce",
-    "ParallelInterleaveConsume",
-    "ParallelInterleaveInitializeInput",
-    "ParallelMapProduce",
-    "ParallelMapConsume",
-    "MapAndBatchProduce",
-    "MapAndBatchConsume",
-    "ParseExampleProduce",
-    "ParseExampleConsume",
-    NULL,
-};
-
-int tv_is_internal_event(const char *name)
-{
-    int i;
-
-    for (i = 0; internal_events[i] != NULL; i++) {
-        if (strcmp(name, internal_events[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
+#include "stats.h"
 
 static int starts_with(const char *s, const char *prefix)
 {
@@ -190,7 +163,7 @@ int txp_declare_plane(struct builder *b, const struct shown_plane *sp, uint32_t 
     if (ps->meta == NULL)
         return -ENOMEM;
     for (i = 0; i < pl->nemeta; i++)
-        ps->meta[i].internal = (uint8_t)tv_is_internal_event(pl->emeta[i].name);
+        ps->meta[i].internal = (uint8_t)xp_event_is_internal(pl->emeta[i].name);
     rc = txp_roles_init(&ps->roles, pl);
     if (rc != 0)
         return rc;

@@ -205,6 +205,11 @@ int xp_stat_next(struct xp_stat_iter *it, struct xp_stat *st);
 int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
                         int (*want)(const void *ctx, int64_t id), const void *ctx);
 
+/* The stat with metadata id `id` among the event's own stats, not its
+ * metadata's. Returns 1 and *st if found, else 0. */
+int xp_event_own_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                      int64_t id, struct xp_stat *st);
+
 /* Find a well-known stat on the event, then on its metadata (XProf's
  * XEventVisitor::GetStat order). Returns 1 and *st if found, else 0. */
 int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,

@@ -397,13 +397,10 @@ int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
     return 0;
 }
 
-int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                  enum xp_stat_type t, struct xp_stat *st)
+int xp_event_own_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                      int64_t id, struct xp_stat *st)
 {
-    const struct xp_event_meta *m;
     struct xp_stat_iter it;
-    int64_t id = p->stat_id[t];
-    uint32_t i;
 
     if (id == XP_NO_STAT)
         return 0;
@@ -412,6 +409,20 @@ int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struc
         if (st->meta_id == id)
             return 1;
     }
+    return 0;
+}
+
+int xp_event_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                  enum xp_stat_type t, struct xp_stat *st)
+{
+    const struct xp_event_meta *m;
+    int64_t id = p->stat_id[t];
+    uint32_t i;
+
+    if (id == XP_NO_STAT)
+        return 0;
+    if (xp_event_own_stat(p, l, e, id, st))
+        return 1;
     m = xp_event_meta(p, e);
     for (i = 0; i < m->nstats; i++) {
         if (m->stats[i].meta_id == id) {

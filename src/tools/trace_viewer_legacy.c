@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sort.h"
+#include "stats.h"
 #include "tool.h"
 #include "trace_index.h"
 #include "trace_json.h"
@@ -549,7 +550,7 @@ static int list_events(const struct legacy *lg, struct legacy_event **evp, uint3
             } else {
                 const struct xp_line *ln = &pl->lines[ll->file];
                 const char *mname = pl->emeta[ln->events[e].meta].name;
-                if (tv_is_internal_event(mname))
+                if (xp_event_is_internal(mname))
                     continue;
                 ts = (uint64_t)xp_event_start_ps(ln, &ln->events[e]);
             }
