@@ -49,22 +49,11 @@ static int read_args(struct scan *sc, size_t a, size_t b, struct ctrace_event *e
     sub.n = b;
     for (;;) {
         size_t ka, kb, va;
-        int esc, rc;
-        ctr_skip_ws(&sub);
-        if (sub.i >= sub.n || sub.s[sub.i] == '}')
-            break;
-        if (sub.s[sub.i] == ',') {
-            sub.i++;
-            ctr_skip_ws(&sub);
-        }
-        ka = sub.i;
-        rc = ctr_skip_string(&sub, &esc);
-        if (rc != 0)
+        int esc, rc = ctr_next_key(&sub, &ka, &kb, &esc);
+        if (rc < 0)
             return rc;
-        kb = sub.i;
-        ctr_skip_ws(&sub);
-        sub.i++; /* ':' (validated by ctr_json_skip already) */
-        ctr_skip_ws(&sub);
+        if (rc == 0)
+            break;
         va = sub.i;
         rc = ctr_json_skip(&sub);
         if (rc != 0)
@@ -130,21 +119,11 @@ static int read_event(struct ctrace *ct, struct scan *sc, struct ctrace_event *e
     for (;;) {
         size_t ka, kb, va, vb;
         int kesc, vesc = 0;
-        ctr_skip_ws(&sub);
-        if (sub.i >= sub.n || sub.s[sub.i] == '}')
-            break;
-        if (sub.s[sub.i] == ',') {
-            sub.i++;
-            ctr_skip_ws(&sub);
-        }
-        ka = sub.i;
-        rc = ctr_skip_string(&sub, &kesc);
-        if (rc != 0)
+        rc = ctr_next_key(&sub, &ka, &kb, &kesc);
+        if (rc < 0)
             return rc;
-        kb = sub.i;
-        ctr_skip_ws(&sub);
-        sub.i++; /* ':' */
-        ctr_skip_ws(&sub);
+        if (rc == 0)
+            break;
         va = sub.i;
         if (sub.s[va] == '"')
             rc = ctr_skip_string(&sub, &vesc);

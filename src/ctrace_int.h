@@ -65,6 +65,11 @@ int ctr_skip_string(struct scan *sc, int *escaped);
 /* Skip and validate any JSON value at sc->i (after whitespace). */
 int ctr_json_skip(struct scan *sc);
 
+/* Walking an object already validated by ctr_json_skip: the next member's
+ * key token is s[*ka..*kb) (*escaped as in ctr_skip_string), and sc->i is
+ * left on its value. Returns 1, 0 at the closing brace, or -EIO. */
+int ctr_next_key(struct scan *sc, size_t *ka, size_t *kb, int *escaped);
+
 /* 1 if the key token s[a..b) (quotes included) is k. */
 static inline int ctr_key_is(const struct scan *sc, size_t a, size_t b, const char *k)
 {

@@ -152,6 +152,28 @@ static int skip_scalar(struct scan *sc)
 
 /* Skip and validate any JSON value at sc->i (after whitespace). Iterative:
  * 'stack' remembers, per open container, whether it is an object. */
+int ctr_next_key(struct scan *sc, size_t *ka, size_t *kb, int *escaped)
+{
+    int rc;
+
+    ctr_skip_ws(sc);
+    if (sc->i >= sc->n || sc->s[sc->i] == '}')
+        return 0;
+    if (sc->s[sc->i] == ',') {
+        sc->i++;
+        ctr_skip_ws(sc);
+    }
+    *ka = sc->i;
+    rc = ctr_skip_string(sc, escaped);
+    if (rc != 0)
+        return rc;
+    *kb = sc->i;
+    ctr_skip_ws(sc);
+    sc->i++; /* ':' */
+    ctr_skip_ws(sc);
+    return 1;
+}
+
 int ctr_json_skip(struct scan *sc)
 {
     unsigned char stack[CT_MAX_DEPTH];
