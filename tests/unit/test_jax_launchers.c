@@ -66,7 +66,7 @@ static void test_op_cache(void **state)
     assert_non_null(longtext);
     memset(&c, 0, sizeof(c));
     for (i = 0; i < 2000; i++)
-        snprintf(texts[i], sizeof(texts[i]), i % 3 == 0 ? "conv.%d" : i % 3 ? "add.%d" : "", i);
+        snprintf(texts[i], sizeof(texts[i]), i % 3 == 0 ? "conv.%d" : "add.%d", i);
     /* Twice: the first round fills and grows the table, the second hits. */
     for (round = 0; round < 2; round++) {
         for (i = 0; i < 2000; i++) {
