@@ -243,7 +243,6 @@ struct batch {
     const char *last_name; /* and name ("" if none) */
     struct out *out;       /* its bytes (its slot's writer) */
     uint64_t counters;     /* counter samples in it */
-    int end_counter;       /* its last entry is a counter sample */
 };
 
 struct round {
@@ -272,7 +271,6 @@ static int format_batch(void *arg, size_t k)
             write_event(&w, p, part_event(p, i));
     }
     b->counters = w.counters;
-    b->end_counter = w.prev_counter;
     return b->out->oom ? -ENOMEM : 0;
 }
 
@@ -333,7 +331,7 @@ int tw_write_batched(struct out *o, const struct tv_part *parts, int nparts,
         out_init(&slot[k]);
     *counters = 0;
     while (rc == 0 && c.part < nparts) {
-        /* Plan a round: up to ROUND_BATCHES runs of at most BATCH_EVENTS. */
+        /* Plan a round: up to ROUND_BATCHES runs of at most batch_events. */
         for (nb = 0; nb < ROUND_BATCHES && c.part < nparts;) {
             const struct tv_part *p = &parts[c.part];
             uint32_t end = part_positions(p), hi;
