@@ -43,8 +43,7 @@ int gr_vec_append(struct vec *dst, struct vec *src)
     return 0;
 }
 
-/* Where node sits: plane, line and event. */
-void gr_node_where(const struct forest *f, uint32_t node, uint32_t *p, uint32_t *l, uint32_t *e)
+uint32_t gr_node_line(const struct forest *f, uint32_t node)
 {
     uint32_t lo = 0, hi = f->nlines;
 
@@ -58,6 +57,14 @@ void gr_node_where(const struct forest *f, uint32_t node, uint32_t *p, uint32_t 
     /* skip empty lines that share the base */
     while (lo + 1 < f->nlines && f->line_base[lo + 1] <= node)
         lo++;
+    return lo;
+}
+
+/* Where node sits: plane, line and event. */
+void gr_node_where(const struct forest *f, uint32_t node, uint32_t *p, uint32_t *l, uint32_t *e)
+{
+    uint32_t lo = gr_node_line(f, node);
+
     *p = f->line_plane[lo];
     *l = f->line_index[lo];
     *e = node - f->line_base[lo];

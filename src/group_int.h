@@ -197,6 +197,9 @@ int gr_vec_append(struct vec *dst, struct vec *src);
 /* Where node sits: plane, line and event. */
 void gr_node_where(const struct forest *f, uint32_t node, uint32_t *p, uint32_t *l, uint32_t *e);
 
+/* The flat line (index into line_base) holding node. */
+uint32_t gr_node_line(const struct forest *f, uint32_t node);
+
 /* Absolute start and duration of node. */
 void gr_node_span(const struct forest *f, uint32_t node, int64_t *begin, int64_t *dur);
 

@@ -174,18 +174,7 @@ int gr_context_stat(struct forest *f, uint32_t node, enum xp_stat_type t, struct
 /* The end (exclusive) of the line holding node. */
 static uint32_t line_end(const struct forest *f, uint32_t node)
 {
-    uint32_t lo = 0, hi = f->nlines;
-
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (f->line_base[mid] <= node)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    while (lo + 1 < f->nlines && f->line_base[lo + 1] <= node)
-        lo++;
-    return f->line_base[lo + 1];
+    return f->line_base[gr_node_line(f, node) + 1];
 }
 
 /* PropagateGroupId: every node reachable from root through nodes not yet
