@@ -116,6 +116,27 @@ static int launches_latest(struct jax_launches *t, struct jax_corr *v, size_t n)
     return 0;
 }
 
+/* Append (id, ts) to the growing array *v; on failure it is freed.
+ * Returns 0 or -ENOMEM. */
+static int corr_push(struct jax_corr **v, size_t *n, size_t *cap, int64_t id, double ts)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        struct jax_corr *nv = realloc(*v, c * sizeof(*nv));
+        if (nv == NULL) {
+            free(*v);
+            *v = NULL;
+            return -ENOMEM;
+        }
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[*n].id = id;
+    (*v)[*n].ts = ts;
+    (*n)++;
+    return 0;
+}
+
 /* Host-side events with a correlation id on /host:CPU planes. Where several
  * share an id, the last in trace order (thread, then time) wins, as in
  * TraceLens's linking loop. */
@@ -135,19 +156,9 @@ int jax_xspace_launches(const struct xspace *xs, struct jax_launches *t)
                 struct xp_stat st;
                 if (!xp_event_stat(pl, ln, &ln->events[e], XS_CORRELATION_ID, &st))
                     continue;
-                if (n == cap) {
-                    struct jax_corr *nv;
-                    cap = cap ? cap * 2 : 1024;
-                    nv = realloc(v, cap * sizeof(*nv));
-                    if (nv == NULL) {
-                        free(v);
-                        return -ENOMEM;
-                    }
-                    v = nv;
-                }
-                v[n].id = xp_stat_int(&st);
-                v[n].ts = (double)xp_event_start_ps(ln, &ln->events[e]) / 1e6;
-                n++;
+                if (corr_push(&v, &n, &cap, xp_stat_int(&st),
+                              (double)xp_event_start_ps(ln, &ln->events[e]) / 1e6) != 0)
+                    return -ENOMEM;
             }
         }
     }
@@ -164,19 +175,8 @@ int jax_json_launches(const struct ctrace *ct, struct jax_launches *t)
         const struct ctrace_event *ev = &ct->events[i];
         if (ev->pid != 701 || (ev->flags & CT_PID_STR) || ev->correlation == CT_NONE)
             continue;
-        if (n == cap) {
-            struct jax_corr *nv;
-            cap = cap ? cap * 2 : 1024;
-            nv = realloc(v, cap * sizeof(*nv));
-            if (nv == NULL) {
-                free(v);
-                return -ENOMEM;
-            }
-            v = nv;
-        }
-        v[n].id = ev->correlation;
-        v[n].ts = ev->ts;
-        n++;
+        if (corr_push(&v, &n, &cap, ev->correlation, ev->ts) != 0)
+            return -ENOMEM;
     }
     if (n > 0) {
         corr_sort(v, n);
