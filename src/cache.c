@@ -177,6 +177,22 @@ int cache_get(struct cache *c, const char *key, uint64_t gen, int keep, cache_fi
     return rc;
 }
 
+struct blob *cache_peek(struct cache *c, const char *key, uint64_t gen)
+{
+    struct cache_entry *e;
+    struct blob *b = NULL;
+
+    pthread_mutex_lock(&c->lock);
+    e = find(c, key);
+    if (e != NULL && !e->busy && e->gen == gen && e->blob != NULL) {
+        lru_unlink(c, e);
+        lru_push(c, e);
+        b = blob_ref(e->blob);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return b;
+}
+
 long long cache_known_size(struct cache *c, const char *key, uint64_t gen)
 {
     struct cache_entry *e;

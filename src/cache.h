@@ -42,6 +42,10 @@ void cache_destroy(struct cache *c);
 int cache_get(struct cache *c, const char *key, uint64_t gen, int keep, cache_fill_fn fill,
               void *arg, struct blob **blob, struct xp_err *err);
 
+/* The blob of key at gen if one is held, referenced (and made most recently
+ * used), else NULL. Never computes and never waits. */
+struct blob *cache_peek(struct cache *c, const char *key, uint64_t gen);
+
 /* The size of key at gen if it was computed (even if evicted since), else -1. */
 long long cache_known_size(struct cache *c, const char *key, uint64_t gen);
 

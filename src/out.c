@@ -33,6 +33,17 @@ void out_spill(struct out *o, const char *dir)
     out_spill_at(o, dir, OUT_SPILL_THRESHOLD);
 }
 
+void out_on_spill(struct out *o, int (*fn)(void *arg, int fd, size_t spilled), void *arg)
+{
+    o->on_spill = fn;
+    o->on_spill_arg = arg;
+}
+
+int out_failed(const struct out *o)
+{
+    return o->oom;
+}
+
 void out_stream_at(struct out *o, int fd, size_t threshold)
 {
     o->stream = 1;
@@ -152,6 +163,11 @@ static int spill_chunks(struct out *o, char **reuse)
         else
             *reuse = o->chunks[i];
         o->chunks[i] = NULL;
+        if (o->on_spill != NULL && !o->stream) {
+            rc = o->on_spill(o->on_spill_arg, o->spill_fd, o->spilled);
+            if (rc != 0)
+                return rc;
+        }
     }
     return 0;
 }
@@ -176,6 +192,8 @@ static int out_grow(struct out *o)
     if ((o->spill_dir != NULL || o->stream) && o->len >= o->spill_at && o->len > o->spilled) {
         int rc = spill_chunks(o, &chunk);
         if (rc != 0) {
+            if (chunk != NULL)
+                chunk_free(chunk);
             o->oom = 1;
             o->spill_err = rc;
             return -1;

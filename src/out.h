@@ -48,6 +48,8 @@ struct out {
     int spill_fd;          /* the unlinked spill file (open exactly when spilled > 0), or
                               the caller's fd when streaming */
     int stream;            /* 1: spill_fd is the caller's (out_stream_at) */
+    int (*on_spill)(void *arg, int fd, size_t spilled); /* see out_on_spill, or NULL */
+    void *on_spill_arg;                                 /* its argument */
 };
 
 struct blob {
@@ -71,6 +73,18 @@ void out_spill(struct out *o, const char *dir);
 
 /* Same with a chosen threshold in bytes (tests use tiny ones). */
 void out_spill_at(struct out *o, const char *dir, size_t threshold);
+
+/* Tell fn(arg, fd, spilled) after every chunk a spilling writer adds to
+ * its spill file fd: bytes [0, spilled) of the output are there (so that
+ * readers can follow a file while it is being made: live_blob.h). fn
+ * returns 0 to go on, or a negative errno to stop the writer, which then
+ * fails with it like a failed spill file (nobody reads the file any more).
+ * Call after out_spill. */
+void out_on_spill(struct out *o, int (*fn)(void *arg, int fd, size_t spilled), void *arg);
+
+/* 1 once an append has failed (out_finish will fail): a long producer can
+ * stop early. */
+int out_failed(const struct out *o);
 
 /* Let the writer stream to fd (not owned: never closed) once it holds more
  * than threshold bytes: full chunks are written there and their memory

@@ -330,7 +330,7 @@ int tw_write_batched(struct out *o, const struct tv_part *parts, int nparts,
     for (k = 0; k < ROUND_BATCHES; k++)
         out_init(&slot[k]);
     *counters = 0;
-    while (rc == 0 && c.part < nparts) {
+    while (rc == 0 && c.part < nparts && !out_failed(o)) {
         /* Plan a round: up to ROUND_BATCHES runs of at most batch_events. */
         for (nb = 0; nb < ROUND_BATCHES && c.part < nparts;) {
             const struct tv_part *p = &parts[c.part];

@@ -5,9 +5,19 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A file being made in a thread of its own for vfs_open_file. */
+struct vfs_producing {
+    struct vfs_producing *next; /* in vfs.producing */
+    struct vfs *v;              /* the tree */
+    struct vfs_node node;       /* the file (the thread's own copy) */
+    struct snapshot *snap;      /* the snapshot it is made from */
+    struct live_blob *live;     /* what its readers follow (one reference) */
+};
 
 static const char readme_text[] =
     "xprofs: XProf profiles as plain files.\n"
@@ -35,11 +45,15 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
     if (v == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
     v->max_live_runs = VFS_MAX_LIVE_RUNS;
+    pthread_mutex_init(&v->lock, NULL);
+    pthread_cond_init(&v->produced, NULL);
     rc = catalog_open(logdir, &v->cat, err);
     if (rc == 0 && cache_init(&v->cache, cache_bytes) != 0)
         rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0) {
         catalog_close(v->cat);
+        pthread_cond_destroy(&v->produced);
+        pthread_mutex_destroy(&v->lock);
         free(v);
         return rc;
     }
@@ -49,10 +63,22 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
 
 void vfs_close(struct vfs *v)
 {
+    struct vfs_producing *p;
+
     if (v == NULL)
         return;
+    pthread_mutex_lock(&v->lock);
+    for (p = v->producing; p != NULL; p = p->next) {
+        if (p->live != NULL)
+            live_stop(p->live);
+    }
+    while (v->producing != NULL)
+        pthread_cond_wait(&v->produced, &v->lock);
+    pthread_mutex_unlock(&v->lock);
     cache_destroy(&v->cache);
     catalog_close(v->cat);
+    pthread_cond_destroy(&v->produced);
+    pthread_mutex_destroy(&v->lock);
     free(v);
 }
 
@@ -364,6 +390,7 @@ struct fill_arg {
     struct vfs *v;
     const struct vfs_node *node;
     struct snapshot *snap;
+    struct live_blob *live; /* told as the spill file grows, or NULL */
 };
 
 /* Where produced files go past OUT_SPILL_THRESHOLD bytes: $XPROFS_SPILL_DIR,
@@ -400,6 +427,11 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     ctx.err = err;
     rc = t->produce(&ctx, o);
     query_free(&q);
+    if (a->live != NULL && live_stopped(a->live)) {
+        /* Nobody reads it any more: no failure to report. */
+        out_discard(o);
+        return xp_err_set(err, -ECANCELED, "%s: nobody reads it any more", t->file);
+    }
     if (rc != 0) {
         out_discard(o);
         if (rc == -EIO || rc == -ENOMEM)
@@ -432,6 +464,8 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
 
     out_init(&o);
     out_spill(&o, spill_dir());
+    if (a->live != NULL)
+        out_on_spill(&o, live_publish, a->live);
     rc = produce_tool(a, &o, err);
     if (rc != 0)
         return rc;
@@ -462,6 +496,7 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
         return xp_err_set(err, -EISDIR, "not a produced file");
     a.v = v;
     a.node = node;
+    a.live = NULL;
     rc = session_snapshot(node->session, &a.snap, err);
     if (rc != 0)
         return rc;
@@ -469,6 +504,154 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
                    fill_tool, &a, blob, err);
     snapshot_unref(a.snap);
     catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
+    return rc;
+}
+
+/* --- files made in a thread of their own (vfs_open_file) ------------------ */
+
+static int node_copy(const struct vfs_node *src, struct vfs_node *dst)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->kind = src->kind;
+    dst->tool = src->tool;
+    dst->raw_size = src->raw_size;
+    dst->mtime_ns = src->mtime_ns;
+    dst->session = session_ref(src->session);
+    if ((src->host != NULL && (dst->host = strdup(src->host)) == NULL) ||
+        (src->query != NULL && (dst->query = strdup(src->query)) == NULL) ||
+        (src->key != NULL && (dst->key = strdup(src->key)) == NULL) ||
+        (src->raw_path != NULL && (dst->raw_path = strdup(src->raw_path)) == NULL)) {
+        vfs_node_free(dst);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static void producing_free(struct vfs_producing *p)
+{
+    live_unref(p->live);
+    snapshot_unref(p->snap);
+    vfs_node_free(&p->node);
+    free(p);
+}
+
+static void *produce_thread(void *arg)
+{
+    struct vfs_producing *p = arg, **pp;
+    struct vfs *v = p->v;
+    struct fill_arg a = {.v = v, .node = &p->node, .snap = p->snap, .live = p->live};
+    struct xp_err err = {0};
+    struct blob *b = NULL;
+    struct live_blob *live;
+    struct snapshot *snap;
+    struct vfs_node node;
+    int rc;
+
+    rc = cache_get(&v->cache, p->node.key, p->snap->gen, 1, fill_tool, &a, &b, &err);
+    live_finish(p->live, rc, b, &err);
+    /* Done: openers from now on find the blob (or make the file again). */
+    pthread_mutex_lock(&v->lock);
+    live = p->live;
+    snap = p->snap;
+    node = p->node;
+    p->live = NULL;
+    p->snap = NULL;
+    memset(&p->node, 0, sizeof(p->node));
+    pthread_mutex_unlock(&v->lock);
+    live_unref(live);
+    snapshot_unref(snap);
+    vfs_node_free(&node);
+    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
+    /* The last touch of v: vfs_close may free it once p is unlinked. */
+    pthread_mutex_lock(&v->lock);
+    for (pp = &v->producing; *pp != p; pp = &(*pp)->next)
+        ;
+    *pp = p->next;
+    pthread_cond_broadcast(&v->produced);
+    pthread_mutex_unlock(&v->lock);
+    free(p);
+    return NULL;
+}
+
+/* Start making node in a thread of its own (v->lock held); returns a
+ * reference to what its readers follow, or NULL if it could not start. */
+static struct live_blob *start_producing(struct vfs *v, const struct vfs_node *node,
+                                         struct snapshot *snap)
+{
+    struct vfs_producing *p = calloc(1, sizeof(*p));
+    pthread_attr_t attr;
+    pthread_t tid;
+    int rc;
+
+    if (p == NULL)
+        return NULL;
+    p->v = v;
+    p->live = live_new();
+    if (p->live == NULL || node_copy(node, &p->node) != 0) {
+        live_unref(p->live);
+        free(p);
+        return NULL;
+    }
+    p->snap = snapshot_ref(snap);
+    if (pthread_attr_init(&attr) != 0) {
+        producing_free(p);
+        return NULL;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    p->next = v->producing;
+    v->producing = p;
+    rc = pthread_create(&tid, &attr, produce_thread, p);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        v->producing = p->next;
+        producing_free(p);
+        return NULL;
+    }
+    return live_ref(p->live);
+}
+
+int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob,
+                  struct live_blob **live, struct xp_err *err)
+{
+    struct vfs_producing *p;
+    struct live_blob *l = NULL;
+    struct snapshot *snap;
+    int rc;
+
+    *blob = NULL;
+    *live = NULL;
+    if (node->kind != VFS_TOOL || (node->tool->flags & TOOL_UNCACHED))
+        return vfs_read(v, node, blob, err);
+    rc = session_snapshot(node->session, &snap, err);
+    if (rc != 0)
+        return rc;
+    pthread_mutex_lock(&v->lock);
+    for (p = v->producing; p != NULL && l == NULL; p = p->next) {
+        if (p->live != NULL && p->snap->gen == snap->gen && strcmp(p->node.key, node->key) == 0)
+            l = live_follow(p->live); /* NULL if stopped: make it afresh */
+    }
+    if (l == NULL) {
+        *blob = cache_peek(&v->cache, node->key, snap->gen);
+        if (*blob == NULL)
+            l = start_producing(v, node, snap);
+    }
+    pthread_mutex_unlock(&v->lock);
+    snapshot_unref(snap);
+    if (*blob != NULL)
+        return 0;
+    if (l == NULL) /* no thread: make it here */
+        return vfs_read(v, node, blob, err);
+    if (!live_wait_started(l)) {
+        *live = l;
+        return 0;
+    }
+    /* Finished before it grew past the threshold; done fields are final. */
+    rc = l->rc;
+    if (rc == 0)
+        *blob = blob_ref(l->blob);
+    else if (err != NULL)
+        *err = l->err;
+    live_unref(l);
     return rc;
 }
 
@@ -491,6 +674,7 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
     }
     a.v = v;
     a.node = node;
+    a.live = NULL;
     rc = session_snapshot(node->session, &a.snap, err);
     if (rc != 0)
         return rc;

@@ -18,9 +18,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <pthread.h>
+
 #include "cache.h"
 #include "catalog.h"
 #include "err.h"
+#include "live_blob.h"
 #include "out.h"
 #include "tool.h"
 
@@ -49,13 +52,19 @@ struct vfs_node {
 #define VFS_MAX_LIVE_RUNS 4
 #define VFS_IDLE_MS (10 * 60 * 1000)
 
+struct vfs_producing; /* a file being made for vfs_open_file (private) */
+
 struct vfs {
-    struct catalog *cat; /* the runs */
-    struct cache cache;  /* produced files */
-    int max_live_runs;   /* runs whose computed data is kept */
+    struct catalog *cat;             /* the runs */
+    struct cache cache;              /* produced files */
+    int max_live_runs;               /* runs whose computed data is kept */
+    pthread_mutex_t lock;            /* guards the two fields below */
+    struct vfs_producing *producing; /* files being made in threads of their own */
+    pthread_cond_t produced;         /* signalled when one of them is done */
 };
 
-/* Open LOGDIR. cache_bytes bounds the blob cache. */
+/* Open LOGDIR. cache_bytes bounds the blob cache. vfs_close waits for the
+ * files vfs_open_file is still making. */
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
 
@@ -75,6 +84,16 @@ int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *n
  * raw_path by the caller). *finalp is 0 when a source is still being written
  * and the bytes must not be cached as final. */
 int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err);
+
+/* Open a file node (VFS_TOOL or VFS_README) for reading. Like vfs_read,
+ * except that a file not yet made is made in a thread of its own, and when
+ * it grows past OUT_SPILL_THRESHOLD this returns as soon as that much is
+ * made, with *live set instead of *blob: its reader reads the bytes while the
+ * rest is being made (live_blob.h). Others opening the same file meanwhile
+ * follow the same live blob. Exactly one of *blob and *live is set on
+ * success. Returns 0 or -errno with err. */
+int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob,
+                  struct live_blob **live, struct xp_err *err);
 
 /* Write a file node (VFS_TOOL or VFS_README) to fd, for `xprofs cat`. A
  * produced file is made afresh, outside the blob cache, and past

@@ -39,10 +39,12 @@ struct xfs {
     int debug;                 /* log every error to stderr */
 };
 
-/* What an open file holds. */
+/* What an open file holds: exactly one of the three. */
 struct xfs_handle {
-    struct blob *blob; /* produced content, or NULL */
-    int fd;            /* raw pass-through file, or -1 */
+    struct blob *blob;      /* produced content, or NULL */
+    struct live_blob *live; /* content still being produced, or NULL */
+    int fd;                 /* raw pass-through file, or -1 */
+    int logged;             /* live: its failure went to stderr */
 };
 
 /* A directory listing made at opendir. */
@@ -244,8 +246,12 @@ static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
             fi->keep_cache = inodes_served(&fs->inodes, ino, gen, node.raw_size) == gen;
         }
     } else {
-        rc = vfs_read(fs->v, &node, &h->blob, &err);
-        if (rc == 0) {
+        rc = vfs_open_file(fs->v, &node, &h->blob, &h->live, &err);
+        if (rc == 0 && h->live != NULL) {
+            /* Still being produced: read it as it grows, size unknown. */
+            fi->direct_io = 1;
+            fi->keep_cache = 0;
+        } else if (rc == 0) {
             int uncached = node.kind == VFS_TOOL && (node.tool->flags & TOOL_UNCACHED);
             uint64_t old = inodes_served(&fs->inodes, ino, h->blob->gen + 1, h->blob->size);
             fi->keep_cache = !uncached && h->blob->final && old == h->blob->gen + 1;
@@ -264,6 +270,7 @@ static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     free(path);
     if (fuse_reply_open(req, fi) != 0) {
         blob_unref(h->blob);
+        live_unref(h->live);
         if (h->fd >= 0)
             close(h->fd);
         free(h);
@@ -285,8 +292,16 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         return (void)fuse_reply_err(req, ENOMEM);
     if (h->blob != NULL)
         n = (ssize_t)blob_read(h->blob, (size_t)off, buf, size);
+    else if (h->live != NULL)
+        n = live_read(h->live, (size_t)off, buf, size);
     else
         n = pread(h->fd, buf, size, off);
+    if (n < 0 && h->live != NULL && !h->logged) {
+        struct xp_err err;
+        h->logged = 1;
+        if (live_error(h->live, &err))
+            fprintf(stderr, "xprofs-mount: %s\n", err.msg);
+    }
     if (n < 0)
         fuse_reply_err(req, errno);
     else
@@ -300,6 +315,7 @@ static void xfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
     (void)ino;
     blob_unref(h->blob);
+    live_unref(h->live);
     if (h->fd >= 0)
         close(h->fd);
     free(h);

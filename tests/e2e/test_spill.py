@@ -1,7 +1,8 @@
 """End-to-end tests of produced files bigger than the spill threshold (64 MiB):
 in the mount their full chunks go to an unlinked file in XPROFS_SPILL_DIR
-(else $TMPDIR or /tmp) and are served at any offset from there, and a spill
-directory that cannot be used fails the read with a clear error; `xprofs cat`
+(else $TMPDIR or /tmp) and are served at any offset from there, the first
+readers follow the file while it is being made, and a spill directory that
+cannot be used fails the read with a clear error; `xprofs cat`
 needs no spill file: past the threshold it writes to its stdout while the file
 is being produced, with bounded memory."""
 import hashlib
@@ -9,6 +10,7 @@ import os
 import pathlib
 import random
 import subprocess
+import time
 
 import pytest
 
@@ -82,6 +84,37 @@ def test_cli_streams_with_bounded_memory(big_profile, xprofs_build, tmp_path):
         assert rss_full - rss_small < size / 3, (rss_full, rss_small, size)
 
 
+def spill_files(pid, spill_dir):
+    """The spill files (path, size) the mount process pid holds open in
+    spill_dir, each once (the live reader holds a descriptor of its own)."""
+    found = {}
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{n}")
+            size = os.stat(f"/proc/{pid}/fd/{n}").st_size
+        except OSError:
+            continue  # closed meanwhile
+        if link.startswith(str(spill_dir) + "/"):
+            found[link] = size
+    return sorted(found.items())
+
+
+def random_reads(fd, want_fd, size, seed):
+    """Compare many reads of fd at offsets around chunk boundaries, the
+    threshold and the end, and at random, with the same reads of want_fd."""
+    rng = random.Random(seed)
+    offsets = [0, SPILL_THRESHOLD - 3, SPILL_THRESHOLD, size - 1, size - 100,
+               (size // CHUNK) * CHUNK - 1, (size // CHUNK) * CHUNK]
+    offsets += [k * CHUNK + rng.randrange(-50, 50) for k in range(1, size // CHUNK, 7)]
+    offsets += [rng.randrange(size) for _ in range(100)]
+    rng.shuffle(offsets)
+    for off in offsets:
+        n = rng.choice([1, 17, 4096, 200000, 3 * CHUNK])
+        got = os.pread(fd, n, off)
+        assert got == os.pread(want_fd, n, off), (off, n)
+    assert os.pread(fd, 10, size) == b""
+
+
 def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, monkeypatch):
     rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
     assert rc == 0, err
@@ -92,27 +125,25 @@ def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, mo
     monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
     mnt = mount(big_profile)
     path = mnt / FULL
+    pid = mount_pid(mnt)
 
-    # Random reads first, before the page cache holds the file, so that the
-    # mount's blob_read serves them from the spill file and the last chunk.
+    # The first open follows the file while it is being made: reads in any
+    # order wait for their bytes, from the spill file or the finished blob.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        random_reads(fd, want.fileno(), size, 5)
+    finally:
+        os.close(fd)
+
+    # Made once: later opens see its size and read the blob, whose first
+    # part is in the unlinked spill file.
     fd = os.open(path, os.O_RDONLY)
     try:
         assert os.fstat(fd).st_size == size
-        pid = mount_pid(mnt)
-        links = [os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")]
-        spilled = [ln for ln in links if ln.startswith(str(spill_dir) + "/")]
-        assert spilled and all(ln.endswith("(deleted)") for ln in spilled), links
+        spilled = spill_files(pid, spill_dir)
+        assert len(spilled) == 1 and spilled[0][0].endswith("(deleted)"), spilled
         assert os.listdir(spill_dir) == []
-        rng = random.Random(5)
-        offsets = [0, SPILL_THRESHOLD - 3, SPILL_THRESHOLD, size - 1, size - 100,
-                   (size // CHUNK) * CHUNK - 1, (size // CHUNK) * CHUNK]
-        offsets += [k * CHUNK + rng.randrange(-50, 50) for k in range(1, size // CHUNK, 7)]
-        offsets += [rng.randrange(size) for _ in range(100)]
-        for off in offsets:
-            n = rng.choice([1, 17, 4096, 200000, 3 * CHUNK])
-            got = os.pread(fd, n, off)
-            assert got == os.pread(want.fileno(), n, off), (off, n)
-        assert os.pread(fd, 10, size) == b""
+        random_reads(fd, want.fileno(), size, 6)
     finally:
         os.close(fd)
     want.close()
@@ -120,6 +151,82 @@ def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, mo
     r = subprocess.run(f"cat '{path}' > '{tmp_path / 'mount.json'}'", shell=True)
     assert r.returncode == 0
     assert file_md5(tmp_path / "mount.json") == file_md5(tmp_path / "cli.json")
+
+
+def test_mount_streams_first_read(big_profile, xprofs_build, tmp_path, mount, monkeypatch):
+    """A big file's first reader gets its first bytes while the rest is still
+    being made; a second reader meanwhile follows the same production; when
+    every reader has gone before the end, the production stops."""
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
+    assert rc == 0, err
+    size = (tmp_path / "cli.json").stat().st_size
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
+    mnt = mount(big_profile)
+    pid = mount_pid(mnt)
+
+    with open(mnt / FULL, "rb") as f:
+        head = f.read(4096)
+        spilled = spill_files(pid, spill_dir)
+        # Open returned once the first chunk was in the spill file, long
+        # before the last one.
+        assert len(spilled) == 1 and 0 < spilled[0][1] < size, (spilled, size)
+        assert head.startswith(b'{"displayTimeUnit":"ns"')
+        with open(mnt / FULL, "rb") as g:
+            assert len(spill_files(pid, spill_dir)) == 1  # no second production
+            second = g.read()
+        rest = f.read()
+    with open(tmp_path / "mount.json", "wb") as out:
+        out.write(head + rest)
+    assert file_md5(tmp_path / "mount.json") == file_md5(tmp_path / "cli.json")
+    assert hashlib.md5(second).hexdigest() == file_md5(tmp_path / "cli.json")
+    assert (mnt / FULL).stat().st_size == size
+
+    # A reader that leaves early: its production stops (a finished one would
+    # keep its spill file open in the blob cache) and is no error.
+    other = "bench/trace_viewer.json?resolution=0"
+    with open(mnt / other, "rb") as f:
+        assert f.read(4096) == head
+    deadline = time.time() + 60
+    while len(spill_files(pid, spill_dir)) > 1 and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(spill_files(pid, spill_dir)) == 1, spill_files(pid, spill_dir)
+    assert (mnt / "bench" / "errors.txt").read_text() == ""
+    assert hashlib.md5((mnt / other).read_bytes()).hexdigest() == file_md5(tmp_path / "cli.json")
+
+
+def test_mount_spill_failure_while_streaming(big_profile, tmp_path, mount, monkeypatch):
+    """The spill directory fills up after the first reader got its first
+    bytes: that reader gets ENOSPC, errors.txt says why, the mount goes on."""
+    spill_dir = tmp_path / "small_tmpfs"
+    spill_dir.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=80m", "tmpfs", str(spill_dir)],
+                       capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {r.stderr.decode().strip()}")
+    try:
+        monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
+        mnt = mount(big_profile)
+        with open(mnt / FULL, "rb") as f:
+            assert f.read(4096).startswith(b'{"displayTimeUnit":"ns"')
+            with pytest.raises(OSError) as e:
+                while f.read(1 << 20):
+                    pass
+        assert e.value.errno == 28  # ENOSPC
+        errors = (mnt / "bench" / "errors.txt").read_text()
+        assert "trace_viewer.json: spill file in" in errors, errors
+        assert "No space left on device" in errors, errors
+        assert len((mnt / SMALL).read_bytes()) > 1000
+    finally:
+        unmount_done = False
+        for _ in range(100):
+            if subprocess.run(["umount", str(spill_dir)], capture_output=True).returncode == 0:
+                unmount_done = True
+                break
+            time.sleep(0.1)
+        if not unmount_done:
+            subprocess.run(["umount", "-l", str(spill_dir)], capture_output=True)
 
 
 def test_cli_needs_no_spill_dir(big_profile, xprofs_build, tmp_path):
