@@ -333,15 +333,21 @@ static size_t lower_bound(struct catalog *cat, const char *key)
     return lo;
 }
 
+/* A session with its last use, read once (it changes under other locks). */
+struct live_run {
+    struct session *s;
+    int64_t last_used_ms;
+};
+
 static int by_last_used_desc(const void *a, const void *b)
 {
-    const struct session *x = *(struct session *const *)a, *y = *(struct session *const *)b;
+    const struct live_run *x = a, *y = b;
     return (x->last_used_ms < y->last_used_ms) - (x->last_used_ms > y->last_used_ms);
 }
 
 void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
 {
-    struct session **live;
+    struct live_run *live;
     size_t n = 0, i;
     int64_t now = now_ms();
 
@@ -349,8 +355,10 @@ void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
     live = malloc((cat->nruns ? cat->nruns : 1) * sizeof(*live));
     if (live != NULL) {
         for (i = 0; i < cat->nruns; i++) {
-            if (session_holds_data(cat->runs[i]))
-                live[n++] = session_ref(cat->runs[i]);
+            if (session_holds_data(cat->runs[i])) {
+                live[n].s = session_ref(cat->runs[i]);
+                live[n++].last_used_ms = session_last_used_ms(cat->runs[i]);
+            }
         }
     }
     pthread_mutex_unlock(&cat->lock);
@@ -358,9 +366,9 @@ void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
         return;
     xp_qsort(live, n, sizeof(*live), by_last_used_desc);
     for (i = 0; i < n; i++) {
-        if ((int)i >= max_live || now - live[i]->last_used_ms > idle_ms)
-            session_release(live[i]);
-        session_unref(live[i]);
+        if ((int)i >= max_live || now - live[i].last_used_ms > idle_ms)
+            session_release(live[i].s);
+        session_unref(live[i].s);
     }
     free(live);
 }

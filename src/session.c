@@ -315,7 +315,7 @@ static int session_get(struct session *s, int check, struct snapshot **snapp, st
         return xp_err_set(err, -ENOENT, "%s: %s", s->dir, strerror(errno));
     dir_mtime = stat_mtime_ns(&st);
     pthread_mutex_lock(&s->lock);
-    s->last_used_ms = now_ms();
+    __atomic_store_n(&s->last_used_ms, now_ms(), __ATOMIC_RELAXED);
     if (s->snap == NULL || (check && snapshot_stale(s, s->snap, dir_mtime))) {
         struct snapshot *fresh = NULL;
         rc = snapshot_build(s, &fresh, err);
@@ -363,6 +363,11 @@ int session_holds_data(struct session *s)
     yes = s->snap != NULL && s->snap->inter != NULL;
     pthread_mutex_unlock(&s->lock);
     return yes;
+}
+
+int64_t session_last_used_ms(const struct session *s)
+{
+    return __atomic_load_n(&s->last_used_ms, __ATOMIC_RELAXED);
 }
 
 int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *err)

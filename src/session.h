@@ -96,6 +96,9 @@ int session_release(struct session *s);
 /* 1 if the session's current snapshot holds computed data. */
 int session_holds_data(struct session *s);
 
+/* last_used_ms, read safely while other threads take snapshots. */
+int64_t session_last_used_ms(const struct session *s);
+
 struct snapshot *snapshot_ref(struct snapshot *snap);
 void snapshot_unref(struct snapshot *snap);
 

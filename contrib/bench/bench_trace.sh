@@ -12,6 +12,8 @@
 #                                       the index is built once per session,
 #                                       a new window is computed from it, a
 #                                       repeated one is served from the cache
+#   full, mount (first byte / whole)    the full-resolution file's first read
+#                                       through the mount (up to 200 MB)
 # Each `xprofs cat` is a fresh process, so its cold time includes reading the
 # profile and building the index (on profiles up to 200 MB the median of
 # three such processes); warm = one more such run.
@@ -56,6 +58,17 @@ for frac in (0.3, 0.5, 0.7):
     t = time.time(); open(q, "rb").read(); reps.append(time.time() - t)
 print("trace_viewer.json window 1ms (new / repeated, warm index)\t%s\t%.4f\t%.4f\t-"
       % (mb, sorted(news)[1], sorted(reps)[1]))
+if int(mb) <= 200:
+    # A big file streams on its first read: its first byte comes long
+    # before its last.
+    t = time.time()
+    with open(base + "?resolution=0", "rb") as f:
+        f.read(1)
+        first = time.time() - t
+        while f.read(1 << 20):
+            pass
+    print("trace_viewer.json full, mount (first byte / whole file, warm index)\t%s\t%.3f\t%.3f\t-"
+          % (mb, first, time.time() - t))
 PY
     fusermount3 -u "$mnt" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true

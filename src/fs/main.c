@@ -11,7 +11,9 @@
  * read is served from the page cache without reaching us. Reads past the
  * cached size make the kernel ask getattr again, which then reports the true
  * size. When a source changes its generation changes, and the next open
- * answers without keep_cache, which drops the stale pages.
+ * answers without keep_cache, which drops the stale pages. A file that grows
+ * past 64 MiB while open() makes it is opened with direct_io once that much
+ * is made, and its reads follow it as it grows (vfs_open_file, live_blob.h).
  */
 #define FUSE_USE_VERSION 34
 
