@@ -10,6 +10,7 @@ import os
 import pathlib
 import random
 import subprocess
+import threading
 import time
 
 import pytest
@@ -271,3 +272,43 @@ def test_mount_unusable_spill_dir_fails_clearly(big_profile, xprofs_build, tmp_p
     assert "No such file or directory" in errors, errors
     # Outputs below the threshold never touch the directory.
     assert len((mnt / SMALL).read_bytes()) > 1000
+
+
+def test_mount_concurrent_readers(big_profile, xprofs_build, tmp_path, mount):
+    """Readers of two big files at once, some leaving early, in two rounds:
+    every full read gets the bytes `xprofs cat` writes, and nothing fails."""
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
+    assert rc == 0, err
+    want = file_md5(tmp_path / "cli.json")
+    mnt = mount(big_profile)
+    names = [FULL, "bench/trace_viewer.json?resolution=0"]
+    results, failures = [], []
+
+    def full_read(name):
+        try:
+            h = hashlib.md5()
+            with open(mnt / name, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            results.append(h.hexdigest())
+        except OSError as e:
+            failures.append((name, e))
+
+    def early_leave(name):
+        try:
+            with open(mnt / name, "rb") as f:
+                assert f.read(1000).startswith(b'{"displayTimeUnit":"ns"')
+        except OSError as e:
+            failures.append((name, e))
+
+    for _ in range(2):
+        threads = [threading.Thread(target=fn, args=(name,))
+                   for name in names for fn in (full_read, full_read, early_leave)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=600)
+        assert not any(t.is_alive() for t in threads)
+    assert failures == []
+    assert results == [want] * 8
+    assert (mnt / "bench" / "errors.txt").read_text() == ""
