@@ -35,6 +35,16 @@ def big_profile(xprofs_build, tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def cli_full(big_profile, xprofs_build, tmp_path_factory):
+    """The full-resolution trace as `xprofs cat` writes it: (path, md5, size),
+    what every read through the mount is compared with."""
+    dest = tmp_path_factory.mktemp("cli_full") / "cli.json"
+    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, dest)
+    assert rc == 0, err
+    return dest, file_md5(dest), dest.stat().st_size
+
+
 def cat_to_file(xprofs_build, logdir, path, dest, env=None):
     """`xprofs cat` into dest under /usr/bin/time; returns (returncode,
     stderr, peak RSS in bytes)."""
@@ -46,12 +56,17 @@ def cat_to_file(xprofs_build, logdir, path, dest, env=None):
     return r.returncode, r.stderr.decode(errors="replace"), int(rss_file.read_text().split()[-1]) * 1024
 
 
-def file_md5(path):
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
+def stream_md5(f, h=None):
+    """The md5 of what is left to read in f (after what h already holds)."""
+    h = h or hashlib.md5()
+    for block in iter(lambda: f.read(1 << 22), b""):
+        h.update(block)
     return h.hexdigest()
+
+
+def file_md5(path):
+    with open(path, "rb") as f:
+        return stream_md5(f)
 
 
 def mount_pid(mnt):
@@ -85,6 +100,18 @@ def test_cli_streams_with_bounded_memory(big_profile, xprofs_build, tmp_path):
         assert rss_full - rss_small < size / 3, (rss_full, rss_small, size)
 
 
+def open_files(pid):
+    """What the descriptors of process pid point to (those that stay open
+    while we look)."""
+    links = []
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            links.append(os.readlink(f"/proc/{pid}/fd/{n}"))
+        except OSError:
+            continue  # closed meanwhile
+    return links
+
+
 def spill_files(pid, spill_dir):
     """The spill files (path, size) the mount process pid holds open in
     spill_dir, each once (the live reader holds a descriptor of its own)."""
@@ -116,11 +143,9 @@ def random_reads(fd, want_fd, size, seed):
     assert os.pread(fd, 10, size) == b""
 
 
-def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, monkeypatch):
-    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
-    assert rc == 0, err
-    want = open(tmp_path / "cli.json", "rb")
-    size = os.fstat(want.fileno()).st_size
+def test_mount_reads_spilled_file(big_profile, cli_full, tmp_path, mount, monkeypatch):
+    cli_path, cli_md5, size = cli_full
+    want = open(cli_path, "rb")
     spill_dir = tmp_path / "spill"
     spill_dir.mkdir()
     monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
@@ -151,16 +176,14 @@ def test_mount_reads_spilled_file(big_profile, xprofs_build, tmp_path, mount, mo
 
     r = subprocess.run(f"cat '{path}' > '{tmp_path / 'mount.json'}'", shell=True)
     assert r.returncode == 0
-    assert file_md5(tmp_path / "mount.json") == file_md5(tmp_path / "cli.json")
+    assert file_md5(tmp_path / "mount.json") == cli_md5
 
 
-def test_mount_streams_first_read(big_profile, xprofs_build, tmp_path, mount, monkeypatch):
+def test_mount_streams_first_read(big_profile, cli_full, tmp_path, mount, monkeypatch):
     """A big file's first reader gets its first bytes while the rest is still
     being made; a second reader meanwhile follows the same production; when
     every reader has gone before the end, the production stops."""
-    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
-    assert rc == 0, err
-    size = (tmp_path / "cli.json").stat().st_size
+    _, cli_md5, size = cli_full
     spill_dir = tmp_path / "spill"
     spill_dir.mkdir()
     monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
@@ -176,12 +199,10 @@ def test_mount_streams_first_read(big_profile, xprofs_build, tmp_path, mount, mo
         assert head.startswith(b'{"displayTimeUnit":"ns"')
         with open(mnt / FULL, "rb") as g:
             assert len(spill_files(pid, spill_dir)) == 1  # no second production
-            second = g.read()
-        rest = f.read()
-    with open(tmp_path / "mount.json", "wb") as out:
-        out.write(head + rest)
-    assert file_md5(tmp_path / "mount.json") == file_md5(tmp_path / "cli.json")
-    assert hashlib.md5(second).hexdigest() == file_md5(tmp_path / "cli.json")
+            second = stream_md5(g)
+        first = stream_md5(f, hashlib.md5(head))
+    assert first == cli_md5
+    assert second == cli_md5
     assert (mnt / FULL).stat().st_size == size
 
     # A reader that leaves early: its production stops (a finished one would
@@ -194,7 +215,8 @@ def test_mount_streams_first_read(big_profile, xprofs_build, tmp_path, mount, mo
         time.sleep(0.05)
     assert len(spill_files(pid, spill_dir)) == 1, spill_files(pid, spill_dir)
     assert (mnt / "bench" / "errors.txt").read_text() == ""
-    assert hashlib.md5((mnt / other).read_bytes()).hexdigest() == file_md5(tmp_path / "cli.json")
+    with open(mnt / other, "rb") as f:
+        assert stream_md5(f) == cli_md5
 
 
 def test_mount_spill_failure_while_streaming(big_profile, tmp_path, mount, monkeypatch):
@@ -252,7 +274,7 @@ def test_cli_streams_while_producing(big_profile, xprofs_build):
         head = p.stdout.read(SPILL_THRESHOLD + CHUNK)
         assert head.startswith(b'{"displayTimeUnit":"ns"')
         assert p.poll() is None
-        links = [os.readlink(f"/proc/{p.pid}/fd/{n}") for n in os.listdir(f"/proc/{p.pid}/fd")]
+        links = open_files(p.pid)
         assert not [ln for ln in links if ln.endswith("(deleted)")], links
     finally:
         p.kill()
@@ -274,23 +296,18 @@ def test_mount_unusable_spill_dir_fails_clearly(big_profile, xprofs_build, tmp_p
     assert len((mnt / SMALL).read_bytes()) > 1000
 
 
-def test_mount_concurrent_readers(big_profile, xprofs_build, tmp_path, mount):
+def test_mount_concurrent_readers(big_profile, cli_full, mount):
     """Readers of two big files at once, some leaving early, in two rounds:
     every full read gets the bytes `xprofs cat` writes, and nothing fails."""
-    rc, err, _ = cat_to_file(xprofs_build, big_profile, FULL, tmp_path / "cli.json")
-    assert rc == 0, err
-    want = file_md5(tmp_path / "cli.json")
+    want = cli_full[1]
     mnt = mount(big_profile)
     names = [FULL, "bench/trace_viewer.json?resolution=0"]
     results, failures = [], []
 
     def full_read(name):
         try:
-            h = hashlib.md5()
             with open(mnt / name, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-            results.append(h.hexdigest())
+                results.append(stream_md5(f))
         except OSError as e:
             failures.append((name, e))
 
