@@ -32,6 +32,8 @@ static const char readme_text[] =
     "  raw/              the source files, unchanged\n"
     "\n"
     "Files are computed when first read, then served from the page cache.\n"
+    "A file past 64 MiB is read while it is being made: it shows size 0 until\n"
+    "it is complete (reads wait for their bytes; mmap needs a second open).\n"
     "Options go after '?', as XProf's HTTP parameters name them; quote them:\n"
     "  cat 'RUN/trace_viewer.json?start_time_ms=100&end_time_ms=200'\n"
     "An unknown option or a bad value fails with EINVAL (Invalid argument).\n";
