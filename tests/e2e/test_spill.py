@@ -6,6 +6,7 @@ cannot be used fails the read with a clear error; `xprofs cat`
 needs no spill file: past the threshold it writes to its stdout while the file
 is being produced, with bounded memory."""
 import hashlib
+import http.client
 import os
 import pathlib
 import random
@@ -16,6 +17,7 @@ import time
 import pytest
 
 from conftest import SANITIZED
+from test_ui_proxy import q, start_server, stop_server
 
 SPILL_THRESHOLD = 64 << 20
 CHUNK = 2 << 20
@@ -329,3 +331,30 @@ def test_mount_concurrent_readers(big_profile, cli_full, mount):
     assert failures == []
     assert results == [want] * 8
     assert (mnt / "bench" / "errors.txt").read_text() == ""
+
+
+def test_ui_proxy_streams_a_big_file(big_profile, cli_full, mount, tmp_path, monkeypatch):
+    """XProf's frontend asking xprofs-ui for the whole trace (tag
+    trace_viewer@) gets the mount's file as it is being made, in chunks, byte
+    for byte."""
+    _, cli_md5, size = cli_full
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
+    mnt = mount(big_profile)
+    pid = mount_pid(mnt)
+    s = start_server(mnt, quiet=True)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=300)
+        conn.request("GET", "/data?" + q(run="bench", tag="trace_viewer@"))
+        r = conn.getresponse()
+        assert r.status == 200
+        assert r.getheader("Transfer-Encoding") == "chunked"
+        head = r.read(4096)
+        assert head.startswith(b'{"displayTimeUnit":"ns"')
+        spilled = spill_files(pid, spill_dir)
+        assert len(spilled) == 1 and 0 < spilled[0][1] < size, (spilled, size)
+        assert stream_md5(r, hashlib.md5(head)) == cli_md5
+        conn.close()
+    finally:
+        stop_server(s)
