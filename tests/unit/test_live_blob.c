@@ -32,7 +32,7 @@ struct producer {
     struct live_blob *live; /* one reference, the producer's */
     size_t total;           /* bytes to write */
     int fail_after;         /* > 0: fail with -EIO once this many bytes are out */
-    sem_t *hold;            /* with fail_after: wait for it before failing */
+    sem_t *hold;            /* or NULL: wait for it before finishing (or failing) */
     int rc;                 /* what out_finish returned */
 };
 
@@ -59,8 +59,9 @@ static void *produce(void *arg)
         if (p->fail_after > 0 && done >= (size_t)p->fail_after)
             break;
     }
-    if (p->fail_after > 0) {
+    if (p->hold != NULL)
         sem_wait(p->hold);
+    if (p->fail_after > 0) {
         out_discard(&o);
         p->rc = xp_err_set(&err, -EIO, "made-up failure after %zu bytes", done);
     } else {
@@ -89,16 +90,23 @@ static void test_follow_while_made(void **state)
     static unsigned char buf[3 * OUT_CHUNK];
     struct live_blob *reader;
     pthread_t tid;
+    sem_t hold;
     size_t off = 0;
     ssize_t n;
 
     (void)state;
+    sem_init(&hold, 0, 0);
+    p.hold = &hold; /* not finished before we looked */
     p.live = live_new();
     assert_non_null(p.live);
     reader = live_ref(p.live);
     assert_int_equal(pthread_create(&tid, NULL, produce, &p), 0);
     /* Started means bytes are in the spill file, or the file is done. */
     assert_int_equal(live_wait_started(reader), 0);
+    n = live_read(reader, 0, buf, 1000);
+    assert_int_equal(n, 1000);
+    check_bytes(buf, 0, 1000);
+    sem_post(&hold);
     /* Sequential reads of odd sizes cross chunks and the end. */
     while ((n = live_read(reader, off, buf, 131072 + 7)) > 0) {
         check_bytes(buf, off, (size_t)n);
@@ -114,6 +122,7 @@ static void test_follow_while_made(void **state)
     pthread_join(tid, NULL);
     assert_int_equal(p.rc, 0);
     assert_int_equal(live_wait_started(reader), 1);
+    sem_destroy(&hold);
     live_unref(reader);
 }
 
