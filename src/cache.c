@@ -113,6 +113,14 @@ static void evict(struct cache *c)
     }
 }
 
+/* A held blob of e, made most recently used; referenced. */
+static struct blob *use_blob(struct cache *c, struct cache_entry *e)
+{
+    lru_unlink(c, e);
+    lru_push(c, e);
+    return blob_ref(e->blob);
+}
+
 int cache_get(struct cache *c, const char *key, uint64_t gen, int keep, cache_fill_fn fill,
               void *arg, struct blob **blob, struct xp_err *err)
 {
@@ -129,9 +137,7 @@ int cache_get(struct cache *c, const char *key, uint64_t gen, int keep, cache_fi
         pthread_cond_wait(&c->cond, &c->lock);
     }
     if (e != NULL && e->gen == gen && e->blob != NULL) {
-        lru_unlink(c, e);
-        lru_push(c, e);
-        *blob = blob_ref(e->blob);
+        *blob = use_blob(c, e);
         pthread_mutex_unlock(&c->lock);
         return 0;
     }
@@ -184,11 +190,8 @@ struct blob *cache_peek(struct cache *c, const char *key, uint64_t gen)
 
     pthread_mutex_lock(&c->lock);
     e = find(c, key);
-    if (e != NULL && !e->busy && e->gen == gen && e->blob != NULL) {
-        lru_unlink(c, e);
-        lru_push(c, e);
-        b = blob_ref(e->blob);
-    }
+    if (e != NULL && !e->busy && e->gen == gen && e->blob != NULL)
+        b = use_blob(c, e);
     pthread_mutex_unlock(&c->lock);
     return b;
 }
