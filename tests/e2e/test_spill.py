@@ -129,6 +129,16 @@ def spill_files(pid, spill_dir):
     return sorted(found.items())
 
 
+def mount_with_spill_dir(logdir, mount, tmp_path, monkeypatch):
+    """Mount logdir spilling into a fresh directory: (mount point, pid of
+    the mount, spill directory)."""
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
+    mnt = mount(logdir)
+    return mnt, mount_pid(mnt), spill_dir
+
+
 def random_reads(fd, want_fd, size, seed):
     """Compare many reads of fd at offsets around chunk boundaries, the
     threshold and the end, and at random, with the same reads of want_fd."""
@@ -148,12 +158,8 @@ def random_reads(fd, want_fd, size, seed):
 def test_mount_reads_spilled_file(big_profile, cli_full, tmp_path, mount, monkeypatch):
     cli_path, cli_md5, size = cli_full
     want = open(cli_path, "rb")
-    spill_dir = tmp_path / "spill"
-    spill_dir.mkdir()
-    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
-    mnt = mount(big_profile)
+    mnt, pid, spill_dir = mount_with_spill_dir(big_profile, mount, tmp_path, monkeypatch)
     path = mnt / FULL
-    pid = mount_pid(mnt)
 
     # The first open follows the file while it is being made: reads in any
     # order wait for their bytes, from the spill file or the finished blob.
@@ -186,11 +192,7 @@ def test_mount_streams_first_read(big_profile, cli_full, tmp_path, mount, monkey
     being made; a second reader meanwhile follows the same production; when
     every reader has gone before the end, the production stops."""
     _, cli_md5, size = cli_full
-    spill_dir = tmp_path / "spill"
-    spill_dir.mkdir()
-    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
-    mnt = mount(big_profile)
-    pid = mount_pid(mnt)
+    mnt, pid, spill_dir = mount_with_spill_dir(big_profile, mount, tmp_path, monkeypatch)
 
     with open(mnt / FULL, "rb") as f:
         head = f.read(4096)
@@ -338,11 +340,7 @@ def test_ui_proxy_streams_a_big_file(big_profile, cli_full, mount, tmp_path, mon
     trace_viewer@) gets the mount's file as it is being made, in chunks, byte
     for byte."""
     _, cli_md5, size = cli_full
-    spill_dir = tmp_path / "spill"
-    spill_dir.mkdir()
-    monkeypatch.setenv("XPROFS_SPILL_DIR", str(spill_dir))
-    mnt = mount(big_profile)
-    pid = mount_pid(mnt)
+    mnt, pid, spill_dir = mount_with_spill_dir(big_profile, mount, tmp_path, monkeypatch)
     s = start_server(mnt, quiet=True)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=300)
