@@ -114,7 +114,8 @@ struct step_category {
 
 /* StepInfoResult of one core. */
 struct step_core {
-    uint32_t core_id;            /* 1 for a GPU host; host * 1000 + 1 when combined */
+    uint32_t core_id;            /* 1 for a GPU host; TPU: plane id, SparseCores from
+                                    1000000; host * 1000 + that when combined */
     uint32_t step_num;           /* step number */
     const char *step_name;       /* "" when none */
     uint64_t begin_ps;           /* step start */
@@ -172,6 +173,7 @@ struct op_stats {
     const char *device_type; /* "AMD GPU - gfx942", "GPU", "CPU" ... */
     int32_t device_core_count;
     enum hardware_type hardware_type;
+    int has_sparse_core; /* TPU: core_id_to_details has a SparseCore */
     int is_training;
     int32_t host_trace_level;
     /* perf_env */

@@ -249,6 +249,7 @@ int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, ui
         }
         if (s->hardware_type > dst->hardware_type)
             dst->hardware_type = s->hardware_type;
+        dst->has_sparse_core |= s->has_sparse_core;
         dst->task_count += s->task_count;
         dst->host_trace_level = s->host_trace_level;
         dst->is_training = s->is_training;

@@ -42,6 +42,10 @@ struct ip_tpu_step {
     double tc_infeed_ms, tc_outfeed_ms, tc_idle_ms, host_transfer_ms;
     double all_reduce_compute_ms, all_reduce_sync_ms;
     double infeed_percent_avg, infeed_percent_min, infeed_percent_max;
+    /* SparseCores (0 without): compute = min over cores of step - idle,
+     * idle and step time = averages; infeed and outfeed are never set from
+     * a profile */
+    double sc_compute_ms, sc_infeed_ms, sc_outfeed_ms, sc_idle_ms, sc_step_time_ms;
 };
 
 struct ip_analysis {
@@ -50,6 +54,9 @@ struct ip_analysis {
     /* TpuStepTimeBreakdown (averages are what the tables print) */
     struct ip_summary tc_compute, scv0_compute, scv0_infeed, tc_infeed, tc_outfeed, tc_idle,
         host_transfer;
+    /* its sparse_core_step_summary, when has_sparse_core */
+    int has_sparse_core;
+    struct ip_summary sc_compute, sc_infeed, sc_outfeed, sc_idle, sc_step_time;
     struct ip_step *steps; /* step details */
     uint32_t nsteps;
     struct ip_summary step_time, input_percent;

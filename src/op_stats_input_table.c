@@ -158,25 +158,47 @@ static const struct ip_col tpu_cols[] = {
     {"infeedPercentMax", "number", "Infeed percent max", "interval"},
 };
 
+/* The columns of a run with SparseCores: no SparseCoreV0 ones. */
+static int tpu_col_shown(const struct ip_analysis *a, const struct ip_col *c)
+{
+    return !a->has_sparse_core || strncmp(c->id, "scv0", 4) != 0;
+}
+
 void ip_tpu_step_table(const struct ip_analysis *a, struct dt_table *t)
 {
-    uint32_t i;
+    uint32_t i, k;
 
-    add_cols(t, tpu_cols, sizeof(tpu_cols) / sizeof(tpu_cols[0]));
+    for (i = 0; i < sizeof(tpu_cols) / sizeof(tpu_cols[0]); i++) {
+        if (tpu_col_shown(a, &tpu_cols[i]))
+            add_cols(t, &tpu_cols[i], 1);
+    }
     dt_prop(t, "hardware_type", a->hardware_type);
     summary_props(t, "steptime_ms", &a->step_time);
     summary_props(t, "infeed_percent", &a->input_percent);
     dt_prop(t, "step_time_graph_column_ids",
-            "stepnum,tcComputeTimeMs,scv0ComputeTimeMs,scv0InfeedTimeMs,tcInfeedTimeMs,"
-            "tcOutfeedTimeMs,tcIdleTimeMs,hostTransferTimeMs,tooltip");
+            a->has_sparse_core ? "stepnum,tcComputeTimeMs,tcInfeedTimeMs,tcOutfeedTimeMs,"
+                                 "tcIdleTimeMs,hostTransferTimeMs,tooltip"
+                               : "stepnum,tcComputeTimeMs,scv0ComputeTimeMs,scv0InfeedTimeMs,"
+                                 "tcInfeedTimeMs,tcOutfeedTimeMs,tcIdleTimeMs,hostTransferTimeMs,"
+                                 "tooltip");
     /* TpuStepTimeBreakdown averages: two decimals, unlike the generic table */
-    dt_propf(t, "scv0_compute_ms_average", "%.2f", a->scv0_compute.avg);
-    dt_propf(t, "scv0_infeed_ms_average", "%.2f", a->scv0_infeed.avg);
+    if (!a->has_sparse_core) {
+        dt_propf(t, "scv0_compute_ms_average", "%.2f", a->scv0_compute.avg);
+        dt_propf(t, "scv0_infeed_ms_average", "%.2f", a->scv0_infeed.avg);
+    }
     dt_propf(t, "tc_compute_ms_average", "%.2f", a->tc_compute.avg);
     dt_propf(t, "tc_infeed_ms_average", "%.2f", a->tc_infeed.avg);
     dt_propf(t, "tc_outfeed_ms_average", "%.2f", a->tc_outfeed.avg);
     dt_propf(t, "tc_idle_ms_average", "%.2f", a->tc_idle.avg);
     dt_propf(t, "host_transfer_ms_average", "%.2f", a->host_transfer.avg);
+    /* the SparseCore averages when every step has SparseCore time */
+    if (a->has_sparse_core && a->sc_step_time.min > 0) {
+        dt_propf(t, "sc_compute_ms_average", "%.2f", a->sc_compute.avg);
+        dt_propf(t, "sc_infeed_ms_average", "%.2f", a->sc_infeed.avg);
+        dt_propf(t, "sc_outfeed_ms_average", "%.2f", a->sc_outfeed.avg);
+        dt_propf(t, "sc_idle_ms_average", "%.2f", a->sc_idle.avg);
+        dt_propf(t, "sc_step_time_ms_average", "%.1f", a->sc_step_time.avg);
+    }
     dt_prop(t, "input_conclusion", a->input_statement);
     dt_prop(t, "output_conclusion", a->output_statement);
     dt_prop(t, "summary_nextstep", a->summary_next_step);
@@ -185,18 +207,23 @@ void ip_tpu_step_table(const struct ip_analysis *a, struct dt_table *t)
         double all_reduce = d->all_reduce_compute_ms + d->all_reduce_sync_ms;
         double non_idle = d->tc_compute_ms + d->scv0_compute_ms + d->tc_infeed_ms +
                           d->scv0_infeed_ms + all_reduce + d->tc_outfeed_ms;
-        double before[] = {d->tc_compute_ms,   d->scv0_compute_ms, d->scv0_infeed_ms,
-                           d->tc_infeed_ms,    d->tc_outfeed_ms,   d->tc_idle_ms,
-                           d->host_transfer_ms};
+        /* the number cells of tpu_cols[1..7], those of shown columns */
+        double all[] = {d->tc_compute_ms, d->scv0_compute_ms, d->scv0_infeed_ms,  d->tc_infeed_ms,
+                        d->tc_outfeed_ms, d->tc_idle_ms,      d->host_transfer_ms};
+        double before[sizeof(all) / sizeof(all[0])];
         double after[] = {d->infeed_percent_avg, d->infeed_percent_min, d->infeed_percent_max};
+        size_t nbefore = 0;
         char num[16], tip[256];
+        for (k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+            if (tpu_col_shown(a, &tpu_cols[1 + k]))
+                before[nbefore++] = all[k];
+        }
         snprintf(num, sizeof(num), "%u", d->step_number);
         snprintf(tip, sizeof(tip),
                  "step %u:\nTime waiting for input data = %.3f ms, Step time = %.3f ms",
                  d->step_number, d->tc_infeed_ms + d->scv0_infeed_ms,
                  non_idle + d->tc_idle_ms - all_reduce);
-        step_row(t, num, before, sizeof(before) / sizeof(before[0]), tip, after,
-                 sizeof(after) / sizeof(after[0]));
+        step_row(t, num, before, nbefore, tip, after, sizeof(after) / sizeof(after[0]));
     }
 }
 

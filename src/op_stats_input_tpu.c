@@ -1,11 +1,13 @@
 /*
  * op_stats_input_tpu.c - the TPU part of the input-pipeline analysis
- * (ComputeTpuInputPipelineAnalysisResult): per-step TensorCore details
- * across cores, their summaries and the TPU bottleneck statements.
+ * (ComputeTpuInputPipelineAnalysisResult): per-step TensorCore and
+ * SparseCore details across cores, their summaries and the TPU bottleneck
+ * statements.
  */
 #include "op_stats_input_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +54,23 @@ static void tpu_breakdown(const struct step_core *c, struct tpu_breakdown *b)
     b->idle = c->duration_ps - total; /* profile time - time in ops */
 }
 
+/* A SparseCore's step (its GenericStepBreakdown): the step time, compute
+ * (the time not IDLE) and idle. */
+static void sc_step(const struct step_core *c, struct stat_acc *step, struct stat_acc *compute,
+                    struct stat_acc *idle)
+{
+    uint64_t idle_ps = cat_ps(c, "IDLE");
+
+    ip_acc_add(step, (double)c->duration_ps);
+    ip_acc_add(compute, (double)(c->duration_ps - idle_ps));
+    ip_acc_add(idle, (double)idle_ps);
+}
+
 /* ComputeTpuPerStepDataAcrossCores (no collectives: all-reduce times 0). */
 static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
 {
     struct stat_acc infeed_pct = {0}, step = {0}, optimal = {0}, outfeed = {0}, host = {0};
+    struct stat_acc sc_time = {0}, sc_compute = {0}, sc_idle = {0};
     uint64_t max_infeed = 0, max_wait_scv0 = 0;
     double non_idle;
     uint32_t i;
@@ -65,8 +80,10 @@ static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
     for (i = 0; i < se->ncores; i++) {
         const struct step_core *c = &se->cores[i];
         struct tpu_breakdown b;
-        if (c->core_id >= 1000000)
-            continue; /* SparseCores */
+        if (c->core_id >= 1000000) {
+            sc_step(c, &sc_time, &sc_compute, &sc_idle);
+            continue;
+        }
         tpu_breakdown(c, &b);
         ip_acc_add(&step, (double)c->duration_ps);
         if (b.wait_scv0 > max_wait_scv0)
@@ -101,12 +118,20 @@ static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
         d->infeed_percent_min = infeed_pct.min;
         d->infeed_percent_max = infeed_pct.max;
     }
+    if (sc_compute.n > 0)
+        d->sc_compute_ms = sc_compute.min / PS_PER_MS;
+    if (sc_idle.n > 0)
+        d->sc_idle_ms = fmax(0.0, sc_idle.sum / (double)sc_idle.n / PS_PER_MS);
+    if (sc_time.n > 0)
+        d->sc_step_time_ms = sc_time.sum / (double)sc_time.n / PS_PER_MS;
 }
 
 int ip_tpu_analyze(const struct op_stats *os, struct ip_analysis *a)
 {
     struct stat_acc pct = {0}, tcc = {0}, scc = {0}, sci = {0}, tci = {0}, tco = {0}, idle = {0},
                     host = {0};
+    struct stat_acc sc_compute = {0}, sc_infeed = {0}, sc_outfeed = {0}, sc_idle = {0},
+                    sc_time = {0};
     uint32_t i;
 
     a->tpu_steps = calloc(os->nsteps ? os->nsteps : 1, sizeof(*a->tpu_steps));
@@ -123,6 +148,11 @@ int ip_tpu_analyze(const struct op_stats *os, struct ip_analysis *a)
         ip_acc_add(&tco, d->tc_outfeed_ms);
         ip_acc_add(&idle, d->tc_idle_ms);
         ip_acc_add(&host, d->host_transfer_ms);
+        ip_acc_add(&sc_compute, d->sc_compute_ms);
+        ip_acc_add(&sc_infeed, d->sc_infeed_ms);
+        ip_acc_add(&sc_outfeed, d->sc_outfeed_ms);
+        ip_acc_add(&sc_idle, d->sc_idle_ms);
+        ip_acc_add(&sc_time, d->sc_step_time_ms);
     }
     a->input_percent = ip_acc_summary(&pct);
     a->tc_compute = ip_acc_summary(&tcc);
@@ -132,6 +162,12 @@ int ip_tpu_analyze(const struct op_stats *os, struct ip_analysis *a)
     a->tc_outfeed = ip_acc_summary(&tco);
     a->tc_idle = ip_acc_summary(&idle);
     a->host_transfer = ip_acc_summary(&host);
+    a->has_sparse_core = os->has_sparse_core;
+    a->sc_compute = ip_acc_summary(&sc_compute);
+    a->sc_infeed = ip_acc_summary(&sc_infeed);
+    a->sc_outfeed = ip_acc_summary(&sc_outfeed);
+    a->sc_idle = ip_acc_summary(&sc_idle);
+    a->sc_step_time = ip_acc_summary(&sc_time);
     return 0;
 }
 

@@ -2,7 +2,8 @@
  * op_stats_tpu.c - device op metrics of TPU TensorCore planes
  * (XProf's ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb).
  *
- * Per `/device:TPU:<n>` plane (SparseCore planes are skipped), the events of
+ * Per `/device:TPU:<n>` plane (SparseCore planes are skipped: XProf only
+ * hangs their ops under the TensorCore offload ops, for op_profile), the events of
  * every op line (`XLA Ops`, `Framework Ops`, `Sparse Core Ops`) go through an
  * ancestor stack by device timespan: an event that includes the next one is
  * its parent, and when an event leaves the stack its op metrics are made from
@@ -48,6 +49,27 @@ int tpu_is_op_line(const char *name)
 {
     return strcmp(name, "XLA Ops") == 0 || strcmp(name, "Framework Ops") == 0 ||
            strcmp(name, "Sparse Core Ops") == 0;
+}
+
+/* Digits from *s on: 1 if there is at least one, *s moved past them. */
+static int skip_digits(const char **s)
+{
+    const char *p = *s;
+
+    while (**s >= '0' && **s <= '9')
+        (*s)++;
+    return *s > p;
+}
+
+int tpu_is_sparse_core_plane(const char *name)
+{
+    const char *s = name + 12;
+
+    if (strncmp(name, "/device:TPU:", 12) != 0 || !skip_digits(&s) ||
+        strncmp(s, " SparseCore ", 12) != 0)
+        return 0;
+    s += 12;
+    return skip_digits(&s) && *s == '\0';
 }
 
 static int is_step_line(const char *name)
@@ -382,7 +404,7 @@ int op_stats_tpu_planes(struct host_ctx *ctx)
     for (p = 0; rc == 0 && p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         struct op_metrics_db db;
-        if (strncmp(pl->name, "/device:TPU:", 12) != 0 || strstr(pl->name, "SparseCore") != NULL)
+        if (strncmp(pl->name, "/device:TPU:", 12) != 0 || tpu_is_sparse_core_plane(pl->name))
             continue;
         op_db_init(&db);
         rc = tpu_plane_db(pl, &db, &os->arena);

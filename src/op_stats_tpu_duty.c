@@ -58,9 +58,7 @@ static int is_off_duty(const char *s, size_t n)
     return 0;
 }
 
-/* local_chip_id (field 4) of the plane's CoreDetails stat: 1 and *chip when
- * the stat is there and parses, else 0. */
-static int core_chip(const struct xp_plane *p, uint32_t *chip)
+int tpu_core_details(const struct xp_plane *p, uint32_t *chip)
 {
     int64_t id = xp_plane_stat_id_by_name(p, "core_details");
     struct wire w;
@@ -185,7 +183,7 @@ int op_stats_tpu_duty(struct host_ctx *ctx)
         uint32_t chip;
         if (strncmp(pl->name, "/device:TPU:", 12) != 0)
             continue;
-        g = group_of(&a, core_chip(pl, &chip) ? chip : (1ULL << 32) + p);
+        g = group_of(&a, tpu_core_details(pl, &chip) ? chip : (1ULL << 32) + p);
         rc = plane_spans(pl, &a, g);
     }
     if (rc == 0) {

@@ -13,6 +13,17 @@ struct tpu_ids {
     int64_t deduplicated_name, min_duration_ps, device_offset_ps, device_duration_ps;
 };
 
+/* Plane ids of SparseCores start here in the step db (kSparseCoreIndexStart). */
+#define TPU_SPARSE_CORE_BASE 1000000u
+
+/* 1 if name is a SparseCore plane's: "/device:TPU:<n> SparseCore <m>"
+ * (GetSparseCoreId). */
+int tpu_is_sparse_core_plane(const char *name);
+
+/* The local_chip_id of the plane's `core_details` stat (a CoreDetails
+ * proto): 1 and *chip when the stat is there and parses, else 0. */
+int tpu_core_details(const struct xp_plane *p, uint32_t *chip);
+
 /* 1 for the op lines of a TensorCore plane (XLA Ops, Framework Ops,
  * Sparse Core Ops). */
 int tpu_is_op_line(const char *name);

@@ -1,15 +1,19 @@
 /*
- * op_stats_tpu_steps.c - the step db of TPU TensorCore planes
- * (XProf's ConvertDeviceTraceXPlaneToStepEvents for TensorCores,
+ * op_stats_tpu_steps.c - the step db of TPU planes: TensorCores and
+ * SparseCores (XProf's ConvertDeviceTraceXPlaneToStepEvents,
  * IntersectCombineStepEvents across cores, StepEventsToPerCoreStepInfo).
  *
- * Per core (plane id), markers are the `Steps` events with a group_id, and
- * the op line's events with a group_id go through an ancestor stack by
- * device timespan, each op's self time landing in its group's per-core db.
- * A core's steps are the groups with both; steps are those every core with
- * steps has; the step time is the longest marker over all cores; each core
- * gets its category_ps (self time by HLO category, plus IDLE = step time -
- * op time).
+ * Per core, markers are the step line's events with a group_id (`Steps` on
+ * a TensorCore, `Sparse Core Steps` on a SparseCore), and the op line's
+ * events with a group_id (`XLA Ops`... on a TensorCore, `Sparse Core Ops` on
+ * a SparseCore) go through an ancestor stack by device timespan, each op's
+ * self time landing in its group's per-core db. A core's steps are the
+ * groups with both; steps are those every core with steps has; the step
+ * time is the longest marker over all cores, SparseCores included. Each
+ * TensorCore gets its category_ps for that step time (self time by HLO
+ * category, plus IDLE = step time - op time); a SparseCore gets the same
+ * for its own longest marker (StepTimeOnCore), under core id
+ * TPU_SPARSE_CORE_BASE + plane id.
  */
 #include "op_stats_tpu_int.h"
 
@@ -44,7 +48,8 @@ struct tpu_step_frame {
 
 /* The step events of one TensorCore plane. */
 struct tpu_core_steps {
-    uint32_t core_id;           /* plane id */
+    uint32_t core_id;           /* plane id; TPU_SPARSE_CORE_BASE + plane id on a SparseCore */
+    int sparse;                 /* 1: a SparseCore */
     struct tpu_marker *markers; /* sorted by group, line order within one */
     uint32_t nmarkers, markers_cap;
     struct tpu_cat_time *times; /* sorted by (group, category), summed */
@@ -200,9 +205,25 @@ static int core_has_group(const struct tpu_core_steps *cs, int64_t g)
     return lo < cs->ngroups && cs->groups[lo] == g;
 }
 
-/* Step markers and per-step category times of one TensorCore plane; its
- * step events are the groups with ops that also have a marker. */
-static int tpu_core_steps(const struct xp_plane *p, struct tpu_core_steps *cs)
+/* 1 if l is the step line of a core (`Steps` / `Sparse Core Steps`, or the
+ * step-info thread id). */
+static int is_core_step_line(const struct xp_line *l, int sparse)
+{
+    return (int32_t)l->id == (int32_t)0xdeadbeef ||
+           strcmp(l->name, sparse ? "Sparse Core Steps" : "Steps") == 0;
+}
+
+/* 1 if l is the op line of a core. */
+static int is_core_op_line(const struct xp_line *l, int sparse)
+{
+    if (xp_line_id_is_derived(l->id))
+        return 0;
+    return sparse ? strcmp(l->name, "Sparse Core Ops") == 0 : tpu_is_op_line(l->name);
+}
+
+/* Step markers and per-step category times of one TensorCore or SparseCore
+ * plane; its step events are the groups with ops that also have a marker. */
+static int tpu_core_steps(const struct xp_plane *p, int sparse, struct tpu_core_steps *cs)
 {
     struct tpu_ids ids = {
         .program_id = p->stat_id[XS_PROGRAM_ID],
@@ -217,10 +238,11 @@ static int tpu_core_steps(const struct xp_plane *p, struct tpu_core_steps *cs)
     int64_t gid = p->stat_id[XS_GROUP_ID];
     int rc;
 
-    cs->core_id = (uint32_t)p->id;
+    cs->sparse = sparse;
+    cs->core_id = sparse ? TPU_SPARSE_CORE_BASE + (uint32_t)p->id : (uint32_t)p->id;
     for (li = 0; li < p->nlines; li++) {
         const struct xp_line *l = &p->lines[li];
-        if ((int32_t)l->id == (int32_t)0xdeadbeef || strcmp(l->name, "Steps") == 0) {
+        if (is_core_step_line(l, sparse)) {
             cs->nmarkers = 0; /* one step line per core: the last one counts */
             for (i = 0; i < l->nevents; i++) {
                 struct tpu_marker *m;
@@ -233,7 +255,7 @@ static int tpu_core_steps(const struct xp_plane *p, struct tpu_core_steps *cs)
                 m->group = xp_stat_int(&st);
                 tpu_device_span(p, l, &l->events[i], &ids, &m->begin, &m->end);
             }
-        } else if (!xp_line_id_is_derived(l->id) && tpu_is_op_line(l->name)) {
+        } else if (is_core_op_line(l, sparse)) {
             op_line = l; /* one op line per core: the last one counts */
         }
     }
@@ -320,15 +342,33 @@ static int step_core_cmp(const void *a, const void *b, void *ctx)
     return x->core_id < y->core_id ? -1 : x->core_id > y->core_id;
 }
 
+/* The longest marker of group g on core cs (the first of equal ones):
+ * *begin and *dur stay as they are when none is longer than *dur. */
+static void longest_marker(const struct tpu_core_steps *cs, int64_t g, int64_t *begin, int64_t *dur)
+{
+    uint32_t m;
+
+    if (!find_marker(cs, g, &m))
+        return;
+    for (; m < cs->nmarkers && cs->markers[m].group == g; m++) {
+        int64_t len = cs->markers[m].end - cs->markers[m].begin;
+        if (len > *dur) {
+            *begin = cs->markers[m].begin;
+            *dur = len;
+        }
+    }
+}
+
 /* One step of the db: every core with step events has the group; step
- * time is the longest marker over all cores (markers in plane order). */
+ * time is the longest marker over all cores (markers in plane order); a
+ * SparseCore's is its own longest marker. */
 static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
                         uint32_t nonempty, int64_t g)
 {
     struct step_entry *v;
     struct step_core *sc;
     int64_t begin = 0, dur = 0;
-    uint32_t c, m, k = 0;
+    uint32_t c, k = 0;
     int rc;
 
     for (c = 0; c < ncores; c++) {
@@ -336,15 +376,8 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
             return 0;
     }
     for (c = 0; c < ncores; c++) {
-        if (cores[c].ngroups == 0 || !find_marker(&cores[c], g, &m))
-            continue;
-        for (; m < cores[c].nmarkers && cores[c].markers[m].group == g; m++) {
-            int64_t len = cores[c].markers[m].end - cores[c].markers[m].begin;
-            if (len > dur) {
-                begin = cores[c].markers[m].begin;
-                dur = len;
-            }
-        }
+        if (cores[c].ngroups > 0)
+            longest_marker(&cores[c], g, &begin, &dur);
     }
     if (dur <= 0)
         return 0; /* no step marker observed for the step: skipped */
@@ -356,7 +389,15 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
     if (sc == NULL)
         return -ENOMEM;
     for (c = 0; c < ncores; c++) {
-        if (cores[c].ngroups > 0 && (rc = core_step(os, &cores[c], g, begin, dur, &sc[k++])) != 0)
+        int64_t core_begin = begin, core_dur = dur;
+        if (cores[c].ngroups == 0)
+            continue;
+        if (cores[c].sparse) {
+            core_begin = 0;
+            core_dur = 0;
+            longest_marker(&cores[c], g, &core_begin, &core_dur);
+        }
+        if ((rc = core_step(os, &cores[c], g, core_begin, core_dur, &sc[k++])) != 0)
             return rc;
     }
     if (xp_sort_runs(sc, k, sizeof(*sc), step_core_cmp, NULL) != 0)
@@ -368,7 +409,7 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
     return 0;
 }
 
-/* The step db of the TensorCore planes (in plane order): the steps that
+/* The step db of the TensorCore and SparseCore planes (in plane order): the steps that
  * every core with step events has, in ascending group order. */
 static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores)
 {
@@ -390,7 +431,9 @@ static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, 
     return 0;
 }
 
-/* Step events of every TensorCore plane, then the host's step db. */
+/* Step events of every TensorCore and SparseCore plane, then the host's
+ * step db. has_sparse_core: a SparseCore plane has core details (XProf
+ * marks those CoreDetails is_sparse_core). */
 int op_stats_tpu_steps(struct host_ctx *ctx)
 {
     const struct xspace *xs = ctx->xs;
@@ -402,9 +445,13 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
         return -ENOMEM;
     for (p = 0; rc == 0 && p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
-        if (strncmp(pl->name, "/device:TPU:", 12) != 0 || strstr(pl->name, "SparseCore") != NULL)
+        uint32_t chip;
+        int sparse = tpu_is_sparse_core_plane(pl->name);
+        if (strncmp(pl->name, "/device:TPU:", 12) != 0)
             continue;
-        rc = tpu_core_steps(pl, &cores[n++]);
+        if (sparse && tpu_core_details(pl, &chip))
+            ctx->os->has_sparse_core = 1;
+        rc = tpu_core_steps(pl, sparse, &cores[n++]);
     }
     if (rc == 0)
         rc = tpu_step_db(ctx->os, cores, n);

@@ -24,7 +24,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
             "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
-            "                    [--vendor amd|nvidia] [--scenario train|steps4|tpu]\n"
+            "                    [--vendor amd|nvidia] [--scenario train|steps4|tpu|tpu_sc]\n"
             "\n"
             "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
             "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
@@ -38,7 +38,8 @@ static void usage(FILE *f)
             "  --gpus G         GPU planes per host (default 2, at most %d)\n"
             "  --gz             write .xplane.pb.gz (gzip level 1)\n"
             "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
-            "  --scenario S     train (default), steps4 or tpu (small fixed profiles)\n",
+            "  --scenario S     train (default), steps4, tpu or tpu_sc (small fixed\n"
+            "                   profiles; tpu_sc: tpu with two SparseCores)\n",
             SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
@@ -172,12 +173,14 @@ static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
         fprintf(stderr, "xprofs-synth: unknown vendor '%s' (amd, nvidia)\n", arg);
         return -1;
     case O_SCENARIO:
-        if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0 || strcmp(arg, "tpu") == 0) {
+        if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0 || strcmp(arg, "tpu") == 0 ||
+            strcmp(arg, "tpu_sc") == 0) {
             o->steps4 = strcmp(arg, "steps4") == 0;
-            o->tpu = strcmp(arg, "tpu") == 0;
+            o->tpu_sc = strcmp(arg, "tpu_sc") == 0;
+            o->tpu = o->tpu_sc || strcmp(arg, "tpu") == 0;
             return 0;
         }
-        fprintf(stderr, "xprofs-synth: unknown scenario '%s' (train, steps4, tpu)\n", arg);
+        fprintf(stderr, "xprofs-synth: unknown scenario '%s' (train, steps4, tpu, tpu_sc)\n", arg);
         return -1;
     case O_HELP:
         usage(stdout);

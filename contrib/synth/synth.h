@@ -29,7 +29,8 @@ struct synth_opts {
     int64_t n_steps;             /* steps when size_mb is 0 */
     int gzip;                    /* write .xplane.pb.gz */
     int steps4;                  /* --scenario steps4 */
-    int tpu;                     /* --scenario tpu */
+    int tpu;                     /* --scenario tpu or tpu_sc */
+    int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 

@@ -182,7 +182,7 @@ static int gen_ops(void *ctx, int c, struct emit *em)
 }
 
 /* One map entry of XPlane.event_metadata (field 4) from its encoded value. */
-static void put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value)
+void tpu_put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value)
 {
     struct wbuf entry = WBUF_INIT;
 
@@ -194,13 +194,13 @@ static void put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *val
     wb_release(&entry);
 }
 
-static void put_named_meta(struct wbuf *tail, int64_t id, const char *name)
+void tpu_put_named_meta(struct wbuf *tail, int64_t id, const char *name)
 {
     struct wbuf v = WBUF_INIT;
 
     pb_int(&v, 1, id);
     pb_str(&v, 2, name);
-    put_event_meta(tail, id, &v);
+    tpu_put_event_meta(tail, id, &v);
     if (v.failed)
         tail->failed = 1;
     wb_release(&v);
@@ -215,9 +215,9 @@ static void tpu_tail(struct wbuf *tail)
 
     for (k = 0; k < N_STEPS; k++) {
         snprintf(name, sizeof(name), "%d", k);
-        put_named_meta(tail, 1 + k, name);
+        tpu_put_named_meta(tail, 1 + k, name);
     }
-    put_named_meta(tail, E_MODULE, "jit_train_step(5)");
+    tpu_put_named_meta(tail, E_MODULE, "jit_train_step(5)");
     for (i = 0; i < N_OPS; i++) {
         const struct tpu_op *op = &ops[i];
         struct wbuf v = WBUF_INIT;
@@ -241,7 +241,7 @@ static void tpu_tail(struct wbuf *tail)
             pb_stat_bytes(&v, 5, T_DEDUP, PB_STAT_STR,
                           op->display_name[0] ? op->display_name : op->name,
                           strlen(op->display_name[0] ? op->display_name : op->name));
-        put_event_meta(tail, op->meta, &v);
+        tpu_put_event_meta(tail, op->meta, &v);
         if (v.failed)
             tail->failed = 1;
         wb_release(&v);
@@ -290,6 +290,8 @@ int tpu_write(struct synth *sy, int h, struct sink *sink)
         snprintf(name, sizeof(name), "/device:TPU:%d", c);
         rc = xplane_write(sink, &plane, &bytes);
     }
+    if (rc == 0 && sy->opt->tpu_sc)
+        rc = tpu_sc_write(sink, N_CORES, &bytes);
     if (rc == 0)
         rc = planes_write_task_env(sink, planes_wall_start(h), planes_wall_start(h) + 4000000,
                                    &bytes);

@@ -1,15 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * --scenario tpu: a small fixed TPU profile (2 TensorCore planes with the
- * Steps / XLA Modules / XLA Ops lines the TPU runtime writes; see README.md).
+ * Steps / XLA Modules / XLA Ops lines the TPU runtime writes; see README.md);
+ * --scenario tpu_sc adds two SparseCore planes.
  */
 #ifndef SYNTH_TPU_H
 #define SYNTH_TPU_H
 
+#include <stdint.h>
+
 #include "sink.h"
 #include "synth.h"
+#include "wire.h"
 
-/* Writes the tpu XSpace of host h to sink. Returns 0 or a negative errno. */
+/* Writes the tpu XSpace of host h to sink (with --scenario tpu_sc also the
+ * SparseCore planes). Returns 0 or a negative errno. */
 int tpu_write(struct synth *sy, int h, struct sink *sink);
+
+/* XPlane.event_metadata entries (field 4): an encoded XEventMetadata, or
+ * one with only its id and name. Failures mark tail failed. */
+void tpu_put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value);
+void tpu_put_named_meta(struct wbuf *tail, int64_t id, const char *name);
+
+/* --scenario tpu_sc: the two SparseCore planes of chip 0, plane ids first_id
+ * and first_id + 1 (tpu_sc.c). Returns 0 or a negative errno. */
+int tpu_sc_write(struct sink *sink, int first_id, uint64_t *bytes);
 
 #endif

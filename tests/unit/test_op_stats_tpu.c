@@ -1,7 +1,9 @@
 /*
  * test_op_stats_tpu.c - TPU perf_env (GetPerfEnvFromXPlane / MakePerfEnvForTpu)
  * and duty cycle (DutyCycleTracker / DutyCycleCombiner) on hand-built
- * XSpaces, checked against hand-worked values.
+ * XSpaces, SparseCore plane names (GetSparseCoreId) and the SparseCore part
+ * of the TPU per-step input-pipeline data (ComputeTpuPerStepDataAcrossCores)
+ * on a hand-built step db, checked against hand-worked values.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "op_stats_input.h"
 #include "op_stats_tpu_int.h"
 #include "pbw.h"
 
@@ -217,11 +220,98 @@ static void test_duty_cycle(void **state)
     done(&os, xs, &space);
 }
 
+static void test_sparse_core_plane_names(void **state)
+{
+    (void)state;
+    /* /device:TPU:[0-9]+ SparseCore ([0-9]+), the whole name */
+    assert_true(tpu_is_sparse_core_plane("/device:TPU:0 SparseCore 0"));
+    assert_true(tpu_is_sparse_core_plane("/device:TPU:12 SparseCore 345"));
+    assert_false(tpu_is_sparse_core_plane("/device:TPU:0"));
+    assert_false(tpu_is_sparse_core_plane("/device:TPU: SparseCore 0"));
+    assert_false(tpu_is_sparse_core_plane("/device:TPU:0 SparseCore "));
+    assert_false(tpu_is_sparse_core_plane("/device:TPU:0 SparseCore 1x"));
+    assert_false(tpu_is_sparse_core_plane("/device:TPU:0  SparseCore 1"));
+    assert_false(tpu_is_sparse_core_plane("/device:GPU:0 SparseCore 1"));
+    assert_false(tpu_is_sparse_core_plane("/device:TPU:0 SparseCoreV0"));
+}
+
+/* One core of a step: duration and categories (IDLE included). */
+static void set_core(struct step_core *c, uint32_t core_id, uint64_t dur_us,
+                     const struct step_category *cats, uint32_t ncats)
+{
+    memset(c, 0, sizeof(*c));
+    c->core_id = core_id;
+    c->step_name = "";
+    c->duration_ps = dur_us * 1000000;
+    c->categories = cats;
+    c->ncategories = ncats;
+}
+
+static void test_sparse_core_step_data(void **state)
+{
+    /* step 0: TensorCore 0 (1000 us: 100 us infeed, 800 us conv, 100 idle);
+     * SparseCores 1000002 (900 us, 300 idle) and 1000003 (950 us, 150 idle)
+     * step 1: the same TensorCore, one SparseCore (800 us, 200 idle) */
+    static const struct step_category tc[] = {
+        {"IDLE", 100000000}, {"convolution", 800000000}, {"infeed", 100000000}};
+    static const struct step_category sc2[] = {{"IDLE", 300000000}, {"gather", 600000000}};
+    static const struct step_category sc3[] = {{"IDLE", 150000000}, {"gather", 800000000}};
+    static const struct step_category sc4[] = {{"IDLE", 200000000}, {"gather", 600000000}};
+    struct step_core c0[3], c1[2];
+    struct step_entry steps[2];
+    struct op_stats os;
+    struct ip_analysis a;
+
+    (void)state;
+    memset(&os, 0, sizeof(os));
+    op_db_init(&os.host_db);
+    op_db_init(&os.device_db);
+    os.hardware_type = HW_TPU;
+    os.device_type = "TPU v4";
+    os.has_sparse_core = 1;
+    set_core(&c0[0], 0, 1000, tc, 3);
+    set_core(&c0[1], 1000002, 900, sc2, 2);
+    set_core(&c0[2], 1000003, 950, sc3, 2);
+    set_core(&c1[0], 0, 1000, tc, 3);
+    set_core(&c1[1], 1000004, 800, sc4, 2);
+    steps[0] = (struct step_entry){.step_num = 0, .cores = c0, .ncores = 3};
+    steps[1] = (struct step_entry){.step_num = 1, .cores = c1, .ncores = 2};
+    os.steps = steps;
+    os.nsteps = 2;
+    assert_int_equal(ip_analyze(&os, &a), 0);
+    assert_int_equal(a.ntpu_steps, 2);
+    assert_true(a.has_sparse_core);
+    /* compute: min(900 - 300, 950 - 150) = 600 us; idle avg (300 + 150) / 2;
+     * step time avg (900 + 950) / 2 */
+    assert_float_equal(a.tpu_steps[0].sc_compute_ms, 0.6, 1e-12);
+    assert_float_equal(a.tpu_steps[0].sc_idle_ms, 0.225, 1e-12);
+    assert_float_equal(a.tpu_steps[0].sc_step_time_ms, 0.925, 1e-12);
+    assert_float_equal(a.tpu_steps[1].sc_compute_ms, 0.6, 1e-12);
+    assert_float_equal(a.tpu_steps[1].sc_idle_ms, 0.2, 1e-12);
+    assert_float_equal(a.tpu_steps[1].sc_step_time_ms, 0.8, 1e-12);
+    assert_float_equal(a.tpu_steps[0].sc_infeed_ms, 0, 0);
+    assert_float_equal(a.tpu_steps[0].sc_outfeed_ms, 0, 0);
+    /* the TensorCore figures ignore the SparseCores */
+    assert_float_equal(a.tpu_steps[0].tc_infeed_ms, 0.1, 1e-12);
+    assert_float_equal(a.tpu_steps[0].tc_idle_ms, 0.1, 1e-12);
+    assert_float_equal(a.step_time.max, 1.0, 1e-12);
+    /* summaries over the steps */
+    assert_float_equal(a.sc_compute.avg, 0.6, 1e-12);
+    assert_float_equal(a.sc_step_time.avg, 0.8625, 1e-12);
+    assert_float_equal(a.sc_step_time.min, 0.8, 1e-12);
+    assert_float_equal(a.sc_idle.max, 0.225, 1e-12);
+    ip_free(&a);
+    op_db_free(&os.host_db);
+    op_db_free(&os.device_db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_perf_env),
         cmocka_unit_test(test_duty_cycle),
+        cmocka_unit_test(test_sparse_core_plane_names),
+        cmocka_unit_test(test_sparse_core_step_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
