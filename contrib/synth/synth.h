@@ -30,6 +30,7 @@ struct synth_opts {
     int gzip;                    /* write .xplane.pb.gz */
     int steps4;                  /* --scenario steps4 */
     int tpu;                     /* --scenario tpu */
+    int inference;               /* --scenario inference */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 
