@@ -8,10 +8,12 @@
  *   1. every event of every plane is a node; edges are nesting on a line,
  *      KernelLaunch -> KernelExecute by correlation_id, ExecutorState::Process
  *      -> IteratorGetNext by (id, iter_num) and producer -> consumer contexts;
- *   2. roots (stat _r > 0, or TraceContext; or the first executor event of
- *      each TensorFlow loop iteration) are sorted and each one that is not
- *      under a grouped root of its level claims, breadth first, every
- *      descendant not yet grouped;
+ *   2. roots (any stat _r, -1 and 0 included; TraceContext; ProcessBatch and
+ *      BatchingSessionRun, whose levels PreprocessXPlane sets; or the first
+ *      executor event of each TensorFlow loop iteration) are sorted and each
+ *      one that is not under a grouped root of its level claims, breadth
+ *      first, every descendant not yet grouped; a group met on the way
+ *      becomes its child (GroupMetadata parents / children);
  *   3. on GPU planes ungrouped events inherit the latest group in time order
  *      and the Steps markers are the maximal same-group runs.
  *
@@ -119,6 +121,39 @@ int gr_attach_tables(struct xp_groups *g, int32_t *gid, uint8_t *eager, const ui
     return 0;
 }
 
+static int link_cmp(const void *x, const void *y)
+{
+    const struct group_link *a = x, *b = y;
+
+    if (a->parent != b->parent)
+        return a->parent < b->parent ? -1 : 1;
+    return a->child < b->child ? -1 : a->child > b->child;
+}
+
+int gr_attach_links(struct xp_groups *g, const struct vec *links)
+{
+    struct groups_mem *m = g->mem;
+    struct group_link *v = links->v;
+    size_t i, n = 0;
+
+    g->has_metadata = 1;
+    if (links->n == 0)
+        return 0;
+    xp_qsort(v, links->n, sizeof(*v), link_cmp);
+    g->links = arena_alloc(&m->arena, links->n * sizeof(*g->links));
+    if (g->links == NULL)
+        return -ENOMEM;
+    for (i = 0; i < links->n; i++) {
+        if (n > 0 && g->links[n - 1].parent == v[i].parent && g->links[n - 1].child == v[i].child)
+            continue;
+        g->links[n].parent = v[i].parent;
+        g->links[n].child = v[i].child;
+        n++;
+    }
+    g->nlinks = (uint32_t)n;
+    return 0;
+}
+
 /* Per-line base offsets into one node numbering. */
 static int number_lines(const struct xspace *xs, uint32_t **basep, uint32_t *nlinesp, uint32_t *np,
                         struct xp_err *err)
@@ -172,6 +207,7 @@ static void forest_free(struct forest *f)
     gr_vec_free(&f->roots);
     gr_vec_free(&f->tfdata_ids);
     gr_vec_free(&f->loop_roots);
+    gr_vec_free(&f->links);
 }
 
 /* The full event forest: GroupTfEvents, then the GPU derived timeline. */
@@ -195,6 +231,7 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     f.executors.size = f.iterators.size = f.contexts.size = sizeof(struct keyed);
     f.roots.size = sizeof(struct root_node);
     f.loop_roots.size = f.queue.size = sizeof(uint32_t);
+    f.links.size = sizeof(struct group_link);
     f.tfdata_ids.size = sizeof(int64_t);
     f.line_plane = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
     f.line_index = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
@@ -228,7 +265,7 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
         goto out;
     if ((rc = gr_sort_cross(&f)) != 0)
         goto out;
-    if ((rc = gr_create_groups(&f, g)) != 0)
+    if ((rc = gr_create_groups(&f, g)) != 0 || (rc = gr_attach_links(g, &f.links)) != 0)
         goto out;
     if (g->ngroups > 0 && (rc = gr_derive_gpu_timeline(&f, g)) != 0)
         goto out;

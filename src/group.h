@@ -39,6 +39,13 @@ struct xp_step_marker {
     int64_t end_ps;   /* absolute end */
 };
 
+/* GroupMetadata's parents/children: group `parent`'s propagation reached
+ * events already in group `child` (a request and the batches that ran it). */
+struct xp_group_link {
+    int32_t parent; /* group id */
+    int32_t child;  /* group id */
+};
+
 struct xp_groups {
     const struct xspace *xs; /* the profile the ids refer to */
     int32_t ***event_group;  /* [plane][line][event] -> group id, or -1 */
@@ -49,6 +56,10 @@ struct xp_groups {
     uint8_t ***event_eager;        /* [plane][line][event] -> 1 if run eagerly; NULL if none */
     struct xp_step_marker **steps; /* [plane] -> Steps line markers (device planes) */
     uint32_t *nsteps;              /* [plane] -> entries in steps[plane] */
+    int has_metadata;              /* 1: XProf's GroupMetadataMap holds every group (the
+                                      grouping ran here; not for pre-grouped files) */
+    struct xp_group_link *links;   /* sorted by (parent, child), unique */
+    uint32_t nlinks;               /* entries in links */
     void *mem;                     /* private storage */
 };
 

@@ -191,7 +191,7 @@ static int gather_line(void *arg, size_t i)
         struct ev_stats s;
         int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps;
         int32_t level = 0;
-        int rc = 0;
+        int is_root = 1, rc = 0;
 
         if (pf->any_stat)
             read_ev_stats(&pf->pick, ln, ev, &s);
@@ -202,11 +202,21 @@ static int gather_line(void *arg, size_t i)
         f->type[node] = (uint8_t)t;
         f->nest_parent[node] = NO_NODE;
         f->gid[node] = -1;
-        if (s.has_r)
+        /* PreprocessXPlane's root mutators set _r of ProcessBatch (2) and
+         * BatchingSessionRun (1), replacing any value the event had */
+        if (t == ET_PROCESS_BATCH)
+            level = 2;
+        else if (t == ET_BATCHING_RUN)
+            level = 1;
+        else if (s.has_r)
             level = (int32_t)s.r;
         else if (t == ET_TRACE_CONTEXT)
             level = 1;
-        if (level > 0) {
+        else
+            is_root = 0;
+        /* EventNode::IsRoot is root_level_.has_value(): any _r value,
+         * -1 (user-defined roots) and 0 included */
+        if (is_root) {
             struct root_node *r = gr_vec_push(&o->roots);
             if (r == NULL) {
                 rc = -ENOMEM;

@@ -43,6 +43,8 @@ enum ev_type {
     ET_TFOP_RUN,        /* a "name:Type" TensorFlow op */
     ET_KERNEL_LAUNCH,   /* host event with correlation_id */
     ET_KERNEL_EXECUTE,  /* device event with correlation_id */
+    ET_PROCESS_BATCH,   /* ProcessBatch, OrbaxServing::ProcessBatch: root level 2 */
+    ET_BATCHING_RUN,    /* BatchingSessionRun: root level 1 */
 };
 
 /* A link from a parent node to a child node. */
@@ -67,10 +69,18 @@ struct corr_node {
     uint32_t node; /* node */
 };
 
-/* A root and its level (stat _r, or 1 for TraceContext). */
+/* A group met by another group's propagation: GroupMetadata's parents and
+ * children. */
+struct group_link {
+    int32_t parent; /* the propagating group */
+    int32_t child;  /* the group it met */
+};
+
+/* A root and its level (stat _r, 1 for TraceContext, 2 for ProcessBatch,
+ * 1 for BatchingSessionRun). */
 struct root_node {
     uint32_t node; /* node */
-    int32_t level; /* > 0 */
+    int32_t level; /* any value: -1 and 0 are roots too */
 };
 
 /* A growable array of elements of one size. */
@@ -99,7 +109,7 @@ static inline void *gr_vec_push(struct vec *a)
 #define NF_ASYNC 1u   /* is_async: takes no part in nesting */
 #define NF_XPARENT 2u /* has a parent across threads */
 #define NF_XCHILD 4u  /* has a child across threads */
-#define NF_ROOT 8u    /* has a root level > 0 */
+#define NF_ROOT 8u    /* has a root level (an _r stat, or a type that sets one) */
 
 #define NO_NODE UINT32_MAX
 
@@ -136,6 +146,7 @@ struct forest {
     struct vec roots;        /* struct root_node, in node order */
     struct vec tfdata_ids;   /* int64_t step ids of tf.data captured functions */
     struct vec loop_roots;   /* uint32_t first events of TF loop iterations */
+    struct vec links;        /* struct group_link, as met (duplicates kept) */
     int has_eager_execute;   /* an EagerExecute event metadata exists */
     /* search scratch */
     struct vec queue;   /* uint32_t search queue */
@@ -285,5 +296,7 @@ int gr_read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n);
 
 /* Point event_group (and event_eager) of every line into one block. */
 int gr_attach_tables(struct xp_groups *g, int32_t *gid, uint8_t *eager, const uint32_t *line_base);
+/* Sort and deduplicate the links met by the propagations into g->links. */
+int gr_attach_links(struct xp_groups *g, const struct vec *links);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Root level of a node (0 = not a root). */
+/* Root level of a root node (callers check NF_ROOT first). */
 static int32_t root_level(const struct forest *f, uint32_t node)
 {
     const struct root_node *r = f->roots.v;
@@ -146,7 +146,8 @@ uint32_t gr_find_ancestor(struct forest *f, uint32_t node, int include_self, int
     }
     while (head < f->queue.n && *rc == 0) {
         uint32_t x = ((uint32_t *)f->queue.v)[head++];
-        if (want_type >= 0 ? f->type[x] == want_type : root_level(f, x) == level)
+        if (want_type >= 0 ? f->type[x] == want_type
+                           : (f->flags[x] & NF_ROOT) && root_level(f, x) == level)
             return x;
         add_parents(f, x, rc);
     }
@@ -177,8 +178,24 @@ static uint32_t line_end(const struct forest *f, uint32_t node)
     return f->line_base[gr_node_line(f, node) + 1];
 }
 
+/* A node of group `met` reached by the propagation of g: g becomes a parent
+ * of met in the group metadata. */
+static int meet(struct forest *f, int32_t g, int32_t met)
+{
+    struct group_link *k;
+
+    if (met == g)
+        return 0;
+    if ((k = gr_vec_push(&f->links)) == NULL)
+        return -ENOMEM;
+    k->parent = g;
+    k->child = met;
+    return 0;
+}
+
 /* PropagateGroupId: every node reachable from root through nodes not yet
- * grouped gets g. Nesting subtrees are walked as ranges (a grouped node's
+ * grouped gets g; the groups met at grouped nodes are recorded as its
+ * children (meet). Nesting subtrees are walked as ranges (a grouped node's
  * subtree is skipped whole); cross links go through a queue of nodes. */
 int gr_propagate(struct forest *f, uint32_t root, int32_t g)
 {
@@ -209,6 +226,8 @@ int gr_propagate(struct forest *f, uint32_t root, int32_t g)
             if (f->gid[i] >= 0) {
                 /* grouped already: skip its subtree */
                 uint32_t y = i++;
+                if (meet(f, g, f->gid[y]) != 0)
+                    return -ENOMEM;
                 while (i < end && ((f->flags[i] & NF_ASYNC) ||
                                    (f->nest_parent[i] != NO_NODE && f->nest_parent[i] >= y)))
                     i++;
@@ -228,8 +247,11 @@ int gr_propagate(struct forest *f, uint32_t root, int32_t g)
                         k++;
                 for (; k < f->cross.n && f->by_parent[k].parent == i; k++) {
                     uint32_t c = f->by_parent[k].child, *r;
-                    if (f->gid[c] >= 0)
+                    if (f->gid[c] >= 0) {
+                        if (meet(f, g, f->gid[c]) != 0)
+                            return -ENOMEM;
                         continue;
+                    }
                     f->gid[c] = g;
                     if ((r = gr_vec_push(q)) == NULL)
                         return -ENOMEM;
@@ -243,8 +265,11 @@ int gr_propagate(struct forest *f, uint32_t root, int32_t g)
             size_t k = edge_lower(f->by_parent, f->cross.n, 0, x);
             for (; k < f->cross.n && f->by_parent[k].parent == x; k++) {
                 uint32_t c = f->by_parent[k].child, *r;
-                if (f->gid[c] >= 0)
+                if (f->gid[c] >= 0) {
+                    if (meet(f, g, f->gid[c]) != 0)
+                        return -ENOMEM;
                     continue;
+                }
                 f->gid[c] = g;
                 if ((r = gr_vec_push(q)) == NULL)
                     return -ENOMEM;

@@ -53,8 +53,9 @@ static const struct {
     {"ParseExampleConsume", ET_NAMED},
     {"ParallelBatchProduce", ET_NAMED},
     {"ParallelBatchConsume", ET_NAMED},
-    {"BatchingSessionRun", ET_NAMED},
-    {"ProcessBatch", ET_NAMED},
+    {"BatchingSessionRun", ET_BATCHING_RUN},
+    {"ProcessBatch", ET_PROCESS_BATCH},
+    {"OrbaxServing::ProcessBatch", ET_PROCESS_BATCH},
     {"BrainSessionRun", ET_NAMED},
     {"ConcatInputTensors", ET_NAMED},
     {"MergeInputTensors", ET_NAMED},
@@ -155,7 +156,8 @@ int gr_scan_metadata(const struct xspace *xs, uint8_t *const *mtype, int *loop_o
             enum ev_type t = (enum ev_type)mtype[p][i];
             if (t == ET_LOOP_OP)
                 *loop_op = 1;
-            if (t == ET_TRACE_CONTEXT || t == ET_EXECUTOR)
+            if (t == ET_TRACE_CONTEXT || t == ET_EXECUTOR || t == ET_PROCESS_BATCH ||
+                t == ET_BATCHING_RUN)
                 possible = 1;
         }
     }

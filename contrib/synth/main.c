@@ -13,6 +13,7 @@
 
 #include "profile.h"
 #include "sink.h"
+#include "inference.h"
 #include "steps4.h"
 #include "tpu.h"
 #include "synth.h"
@@ -24,7 +25,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
             "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
-            "                    [--vendor amd|nvidia] [--scenario train|steps4|tpu|tpu_sc]\n"
+            "                    [--vendor amd|nvidia]\n"
+            "                    [--scenario train|steps4|tpu|tpu_sc|inference]\n"
             "\n"
             "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
             "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
@@ -38,8 +40,8 @@ static void usage(FILE *f)
             "  --gpus G         GPU planes per host (default 2, at most %d)\n"
             "  --gz             write .xplane.pb.gz (gzip level 1)\n"
             "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
-            "  --scenario S     train (default), steps4, tpu or tpu_sc (small fixed\n"
-            "                   profiles; tpu_sc: tpu with two SparseCores)\n",
+            "  --scenario S     train (default), steps4, tpu, tpu_sc or inference (small\n"
+            "                   fixed profiles; tpu_sc: tpu with two SparseCores)\n",
             SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
@@ -174,13 +176,16 @@ static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
         return -1;
     case O_SCENARIO:
         if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0 || strcmp(arg, "tpu") == 0 ||
-            strcmp(arg, "tpu_sc") == 0) {
+            strcmp(arg, "tpu_sc") == 0 || strcmp(arg, "inference") == 0) {
             o->steps4 = strcmp(arg, "steps4") == 0;
             o->tpu_sc = strcmp(arg, "tpu_sc") == 0;
             o->tpu = o->tpu_sc || strcmp(arg, "tpu") == 0;
+            o->inference = strcmp(arg, "inference") == 0;
             return 0;
         }
-        fprintf(stderr, "xprofs-synth: unknown scenario '%s' (train, steps4, tpu, tpu_sc)\n", arg);
+        fprintf(stderr,
+                "xprofs-synth: unknown scenario '%s' (train, steps4, tpu, tpu_sc, inference)\n",
+                arg);
         return -1;
     case O_HELP:
         usage(stdout);
@@ -226,6 +231,10 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
         fprintf(stderr, "xprofs-synth: --scenario tpu has fixed steps and two TPU cores\n");
         return -1;
     }
+    if (o->inference && (o->size_mb > 0 || given != 0)) {
+        fprintf(stderr, "xprofs-synth: --scenario inference has fixed requests and TPU cores\n");
+        return -1;
+    }
     if (o->steps4)
         o->n_gpus = 1;
     return 0;
@@ -248,7 +257,9 @@ static int write_host(struct synth *sy, const char *dir, int h, int64_t n_steps)
     rc = sink_open(&sink, path, o->gzip);
     if (rc != 0)
         goto out;
-    if (o->tpu) {
+    if (o->inference) {
+        rc = inference_write(sy, h, &sink);
+    } else if (o->tpu) {
         rc = tpu_write(sy, h, &sink);
     } else if (o->steps4) {
         rc = steps4_write(sy, h, &sink);

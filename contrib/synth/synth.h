@@ -31,6 +31,7 @@ struct synth_opts {
     int steps4;                  /* --scenario steps4 */
     int tpu;                     /* --scenario tpu or tpu_sc */
     int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */
+    int inference;               /* --scenario inference */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 

@@ -11,6 +11,7 @@
 #include "sort.h"
 #include "datatable.h"
 #include "op_stats.h"
+#include "op_stats_inference.h"
 #include "op_stats_input.h"
 #include "tool.h"
 
@@ -232,13 +233,46 @@ static void recommendation_table(const struct op_stats *os, const struct ip_anal
         dt_prop(t, "non_bottleneck_tip_types", "");
 }
 
-static void latency_table(struct dt_table *t)
+/* AddLatencyRow: the times in ms. */
+static void latency_row(struct dt_table *t, const char *label, const struct inf_breakdown *b)
 {
+    dt_row(t);
+    dt_str(t, label);
+    dt_num(t, b->host_us / 1000);
+    dt_num(t, b->device_us / 1000);
+    dt_num(t, b->communication_us / 1000);
+    dt_num(t, b->total_us / 1000);
+}
+
+/* GenerateInferenceLatencyDataTable. Rows only for a run that is not
+ * training (overview_page_processor.cc); XProf's "Avg" row shows the first
+ * breakdown, the 50th percentile, and the real average is never shown. */
+static int latency_table(struct tool_ctx *ctx, const struct op_stats *os, struct dt_table *t)
+{
+    const struct inference_stats *st;
+    struct inference_latency lat;
+    char label[32];
+    uint32_t i;
+    int rc;
+
     dt_col(t, "percentile", "string", "percentile");
     dt_col(t, "hostTimeMs", "number", "Host time (in ms)");
     dt_col(t, "deviceTimeMs", "number", "Device time (in ms)");
     dt_col(t, "communicationTimeMs", "number", "Host-device communication time (in ms)");
     dt_col(t, "totalTimeMs", "number", "Total latency (in ms)");
+    if (os->is_training)
+        return 0;
+    if ((rc = snapshot_inference_stats(ctx->snap, ctx->host, &st, ctx->err)) != 0)
+        return rc;
+    if ((rc = inference_latency(st, &lat)) != 0)
+        return xp_err_set(ctx->err, rc, "overview_page: out of memory");
+    if (lat.nbreakdowns > 0)
+        latency_row(t, "Avg", &lat.breakdowns[0]);
+    for (i = 0; i < INF_NPERCENTILES && lat.nbreakdowns > 0; i++) {
+        snprintf(label, sizeof(label), "%.1f%%", lat.percentiles[i]);
+        latency_row(t, label, &lat.breakdowns[i]);
+    }
+    return 0;
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -294,7 +328,12 @@ static int overview_produce(struct tool_ctx *ctx, struct out *o)
     ip_step_table(&a, &t[1]);
     run_env_table(os, &t[2]);
     recommendation_table(os, &a, &t[3]);
-    latency_table(&t[4]);
+    if (rc == 0 && (rc = latency_table(ctx, os, &t[4])) != 0) {
+        for (i = 0; i < 6; i++)
+            dt_free(&t[i]);
+        ip_free(&a);
+        return rc;
+    }
     if (rc == 0)
         rc = diagnostics_table(os, &a, &t[5]);
     for (i = 0; rc == 0 && i < 6; i++) {

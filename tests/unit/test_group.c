@@ -289,6 +289,54 @@ static void test_root_levels(void **state)
     assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 1);
     assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 1);
     assert_int_equal(xp_group_of(fx.g, 0, 0, 4), 1);
+    /* "outer" met "batch": group 1 is a parent of group 0 */
+    assert_int_equal(fx.g->nlinks, 1);
+    assert_int_equal(fx.g->links[0].parent, 1);
+    assert_int_equal(fx.g->links[0].child, 0);
+    done(&fx);
+}
+
+/* Serving: PreprocessXPlane makes ProcessBatch a root of level 2 and
+ * BatchingSessionRun one of level 1 (whatever _r they carry); any _r is a
+ * root level, -1 and 0 included (EventNode::IsRoot is has_value()). A
+ * request whose propagation meets its batch's group records it as a child
+ * (GroupMetadata parents / children). */
+static void test_inference_roots(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "BatchingSessionRun", 0, 1000, S_ROOT, L(5), S_PT, L(8), S_P, L(1), 0);
+    event(&host, &ev, "UserRoot", 2000, 100, S_ROOT, L(-1), 0);
+    line_end(&host, &ev, 1, "request_1");
+    event(&host, &ev, "BatchingSessionRun", 100, 800, S_PT, L(8), S_P, L(1), 0);
+    event(&host, &ev, "ZeroRoot", 3000, 100, S_ROOT, L(0), 0);
+    line_end(&host, &ev, 2, "request_2");
+    event(&host, &ev, "ProcessBatch", 200, 600, S_CT, L(8), S_C, L(1), 0);
+    event(&host, &ev, "SessionRun", 250, 500, 0);
+    line_end(&host, &ev, 3, "batch");
+    plane_end(&host, &space);
+    load(&fx, &space);
+    assert_int_equal(fx.g->has_metadata, 1);
+    assert_int_equal(fx.g->ngroups, 5);
+    /* level 2, then level 1 by time, then 0, then -1 */
+    assert_int_equal(xp_group_of(fx.g, 0, 2, 0), 0); /* ProcessBatch */
+    assert_int_equal(xp_group_of(fx.g, 0, 2, 1), 0); /* its SessionRun */
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 1); /* request 1 */
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 0), 2); /* request 2 */
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 1), 3); /* _r = 0 */
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 4); /* _r = -1 */
+    assert_string_equal(fx.g->groups[0].name, "ProcessBatch 0");
+    assert_string_equal(fx.g->groups[4].name, "UserRoot 4");
+    /* both requests are parents of the batch */
+    assert_int_equal(fx.g->nlinks, 2);
+    assert_int_equal(fx.g->links[0].parent, 1);
+    assert_int_equal(fx.g->links[0].child, 0);
+    assert_int_equal(fx.g->links[1].parent, 2);
+    assert_int_equal(fx.g->links[1].child, 0);
     done(&fx);
 }
 
@@ -392,13 +440,10 @@ static void test_derived_ids(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_steps_and_kernels),
-        cmocka_unit_test(test_no_roots),
-        cmocka_unit_test(test_loop_op),
-        cmocka_unit_test(test_root_levels),
-        cmocka_unit_test(test_contexts_and_async),
-        cmocka_unit_test(test_tf_loop),
-        cmocka_unit_test(test_pre_grouped),
+        cmocka_unit_test(test_steps_and_kernels), cmocka_unit_test(test_no_roots),
+        cmocka_unit_test(test_loop_op),           cmocka_unit_test(test_root_levels),
+        cmocka_unit_test(test_inference_roots),   cmocka_unit_test(test_contexts_and_async),
+        cmocka_unit_test(test_tf_loop),           cmocka_unit_test(test_pre_grouped),
         cmocka_unit_test(test_derived_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
