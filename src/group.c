@@ -15,7 +15,11 @@
  *      first, every descendant not yet grouped; a group met on the way
  *      becomes its child (GroupMetadata parents / children);
  *   3. on GPU planes ungrouped events inherit the latest group in time order
- *      and the Steps markers are the maximal same-group runs.
+ *      and the Steps markers are the maximal same-group runs;
+ *   4. TPU planes (GroupTpuEventsOSS): only the grouping line's events are
+ *      nodes in step 1, TensorCores that no root reached get groups in lock
+ *      step, and afterwards their Steps events merge per group and the
+ *      other lines take the groups of the Steps events (group_tpu.c).
  *
  * A profile that already holds group_id stats (old TensorFlow profilers) is
  * read as is, with its own Steps line. The fast path: a profile without any
@@ -208,6 +212,7 @@ static void forest_free(struct forest *f)
     gr_vec_free(&f->tfdata_ids);
     gr_vec_free(&f->loop_roots);
     gr_vec_free(&f->links);
+    gr_vec_free(&f->tpu_tc_lines);
 }
 
 /* The full event forest: GroupTfEvents, then the GPU derived timeline. */
@@ -232,6 +237,7 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     f.roots.size = sizeof(struct root_node);
     f.loop_roots.size = f.queue.size = sizeof(uint32_t);
     f.links.size = sizeof(struct group_link);
+    f.tpu_tc_lines.size = sizeof(uint32_t);
     f.tfdata_ids.size = sizeof(int64_t);
     f.line_plane = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
     f.line_index = malloc(((size_t)nlines + 1) * sizeof(uint32_t));
@@ -266,6 +272,9 @@ static int group_full(struct xp_groups *g, uint8_t **mtype, uint32_t *line_base,
     if ((rc = gr_sort_cross(&f)) != 0)
         goto out;
     if ((rc = gr_create_groups(&f, g)) != 0 || (rc = gr_attach_links(g, &f.links)) != 0)
+        goto out;
+    /* GroupTpuEventsOSS: then GroupTpuXPlaneEvents on the device planes */
+    if (f.tpu_space && (rc = gr_group_tpu_planes(&f, g)) != 0)
         goto out;
     if (g->ngroups > 0 && (rc = gr_derive_gpu_timeline(&f, g)) != 0)
         goto out;

@@ -54,7 +54,9 @@ struct xp_groups {
     /* Extensions (op_stats): */
     int pre_grouped;               /* 1: the file already carried group_id stats */
     uint8_t ***event_eager;        /* [plane][line][event] -> 1 if run eagerly; NULL if none */
-    struct xp_step_marker **steps; /* [plane] -> Steps line markers (device planes) */
+    struct xp_step_marker **steps; /* [plane] -> Steps markers: GPU planes the derived
+                                      line's; TPU planes (ungrouped files) their Steps
+                                      line merged per group, as device timespans */
     uint32_t *nsteps;              /* [plane] -> entries in steps[plane] */
     int has_metadata;              /* 1: XProf's GroupMetadataMap holds every group (the
                                       grouping ran here; not for pre-grouped files) */

@@ -2,7 +2,10 @@
  * group_gather.c - pass 1 of the grouping: one line at a time (lines in
  * parallel), the type, root level and nesting parent of every event and the
  * keyed lists (kernels, executors, iterators, contexts) that link events
- * across threads; the lists are merged in line order.
+ * across threads; the lists are merged in line order. A TPU plane is one
+ * job (ConnectIntraThreadTPU): only its grouping line's events are nodes,
+ * neither nested nor roots, and the contexts of the events they include on
+ * the other lines are theirs.
  */
 #include "group_int.h"
 
@@ -13,6 +16,7 @@
 
 #include "parallel.h"
 #include "sort.h"
+#include "tpu_planes.h"
 
 static int push_keyed(struct vec *v, uint64_t k1, uint64_t k2, uint64_t k3, uint32_t tag,
                       uint32_t node)
@@ -132,6 +136,8 @@ struct plane_facts {
     int any_stat;        /* some stat that matters for grouping is known here */
     int has_pid;         /* the plane has a process id */
     int64_t pid;         /* its value */
+    int tpu;             /* a "/device:TPU:" plane: gathered whole by its first line */
+    int grouping_line;   /* TPU core planes: the grouping line, or -1 */
 };
 
 struct gather_job {
@@ -161,6 +167,109 @@ static void line_out_free(struct line_out *o)
     gr_vec_free(&o->tfdata_ids);
 }
 
+/* The contexts of an event's stats, as node's (SetContextGroup). */
+static int push_contexts(struct line_out *o, const struct ev_stats *s, const struct plane_facts *pf,
+                         uint32_t node)
+{
+    uint64_t pid = pf->has_pid ? (uint64_t)pf->pid : 0;
+    uint32_t pid_tag = pf->has_pid ? 1 : 0;
+    int rc = 0;
+
+    if (s->has_pt && s->has_p)
+        rc = push_keyed(&o->contexts, (uint64_t)s->pt, s->p, pid, pid_tag, node);
+    if (rc == 0 && s->has_ct && s->has_c)
+        rc = push_keyed(&o->contexts, (uint64_t)s->ct, s->c, pid, pid_tag | 2, node);
+    return rc;
+}
+
+/* What a node of type t adds to the keyed lists. */
+static int push_lists(struct line_out *o, const struct ev_stats *s, enum ev_type t,
+                      const struct plane_facts *pf, uint32_t node)
+{
+    int rc = push_contexts(o, s, pf, node);
+
+    if (rc == 0 && t == ET_EXECUTOR && s->has_id && s->has_iter)
+        rc = push_keyed(&o->executors, (uint64_t)s->id, (uint64_t)s->iter, 0, 0, node);
+    if (rc == 0 && (t == ET_ITER_GET_NEXT || t == ET_ITER_GET_NEXT_O) && s->has_id && s->has_iter)
+        rc = push_keyed(&o->iterators, (uint64_t)s->id, (uint64_t)s->iter, 0,
+                        t == ET_ITER_GET_NEXT_O, node);
+    if (rc == 0 && t == ET_KERNEL_LAUNCH)
+        rc = push_corr(&o->launches, s->corr, node);
+    if (rc == 0 && t == ET_KERNEL_EXECUTE)
+        rc = push_corr(&o->executes, s->corr, node);
+    if (rc == 0 && t == ET_TFDATA_RUN && s->has_id) {
+        int64_t *id = gr_vec_push(&o->tfdata_ids);
+        if (id == NULL)
+            rc = -ENOMEM;
+        else
+            *id = s->id;
+    }
+    return rc;
+}
+
+/* A TPU plane (ConnectIntraThreadTPU): every event is hidden but those of
+ * the grouping line, which are device nodes without nesting or root level;
+ * an event of another line that the first grouping event ending after its
+ * start includes gives its contexts to that event. */
+static int gather_tpu_plane(struct forest *f, const struct plane_facts *pf, uint32_t p,
+                            uint32_t first_flat, struct line_out *o)
+{
+    const struct xp_plane *pl = &f->xs->planes[p];
+    const uint8_t *mtype = f->mtype[p];
+    const struct xp_line *gl;
+    uint32_t l, e, gbase;
+    int rc = 0;
+
+    for (l = 0; l < pl->nlines; l++) {
+        uint32_t base = f->line_base[first_flat + l];
+        for (e = 0; e < pl->lines[l].nevents; e++) {
+            f->type[base + e] = ET_NONE;
+            f->nest_parent[base + e] = NO_NODE;
+            f->gid[base + e] = -1;
+            f->flags[base + e] = (uint8_t)((int)l == pf->grouping_line ? 0 : NF_HIDDEN);
+        }
+    }
+    if (pf->grouping_line < 0)
+        return 0;
+    gl = &pl->lines[pf->grouping_line];
+    gbase = f->line_base[first_flat + (uint32_t)pf->grouping_line];
+    for (e = 0; e < gl->nevents && rc == 0; e++) {
+        enum ev_type t = (enum ev_type)mtype[gl->events[e].meta];
+        struct ev_stats s;
+        if (pf->any_stat)
+            read_ev_stats(&pf->pick, gl, &gl->events[e], &s);
+        else
+            memset(&s, 0, sizeof(s));
+        if (t == ET_NONE && s.has_corr)
+            t = ET_KERNEL_EXECUTE;
+        f->type[gbase + e] = (uint8_t)t;
+        rc = push_lists(o, &s, t, pf, gbase + e);
+    }
+    for (l = 0; l < pl->nlines && rc == 0 && pf->any_stat; l++) {
+        const struct xp_line *ln = &pl->lines[l];
+        uint32_t parent = 0;
+        if ((int)l == pf->grouping_line)
+            continue;
+        for (e = 0; e < ln->nevents && rc == 0; e++) {
+            const struct xp_event *ev = &ln->events[e], *pe;
+            int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps, pb;
+            struct ev_stats s;
+            while (parent < gl->nevents &&
+                   xp_event_start_ps(gl, &gl->events[parent]) + gl->events[parent].duration_ps <= b)
+                parent++;
+            if (parent == gl->nevents)
+                break;
+            pe = &gl->events[parent];
+            pb = xp_event_start_ps(gl, pe);
+            if (!(pb <= b && end <= pb + pe->duration_ps))
+                continue;
+            read_ev_stats(&pf->pick, ln, ev, &s);
+            rc = push_contexts(o, &s, pf, gbase + parent);
+        }
+    }
+    return rc;
+}
+
 /* Types, root levels, nesting and the keyed lists of one line. */
 static int gather_line(void *arg, size_t i)
 {
@@ -176,9 +285,11 @@ static int gather_line(void *arg, size_t i)
     uint32_t base = f->line_base[flat], e;
     uint32_t *stack;
     size_t depth = 0;
-    uint64_t pid = pf->has_pid ? (uint64_t)pf->pid : 0;
-    uint32_t pid_tag = pf->has_pid ? 1 : 0;
 
+    if (pf->tpu) {
+        uint32_t first = f->plane_first[p];
+        return flat == first ? gather_tpu_plane(f, pf, p, first, o) : 0;
+    }
     if (ln->nevents == 0)
         return 0;
     stack = malloc(ln->nevents * sizeof(*stack));
@@ -226,26 +337,8 @@ static int gather_line(void *arg, size_t i)
                 f->flags[node] |= NF_ROOT;
             }
         }
-        if (rc == 0 && s.has_pt && s.has_p)
-            rc = push_keyed(&o->contexts, (uint64_t)s.pt, s.p, pid, pid_tag, node);
-        if (rc == 0 && s.has_ct && s.has_c)
-            rc = push_keyed(&o->contexts, (uint64_t)s.ct, s.c, pid, pid_tag | 2, node);
-        if (rc == 0 && t == ET_EXECUTOR && s.has_id && s.has_iter)
-            rc = push_keyed(&o->executors, (uint64_t)s.id, (uint64_t)s.iter, 0, 0, node);
-        if (rc == 0 && (t == ET_ITER_GET_NEXT || t == ET_ITER_GET_NEXT_O) && s.has_id && s.has_iter)
-            rc = push_keyed(&o->iterators, (uint64_t)s.id, (uint64_t)s.iter, 0,
-                            t == ET_ITER_GET_NEXT_O, node);
-        if (rc == 0 && t == ET_KERNEL_LAUNCH)
-            rc = push_corr(&o->launches, s.corr, node);
-        if (rc == 0 && t == ET_KERNEL_EXECUTE)
-            rc = push_corr(&o->executes, s.corr, node);
-        if (rc == 0 && t == ET_TFDATA_RUN && s.has_id) {
-            int64_t *id = gr_vec_push(&o->tfdata_ids);
-            if (id == NULL)
-                rc = -ENOMEM;
-            else
-                *id = s.id;
-        }
+        if (rc == 0)
+            rc = push_lists(o, &s, t, pf, node);
         if (rc != 0) {
             free(stack);
             return rc;
@@ -308,6 +401,22 @@ int gr_gather(struct forest *f)
         int64_t ids[NEV_STATS];
         size_t w;
         job.facts[p].is_host = strcmp(pl->name, "/host:CPU") == 0;
+        job.facts[p].grouping_line = -1;
+        if (strncmp(pl->name, "/device:TPU:", 12) == 0) {
+            enum tpu_core_kind kind = tpu_plane_core(pl->name);
+            f->tpu_space = 1;
+            job.facts[p].tpu = 1;
+            if (kind != TPU_NOT_A_CORE)
+                job.facts[p].grouping_line = gr_tpu_grouping_line(pl);
+            if (kind == TPU_TENSOR_CORE && job.facts[p].grouping_line >= 0) {
+                uint32_t *tl = gr_vec_push(&f->tpu_tc_lines);
+                if (tl == NULL) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                *tl = f->plane_first[p] + (uint32_t)job.facts[p].grouping_line;
+            }
+        }
         for (w = 0; w < NEV_STATS; w++) {
             ids[w] = pl->stat_id[ev_stat_types[w]];
             job.facts[p].any_stat |= ids[w] != XP_NO_STAT;

@@ -12,6 +12,7 @@
  * group_search.c     searches up the forest, group id propagation
  * group_name.c       roots in order, group creation and names
  * group_gpu.c        GPU derived timeline: inherited ids, Steps markers
+ * group_tpu.c        TPU planes: grouping lines, merged Steps, GroupLine
  * group_pregrouped.c profiles that already carry group ids
  */
 #ifndef XPROFS_GROUP_INT_H
@@ -110,6 +111,9 @@ static inline void *gr_vec_push(struct vec *a)
 #define NF_XPARENT 2u /* has a parent across threads */
 #define NF_XCHILD 4u  /* has a child across threads */
 #define NF_ROOT 8u    /* has a root level (an _r stat, or a type that sets one) */
+#define NF_HIDDEN                                                                                  \
+    16u /* on a TPU plane but not on its grouping line: no node for                                \
+           XProf (ConnectIntraThreadTPU); GroupLine gives its group */
 
 #define NO_NODE UINT32_MAX
 
@@ -148,6 +152,8 @@ struct forest {
     struct vec loop_roots;   /* uint32_t first events of TF loop iterations */
     struct vec links;        /* struct group_link, as met (duplicates kept) */
     int has_eager_execute;   /* an EagerExecute event metadata exists */
+    int tpu_space;           /* a "/device:TPU:" plane exists (GroupTpuEventsOSS) */
+    struct vec tpu_tc_lines; /* uint32_t flat grouping lines of the TensorCores, plane order */
     /* search scratch */
     struct vec queue;   /* uint32_t search queue */
     uint32_t *vis_key;  /* visited set of an upward search: node + 1 */
@@ -272,6 +278,11 @@ int gr_propagate(struct forest *f, uint32_t root, int32_t g);
 
 /* ---- group_name.c ---- */
 
+/* The group's name (GetGroupName) and record it: ProcessRootEvent after
+ * the propagation from root. An id already recorded (the TPU lock step
+ * gives one id per core) takes the new name. */
+int gr_process_root(struct forest *f, struct xp_groups *g, uint32_t root, int32_t id);
+
 /* Record group id with its name, step number and root event. */
 int gr_add_group(struct xp_groups *g, int64_t id, const char *name, int64_t step_num, uint32_t p,
                  uint32_t l, uint32_t e, int named_root);
@@ -283,6 +294,26 @@ int gr_create_groups(struct forest *f, struct xp_groups *g);
 
 /* ProcessUngroupedEvents + DeriveStepEventsFromGroups on every GPU plane. */
 int gr_derive_gpu_timeline(struct forest *f, struct xp_groups *g);
+
+/* ---- group_tpu.c ---- */
+
+/* GetGroupingLineForTPU: the plane's last "Steps" / "Sparse Core Steps"
+ * line if it has events, else its last module line if that has events; the
+ * line index, or -1. */
+int gr_tpu_grouping_line(const struct xp_plane *pl);
+
+/* 1 if node sits on a TPU step or module line (IsTPUParentLineEvent). */
+int gr_on_tpu_parent_line(const struct forest *f, uint32_t node);
+
+/* The lock-step fallback of CreateEventGroups: when no TensorCore step node
+ * got a group, each core's grouping-line events get ids next, next + 1 ...
+ * in line order (every core from the same next). */
+int gr_tpu_lock_step(struct forest *f, struct xp_groups *g, int32_t next);
+
+/* GroupTpuXPlaneEvents on every device plane: the Steps line's merged
+ * markers into g->steps (MergeHostSteps), and every other line's events
+ * the group of the grouping-line event they overlap (GroupLine). */
+int gr_group_tpu_planes(struct forest *f, struct xp_groups *g);
 
 /* ---- group_pregrouped.c ---- */
 

@@ -1,7 +1,8 @@
 /*
  * group_name.c - the step groups: roots in XProf's order, each one that is
  * not under a grouped root of its level claims its descendants, and its
- * name ("train 7": GetGroupName) (CreateEventGroups).
+ * name ("train 7": GetGroupName) (CreateEventGroups; its TPU lock step is
+ * in group_tpu.c).
  */
 #include "group_int.h"
 
@@ -38,8 +39,20 @@ int gr_add_group(struct xp_groups *g, int64_t id, const char *name, int64_t step
     return gr->name == NULL ? -ENOMEM : 0;
 }
 
-/* The group's name (GetGroupName) and record it. */
-static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, int32_t id)
+/* A group already recorded takes a new name (the TPU lock step names one
+ * id once per core, as XProf's group metadata keeps the last name). */
+static int rename_group(struct xp_groups *g, int32_t id, const char *name)
+{
+    struct groups_mem *m = g->mem;
+    const char *copy = arena_strndup(&m->arena, name, strlen(name));
+
+    if (copy == NULL)
+        return -ENOMEM;
+    g->groups[id].name = copy;
+    return 0;
+}
+
+int gr_process_root(struct forest *f, struct xp_groups *g, uint32_t root, int32_t id)
 {
     struct xp_stat st;
     char name[512];
@@ -48,10 +61,13 @@ static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, in
     int64_t step_num = -1;
     uint32_t p, l, e;
     const struct xp_plane *pl;
-    int rc;
+    int rc, implicit;
 
     if ((rc = gr_propagate(f, root, id)) != 0)
         return rc;
+    /* IsImplicitRootEvent: the implicit root types and TPU step and module
+     * lines (whose names carry no event name and get no step_name) */
+    implicit = gr_is_implicit_root((enum ev_type)f->type[root]) || gr_on_tpu_parent_line(f, root);
     gr_node_where(f, root, &p, &l, &e);
     pl = &f->xs->planes[p];
     name[0] = '\0';
@@ -61,7 +77,7 @@ static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, in
                                    st.str);
         else
             len = (size_t)snprintf(name, sizeof(name), " ");
-    } else if (rc == 0 && !gr_is_implicit_root((enum ev_type)f->type[root])) {
+    } else if (rc == 0 && !implicit) {
         len = (size_t)snprintf(name, sizeof(name), "%.400s ",
                                xp_event_meta(pl, &pl->lines[l].events[e])->name);
     }
@@ -80,8 +96,9 @@ static int process_root(struct forest *f, struct xp_groups *g, uint32_t root, in
     if (len >= sizeof(name))
         len = sizeof(name) - 1;
     snprintf(name + len, sizeof(name) - len, "%" PRId64, num);
-    return gr_add_group(g, id, name, step_num, p, l, e,
-                        !gr_is_implicit_root((enum ev_type)f->type[root]));
+    if (id >= 0 && (uint32_t)id < g->ngroups)
+        return rename_group(g, id, name);
+    return gr_add_group(g, id, name, step_num, p, l, e, !implicit);
 }
 
 /* A root with what orders it: level (higher first), then timespan, then node. */
@@ -115,7 +132,7 @@ int gr_create_groups(struct forest *f, struct xp_groups *g)
     if (f->loop_roots.n > 0) {
         uint32_t *r = f->loop_roots.v;
         for (i = 0; i < f->loop_roots.n; i++) {
-            if ((rc = process_root(f, g, r[i], next++)) != 0)
+            if ((rc = gr_process_root(f, g, r[i], next++)) != 0)
                 return rc;
         }
     } else if (f->roots.n > 0) {
@@ -141,12 +158,14 @@ int gr_create_groups(struct forest *f, struct xp_groups *g)
                 continue;
             if (gr_find_ancestor(f, r[i].node, 0, -1, r[i].level, &rc) != NO_NODE || rc != 0)
                 continue;
-            rc = process_root(f, g, r[i].node, next++);
+            rc = gr_process_root(f, g, r[i].node, next++);
         }
         free(r);
         if (rc != 0)
             return rc;
     }
+    if (f->tpu_tc_lines.n > 0 && (rc = gr_tpu_lock_step(f, g, next)) != 0)
+        return rc;
     if (f->has_eager_execute)
         return gr_mark_eager(f);
     return 0;

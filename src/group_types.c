@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "op_stats_tfop.h"
+#include "tpu_planes.h"
 
 static const struct {
     const char *name;
@@ -151,6 +152,9 @@ int gr_scan_metadata(const struct xspace *xs, uint8_t *const *mtype, int *loop_o
     for (p = 0; p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         if (pl->stat_id[XS_IS_ROOT] != XP_NO_STAT)
+            possible = 1;
+        /* the TPU lock step groups a TensorCore's steps or modules */
+        if (tpu_plane_core(pl->name) == TPU_TENSOR_CORE && gr_tpu_grouping_line(pl) >= 0)
             possible = 1;
         for (i = 0; i < pl->nemeta; i++) {
             enum ev_type t = (enum ev_type)mtype[p][i];

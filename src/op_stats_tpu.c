@@ -3,12 +3,12 @@
  * (XProf's ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb).
  *
  * Per `/device:TPU:<n>` plane (SparseCore planes are skipped: XProf only
- * hangs their ops under the TensorCore offload ops, for op_profile), the events of
- * every op line (`XLA Ops`, `Framework Ops`, `Sparse Core Ops`) go through an
- * ancestor stack by device timespan: an event that includes the next one is
- * its parent, and when an event leaves the stack its op metrics are made from
- * the event and its metadata, with self time = span - sum of its immediate
- * children's spans. Ops merge by (program_id, symbol_id) of the metadata;
+ * hangs their ops under the TensorCore offload ops, for op_profile), the
+ * events of every op line (`XLA Ops`, `Framework Ops`, `Sparse Core Ops`) go
+ * through an ancestor stack by device timespan: an event that includes the
+ * next one is its parent, and when an event leaves the stack its op metrics
+ * are made from the event and its metadata, with self time = span - sum of
+ * its immediate children's spans. Ops merge by (program_id, symbol_id) of the metadata;
  * symbol 0 and ops without both ids are dropped. At the end flops, model
  * flops and bytes (per occurrence in the metadata) are multiplied by the
  * occurrences (custom-calls sum event stats instead), the total time is
@@ -49,32 +49,6 @@ int tpu_is_op_line(const char *name)
 {
     return strcmp(name, "XLA Ops") == 0 || strcmp(name, "Framework Ops") == 0 ||
            strcmp(name, "Sparse Core Ops") == 0;
-}
-
-/* Digits from *s on: 1 if there is at least one, *s moved past them. */
-static int skip_digits(const char **s)
-{
-    const char *p = *s;
-
-    while (**s >= '0' && **s <= '9')
-        (*s)++;
-    return *s > p;
-}
-
-int tpu_is_sparse_core_plane(const char *name)
-{
-    const char *s = name + 12;
-
-    if (strncmp(name, "/device:TPU:", 12) != 0 || !skip_digits(&s) ||
-        strncmp(s, " SparseCore ", 12) != 0)
-        return 0;
-    s += 12;
-    return skip_digits(&s) && *s == '\0';
-}
-
-static int is_step_line(const char *name)
-{
-    return strcmp(name, "Steps") == 0 || strcmp(name, "Sparse Core Steps") == 0;
 }
 
 /* A metadata stat by plane stat id: 1 and *st when present. */
@@ -301,7 +275,7 @@ static int tpu_plane_db(const struct xp_plane *p, struct op_metrics_db *out, str
     for (li = 0; rc == 0 && li < p->nlines; li++) {
         const struct xp_line *l = &p->lines[li];
         int op_line = tpu_is_op_line(l->name);
-        if (!op_line && !is_step_line(l->name))
+        if (!op_line && !tpu_is_step_line(l->name))
             continue;
         if (op_line && l->nevents > stack_cap) {
             struct tpu_frame *v = realloc(stack, l->nevents * sizeof(*v));
@@ -404,7 +378,8 @@ int op_stats_tpu_planes(struct host_ctx *ctx)
     for (p = 0; rc == 0 && p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         struct op_metrics_db db;
-        if (strncmp(pl->name, "/device:TPU:", 12) != 0 || tpu_is_sparse_core_plane(pl->name))
+        if (strncmp(pl->name, "/device:TPU:", 12) != 0 ||
+            tpu_plane_core(pl->name) == TPU_SPARSE_CORE)
             continue;
         op_db_init(&db);
         rc = tpu_plane_db(pl, &db, &os->arena);

@@ -6,6 +6,7 @@
 #define XPROFS_OP_STATS_TPU_INT_H
 
 #include "op_stats_int.h"
+#include "tpu_planes.h"
 
 /* The stats of an op event and its metadata, by plane stat id. */
 struct tpu_ids {
@@ -15,10 +16,6 @@ struct tpu_ids {
 
 /* Plane ids of SparseCores start here in the step db (kSparseCoreIndexStart). */
 #define TPU_SPARSE_CORE_BASE 1000000u
-
-/* 1 if name is a SparseCore plane's: "/device:TPU:<n> SparseCore <m>"
- * (GetSparseCoreId). */
-int tpu_is_sparse_core_plane(const char *name);
 
 /* The local_chip_id of the plane's `core_details` stat (a CoreDetails
  * proto): 1 and *chip when the stat is there and parses, else 0. */

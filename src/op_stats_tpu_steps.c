@@ -138,21 +138,47 @@ static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const 
     return 0;
 }
 
+/* Where a core's events have their groups: the grouping (ungrouped files:
+ * XProf groups them before reading group_id stats), or their own group_id
+ * stats (files saved grouped). */
+struct group_source {
+    const struct xp_groups *groups; /* NULL: read the stats */
+    uint32_t plane;                 /* plane index */
+};
+
+/* The group of event i of line li: 1 and *group if it has one. */
+static int event_group(const struct group_source *gs, const struct xp_plane *p, uint32_t li,
+                       uint32_t i, int64_t *group)
+{
+    const struct xp_line *l = &p->lines[li];
+    struct xp_stat st;
+
+    if (gs->groups != NULL) {
+        int32_t g = xp_group_of(gs->groups, gs->plane, li, i);
+        *group = g;
+        return g >= 0;
+    }
+    if (!xp_event_own_stat(p, l, &l->events[i], p->stat_id[XS_GROUP_ID], &st))
+        return 0;
+    *group = (int64_t)tpu_stat_u64(&st);
+    return 1;
+}
+
 /* The op line's events with a group id through the ancestor stack
  * (ConvertTpuDeviceTraceXLineToStepEvents). */
-static int tpu_line_steps(const struct xp_plane *p, const struct xp_line *l,
+static int tpu_line_steps(const struct group_source *gs, const struct xp_plane *p, uint32_t li,
                           const struct tpu_ids *ids, struct tpu_core_steps *cs)
 {
+    const struct xp_line *l = &p->lines[li];
     struct tpu_step_frame *stack = malloc((l->nevents ? l->nevents : 1) * sizeof(*stack));
-    struct xp_stat st;
     uint32_t nstack = 0, i;
-    int64_t gid = p->stat_id[XS_GROUP_ID], b, en;
+    int64_t group, b, en;
     int rc = 0;
 
     if (stack == NULL)
         return -ENOMEM;
     for (i = 0; rc == 0 && i < l->nevents; i++) {
-        if (!xp_event_own_stat(p, l, &l->events[i], gid, &st))
+        if (!event_group(gs, p, li, i, &group))
             continue;
         tpu_device_span(p, l, &l->events[i], ids, &b, &en);
         while (nstack > 0 && !(stack[nstack - 1].begin <= b && en <= stack[nstack - 1].end)) {
@@ -163,8 +189,8 @@ static int tpu_line_steps(const struct xp_plane *p, const struct xp_line *l,
         }
         if (nstack > 0)
             stack[nstack - 1].children += (uint64_t)(en - b);
-        stack[nstack++] = (struct tpu_step_frame){
-            .event = i, .group = (int64_t)tpu_stat_u64(&st), .begin = b, .end = en};
+        stack[nstack++] =
+            (struct tpu_step_frame){.event = i, .group = group, .begin = b, .end = en};
     }
     while (rc == 0 && nstack > 0) {
         rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
@@ -221,9 +247,26 @@ static int is_core_op_line(const struct xp_line *l, int sparse)
     return sparse ? strcmp(l->name, "Sparse Core Ops") == 0 : tpu_is_op_line(l->name);
 }
 
+/* The markers of a grouped core: its Steps line as the grouping merged it
+ * (device timespans already). */
+static int grouped_markers(const struct group_source *gs, struct tpu_core_steps *cs)
+{
+    const struct xp_step_marker *mk = gs->groups->steps[gs->plane];
+    uint32_t i, n = gs->groups->nsteps[gs->plane];
+
+    for (i = 0; i < n; i++) {
+        if (grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers, sizeof(*cs->markers)) != 0)
+            return -ENOMEM;
+        cs->markers[cs->nmarkers++] = (struct tpu_marker){
+            .group = mk[i].group_id, .begin = mk[i].begin_ps, .end = mk[i].end_ps};
+    }
+    return 0;
+}
+
 /* Step markers and per-step category times of one TensorCore or SparseCore
  * plane; its step events are the groups with ops that also have a marker. */
-static int tpu_core_steps(const struct xp_plane *p, int sparse, struct tpu_core_steps *cs)
+static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *p, int sparse,
+                          struct tpu_core_steps *cs)
 {
     struct tpu_ids ids = {
         .program_id = p->stat_id[XS_PROGRAM_ID],
@@ -232,10 +275,8 @@ static int tpu_core_steps(const struct xp_plane *p, int sparse, struct tpu_core_
         .device_offset_ps = p->stat_id[XS_DEVICE_OFFSET_PS],
         .device_duration_ps = p->stat_id[XS_DEVICE_DURATION_PS],
     };
-    const struct xp_line *op_line = NULL;
-    struct xp_stat st;
-    uint32_t li, i, k, pos;
-    int64_t gid = p->stat_id[XS_GROUP_ID];
+    uint32_t li, i, k, pos, op_line = UINT32_MAX;
+    int64_t group;
     int rc;
 
     cs->sparse = sparse;
@@ -244,22 +285,24 @@ static int tpu_core_steps(const struct xp_plane *p, int sparse, struct tpu_core_
         const struct xp_line *l = &p->lines[li];
         if (is_core_step_line(l, sparse)) {
             cs->nmarkers = 0; /* one step line per core: the last one counts */
-            for (i = 0; i < l->nevents; i++) {
+            for (i = 0; i < l->nevents && gs->groups == NULL; i++) {
                 struct tpu_marker *m;
-                if (!xp_event_own_stat(p, l, &l->events[i], gid, &st))
+                if (!event_group(gs, p, li, i, &group))
                     continue;
                 if (grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers,
                          sizeof(*cs->markers)) != 0)
                     return -ENOMEM;
                 m = &cs->markers[cs->nmarkers++];
-                m->group = xp_stat_int(&st);
+                m->group = group;
                 tpu_device_span(p, l, &l->events[i], &ids, &m->begin, &m->end);
             }
         } else if (is_core_op_line(l, sparse)) {
-            op_line = l; /* one op line per core: the last one counts */
+            op_line = li; /* one op line per core: the last one counts */
         }
     }
-    if (op_line != NULL && (rc = tpu_line_steps(p, op_line, &ids, cs)) != 0)
+    if (gs->groups != NULL && (rc = grouped_markers(gs, cs)) != 0)
+        return rc;
+    if (op_line != UINT32_MAX && (rc = tpu_line_steps(gs, p, op_line, &ids, cs)) != 0)
         return rc;
     if (xp_sort_runs(cs->markers, cs->nmarkers, sizeof(*cs->markers), marker_cmp, NULL) != 0 ||
         xp_sort_runs(cs->times, cs->ntimes, sizeof(*cs->times), cat_cmp, NULL) != 0 ||
@@ -446,12 +489,16 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
     for (p = 0; rc == 0 && p < xs->nplanes; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         uint32_t chip;
-        int sparse = tpu_is_sparse_core_plane(pl->name);
+        int sparse = tpu_plane_core(pl->name) == TPU_SPARSE_CORE;
         if (strncmp(pl->name, "/device:TPU:", 12) != 0)
             continue;
         if (sparse && tpu_core_details(pl, &chip))
             ctx->os->has_sparse_core = 1;
-        rc = tpu_core_steps(pl, sparse, &cores[n++]);
+        struct group_source gs = {NULL, p};
+        /* an ungrouped file: XProf groups it first (GroupTpuEventsOSS) */
+        if (ctx->groups != NULL && !ctx->groups->pre_grouped)
+            gs.groups = ctx->groups;
+        rc = tpu_core_steps(&gs, pl, sparse, &cores[n++]);
     }
     if (rc == 0)
         rc = tpu_step_db(ctx->os, cores, n);

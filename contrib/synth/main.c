@@ -22,27 +22,29 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
-            "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
-            "                    [--vendor amd|nvidia]\n"
-            "                    [--scenario train|steps4|tpu|tpu_sc|inference]\n"
-            "\n"
-            "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
-            "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
-            "\n"
-            "  --out LOGDIR     log directory (default synth-logdir)\n"
-            "  --run NAME       run directory (default 2025_01_01_00_00_00)\n"
-            "  --size-mb N      about N MB (10^6 bytes, uncompressed) per host file\n"
-            "  --steps N        number of training steps (default 10)\n"
-            "  --seed S         PRNG seed, same seed = same bytes (default 1)\n"
-            "  --hosts H        number of host files (default 1, at most %d)\n"
-            "  --gpus G         GPU planes per host (default 2, at most %d)\n"
-            "  --gz             write .xplane.pb.gz (gzip level 1)\n"
-            "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
-            "  --scenario S     train (default), steps4, tpu, tpu_sc or inference (small\n"
-            "                   fixed profiles; tpu_sc: tpu with two SparseCores)\n",
-            SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
+    fprintf(
+        f,
+        "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
+        "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
+        "                    [--vendor amd|nvidia]\n"
+        "                    [--scenario train|steps4|tpu|tpu_sc|tpu_raw|tpu_sc_raw|inference]\n"
+        "\n"
+        "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
+        "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
+        "\n"
+        "  --out LOGDIR     log directory (default synth-logdir)\n"
+        "  --run NAME       run directory (default 2025_01_01_00_00_00)\n"
+        "  --size-mb N      about N MB (10^6 bytes, uncompressed) per host file\n"
+        "  --steps N        number of training steps (default 10)\n"
+        "  --seed S         PRNG seed, same seed = same bytes (default 1)\n"
+        "  --hosts H        number of host files (default 1, at most %d)\n"
+        "  --gpus G         GPU planes per host (default 2, at most %d)\n"
+        "  --gz             write .xplane.pb.gz (gzip level 1)\n"
+        "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
+        "  --scenario S     train (default), steps4, tpu, tpu_sc, tpu_raw, tpu_sc_raw or\n"
+        "                   inference (small fixed profiles; tpu_sc: tpu with two\n"
+        "                   SparseCores; *_raw: without group_id stats)\n",
+        SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
 /* Parses a whole decimal integer in [lo, hi]; 0 or -1 after printing a message. */
@@ -175,16 +177,19 @@ static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
         fprintf(stderr, "xprofs-synth: unknown vendor '%s' (amd, nvidia)\n", arg);
         return -1;
     case O_SCENARIO:
-        if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0 || strcmp(arg, "tpu") == 0 ||
-            strcmp(arg, "tpu_sc") == 0 || strcmp(arg, "inference") == 0) {
+        if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0 ||
+            strncmp(arg, "tpu", 3) == 0 || strcmp(arg, "inference") == 0) {
             o->steps4 = strcmp(arg, "steps4") == 0;
-            o->tpu_sc = strcmp(arg, "tpu_sc") == 0;
-            o->tpu = o->tpu_sc || strcmp(arg, "tpu") == 0;
+            o->tpu_sc = strcmp(arg, "tpu_sc") == 0 || strcmp(arg, "tpu_sc_raw") == 0;
+            o->tpu_raw = strcmp(arg, "tpu_raw") == 0 || strcmp(arg, "tpu_sc_raw") == 0;
+            o->tpu = o->tpu_sc || o->tpu_raw || strcmp(arg, "tpu") == 0;
             o->inference = strcmp(arg, "inference") == 0;
-            return 0;
+            if (strncmp(arg, "tpu", 3) != 0 || o->tpu)
+                return 0;
         }
         fprintf(stderr,
-                "xprofs-synth: unknown scenario '%s' (train, steps4, tpu, tpu_sc, inference)\n",
+                "xprofs-synth: unknown scenario '%s' (train, steps4, tpu, tpu_sc, tpu_raw, "
+                "tpu_sc_raw, inference)\n",
                 arg);
         return -1;
     case O_HELP:

@@ -29,8 +29,9 @@ struct synth_opts {
     int64_t n_steps;             /* steps when size_mb is 0 */
     int gzip;                    /* write .xplane.pb.gz */
     int steps4;                  /* --scenario steps4 */
-    int tpu;                     /* --scenario tpu or tpu_sc */
+    int tpu;                     /* --scenario tpu, tpu_sc, tpu_raw or tpu_sc_raw */
     int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */
+    int tpu_raw;                 /* --scenario tpu_raw / tpu_sc_raw: no group_id stats */
     int inference;               /* --scenario inference */
     const struct vendor *vendor; /* name spellings and device caps */
 };

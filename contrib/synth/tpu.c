@@ -128,16 +128,23 @@ static int64_t step_end(int k, int c)
     return step_begin(k, c) + 900 + 10 * k + 3 * c;
 }
 
-/* Line generators: arg is the core. */
+/* The group_id stat of an event, unless the scenario is ungrouped (ctx
+ * points to the flag). */
+static void put_group(void *ctx, struct emit *em, int64_t k)
+{
+    if (!*(const int *)ctx)
+        xev_int(em, T_GROUP_ID, k);
+}
+
+/* Line generators: arg is the core; ctx the ungrouped flag. */
 static int gen_steps(void *ctx, int c, struct emit *em)
 {
     int k;
 
-    (void)ctx;
     for (k = 0; k < N_STEPS; k++) {
         int64_t b = step_begin(k, c);
         xev_begin(em, 1 + k, b * US, (step_end(k, c) - b) * US);
-        xev_int(em, T_GROUP_ID, k);
+        put_group(ctx, em, k);
         xev_int(em, T_STEP_NUM, k);
         xev_end(em);
     }
@@ -148,11 +155,10 @@ static int gen_modules(void *ctx, int c, struct emit *em)
 {
     int k;
 
-    (void)ctx;
     for (k = 0; k < N_STEPS; k++) {
         int64_t b = step_begin(k, c);
         xev_begin(em, E_MODULE, (b + 5) * US, (875 + 10 * k) * US);
-        xev_int(em, T_GROUP_ID, k);
+        put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -163,14 +169,13 @@ static int gen_ops(void *ctx, int c, struct emit *em)
     int k;
     size_t i;
 
-    (void)ctx;
     for (k = 0; k < N_STEPS; k++) {
         int64_t b = step_begin(k, c);
         for (i = 0; i < N_OPS; i++) {
             const struct tpu_op *op = &ops[i];
             int64_t t1 = op->t1 + op->core_us * c + op->step_us * k;
             xev_begin(em, op->meta, (b + op->t0) * US, (t1 - op->t0) * US);
-            xev_int(em, T_GROUP_ID, k);
+            put_group(ctx, em, k);
             if (strcmp(op->category, "custom-call") == 0) {
                 xev_uint(em, T_FLOPS, 3000 + (uint64_t)k);
                 xev_uint(em, T_BYTES, 2048);
@@ -207,7 +212,7 @@ void tpu_put_named_meta(struct wbuf *tail, int64_t id, const char *name)
 }
 
 /* Metadata, stat metadata and plane stats of a TensorCore plane. */
-static void tpu_tail(struct wbuf *tail)
+static void tpu_tail(struct wbuf *tail, int ungrouped)
 {
     char name[32];
     size_t i;
@@ -248,6 +253,8 @@ static void tpu_tail(struct wbuf *tail)
     }
     for (i = 1; i < T_COUNT; i++) {
         struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
+        if (ungrouped && i == T_GROUP_ID)
+            continue; /* no group_id stat at all: XProf groups the file */
         pb_int(&v, 1, (int64_t)i);
         pb_str(&v, 2, stat_names[i]);
         pb_int(&entry, 1, (int64_t)i);
@@ -277,21 +284,23 @@ int tpu_write(struct synth *sy, int h, struct sink *sink)
     int c, rc;
 
     synth_set_host(sy, h);
-    tpu_tail(&tail);
+    int ungrouped = sy->opt->tpu_raw;
+
+    tpu_tail(&tail, ungrouped);
     rc = wb_ok(&tail);
     for (c = 0; rc == 0 && c < N_CORES; c++) {
         char name[32];
         struct xline_desc lines[3] = {
-            {1, "Steps", TS_NS, gen_steps, NULL, c},
-            {2, "XLA Modules", TS_NS, gen_modules, NULL, c},
-            {3, "XLA Ops", TS_NS, gen_ops, NULL, c},
+            {1, "Steps", TS_NS, gen_steps, &ungrouped, c},
+            {2, "XLA Modules", TS_NS, gen_modules, &ungrouped, c},
+            {3, "XLA Ops", TS_NS, gen_ops, &ungrouped, c},
         };
         struct xplane_desc plane = {c, name, lines, 3, &tail, NULL};
         snprintf(name, sizeof(name), "/device:TPU:%d", c);
         rc = xplane_write(sink, &plane, &bytes);
     }
     if (rc == 0 && sy->opt->tpu_sc)
-        rc = tpu_sc_write(sink, N_CORES, &bytes);
+        rc = tpu_sc_write(sink, N_CORES, ungrouped, &bytes);
     if (rc == 0)
         rc = planes_write_task_env(sink, planes_wall_start(h), planes_wall_start(h) + 4000000,
                                    &bytes);

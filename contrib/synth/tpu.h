@@ -2,7 +2,8 @@
 /*
  * --scenario tpu: a small fixed TPU profile (2 TensorCore planes with the
  * Steps / XLA Modules / XLA Ops lines the TPU runtime writes; see README.md);
- * --scenario tpu_sc adds two SparseCore planes.
+ * --scenario tpu_sc adds two SparseCore planes; tpu_raw and tpu_sc_raw are
+ * the same without any group_id stat, as the TPU runtime writes them.
  */
 #ifndef SYNTH_TPU_H
 #define SYNTH_TPU_H
@@ -23,7 +24,8 @@ void tpu_put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value)
 void tpu_put_named_meta(struct wbuf *tail, int64_t id, const char *name);
 
 /* --scenario tpu_sc: the two SparseCore planes of chip 0, plane ids first_id
- * and first_id + 1 (tpu_sc.c). Returns 0 or a negative errno. */
-int tpu_sc_write(struct sink *sink, int first_id, uint64_t *bytes);
+ * and first_id + 1 (tpu_sc.c), without group_id stats when ungrouped.
+ * Returns 0 or a negative errno. */
+int tpu_sc_write(struct sink *sink, int first_id, int ungrouped, uint64_t *bytes);
 
 #endif

@@ -8,7 +8,8 @@
  * nested). Ops carry program_id, symbol_id and hlo_category in their
  * metadata; every event carries group_id (the step). The planes have a
  * core_details stat (CoreDetails: core_num, local_chip_id 0), which is what
- * makes XProf mark them is_sparse_core.
+ * makes XProf mark them is_sparse_core. Ungrouped (tpu_sc_raw): no group_id
+ * stat at all.
  *
  * Times, in us from the line timestamp, for step k on SparseCore s:
  *   step    [100 + 1000k + 2 + s, + 890 + 15k + 10s)
@@ -49,15 +50,22 @@ static int64_t step_len(int k, int s)
     return 890 + 15 * (int64_t)k + 10 * s;
 }
 
-/* Line generators: arg is the SparseCore. */
+/* The group_id stat of an event, unless the scenario is ungrouped (ctx
+ * points to the flag). */
+static void put_group(void *ctx, struct emit *em, int64_t k)
+{
+    if (!*(const int *)ctx)
+        xev_int(em, S_GROUP_ID, k);
+}
+
+/* Line generators: arg is the SparseCore; ctx the ungrouped flag. */
 static int gen_steps(void *ctx, int s, struct emit *em)
 {
     int k;
 
-    (void)ctx;
     for (k = 0; k < N_STEPS; k++) {
         xev_begin(em, 1 + k, step_begin(k, s) * US, step_len(k, s) * US);
-        xev_int(em, S_GROUP_ID, k);
+        put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -67,10 +75,9 @@ static int gen_modules(void *ctx, int s, struct emit *em)
 {
     int k;
 
-    (void)ctx;
     for (k = 0; k < N_STEPS; k++) {
         xev_begin(em, E_MODULE, (step_begin(k, s) + 5) * US, (step_len(k, s) - 10) * US);
-        xev_int(em, S_GROUP_ID, k);
+        put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -80,16 +87,15 @@ static int gen_ops(void *ctx, int s, struct emit *em)
 {
     int k;
 
-    (void)ctx;
     for (k = 0; k < N_STEPS; k++) {
         int64_t b = step_begin(k, s);
         if (k == 2 && s == 1)
             continue;
         xev_begin(em, E_GATHER, (b + 10) * US, (290 + 5 * (int64_t)s) * US);
-        xev_int(em, S_GROUP_ID, k);
+        put_group(ctx, em, k);
         xev_end(em);
         xev_begin(em, E_SCATTER, (b + 320) * US, (380 + 10 * (int64_t)k) * US);
-        xev_int(em, S_GROUP_ID, k);
+        put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -113,7 +119,7 @@ static void put_op_meta(struct wbuf *tail, int64_t id, const char *name, int64_t
 }
 
 /* Metadata, stat metadata and the core_details stat of SparseCore s. */
-static void sc_tail(struct wbuf *tail, int s)
+static void sc_tail(struct wbuf *tail, int s, int ungrouped)
 {
     struct wbuf details = WBUF_INIT;
     char name[32];
@@ -128,6 +134,8 @@ static void sc_tail(struct wbuf *tail, int s)
     put_op_meta(tail, E_SCATTER, "sc-scatter.12", 12, "sparse core scatter");
     for (i = 1; i < S_COUNT; i++) {
         struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
+        if (ungrouped && i == S_GROUP_ID)
+            continue;
         pb_int(&v, 1, i);
         pb_str(&v, 2, stat_names[i]);
         pb_int(&entry, 1, i);
@@ -146,7 +154,7 @@ static void sc_tail(struct wbuf *tail, int s)
     wb_release(&details);
 }
 
-int tpu_sc_write(struct sink *sink, int first_id, uint64_t *bytes)
+int tpu_sc_write(struct sink *sink, int first_id, int ungrouped, uint64_t *bytes)
 {
     int s, rc = 0;
 
@@ -154,13 +162,13 @@ int tpu_sc_write(struct sink *sink, int first_id, uint64_t *bytes)
         struct wbuf tail = WBUF_INIT;
         char name[48];
         struct xline_desc lines[3] = {
-            {1, "Sparse Core Steps", TS_NS, gen_steps, NULL, s},
-            {2, "Sparse Core Modules", TS_NS, gen_modules, NULL, s},
-            {3, "Sparse Core Ops", TS_NS, gen_ops, NULL, s},
+            {1, "Sparse Core Steps", TS_NS, gen_steps, &ungrouped, s},
+            {2, "Sparse Core Modules", TS_NS, gen_modules, &ungrouped, s},
+            {3, "Sparse Core Ops", TS_NS, gen_ops, &ungrouped, s},
         };
         struct xplane_desc plane = {first_id + s, name, lines, 3, &tail, NULL};
         snprintf(name, sizeof(name), "/device:TPU:0 SparseCore %d", s);
-        sc_tail(&tail, s);
+        sc_tail(&tail, s, ungrouped);
         rc = wb_ok(&tail);
         if (rc == 0)
             rc = xplane_write(sink, &plane, bytes);

@@ -1,8 +1,9 @@
 /*
  * test_group.c - XProf step grouping on small hand-built profiles: roots and
  * their names, nesting, launch -> kernel links, producer/consumer contexts,
- * root levels, TensorFlow loops, loop ops, pre-grouped files, and the GPU
- * rule (ungrouped kernels inherit the latest group; Steps markers).
+ * root levels, TensorFlow loops, loop ops, pre-grouped files, the GPU
+ * rule (ungrouped kernels inherit the latest group; Steps markers) and TPU
+ * planes (grouping lines, the lock step, MergeHostSteps, GroupLine).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -437,6 +438,119 @@ static void test_derived_ids(void **state)
     assert_false(xp_line_id_is_derived(1));
 }
 
+/* TPU planes without host links: the lock step numbers each TensorCore's
+ * Steps events 0, 1 ... (cores share ids; SparseCores are left out), the
+ * other lines take the group of the Steps event they overlap, ends
+ * inclusive (an op starting where a step ends is the earlier step's), and
+ * the markers are the Steps events. A core without a Steps line is grouped
+ * by its XLA Modules line. */
+static void test_tpu_lock_step(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane tc0, tc1, sc, tc2;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&tc0, 0, "/device:TPU:0", 0);
+    event(&tc0, &ev, "op", 10, 10, 0);
+    event(&tc0, &ev, "op", 100, 10, 0);
+    event(&tc0, &ev, "op", 150, 10, 0);
+    event(&tc0, &ev, "op", 500, 10, 0);
+    line_end(&tc0, &ev, 3, "XLA Ops");
+    event(&tc0, &ev, "0", 0, 100, S_STEP_NUM, L(40), 0);
+    event(&tc0, &ev, "1", 100, 100, S_STEP_NUM, L(41), 0);
+    line_end(&tc0, &ev, 1, "Steps");
+    plane_end(&tc0, &space);
+    plane_begin(&tc1, 1, "/device:TPU:1", 0);
+    event(&tc1, &ev, "0", 0, 90, 0);
+    event(&tc1, &ev, "1", 100, 90, 0);
+    event(&tc1, &ev, "2", 200, 90, 0);
+    line_end(&tc1, &ev, 1, "Steps");
+    plane_end(&tc1, &space);
+    plane_begin(&sc, 2, "/device:TPU:0 SparseCore 0", 0);
+    event(&sc, &ev, "0", 0, 100, 0);
+    line_end(&sc, &ev, 1, "Sparse Core Steps");
+    event(&sc, &ev, "op", 10, 10, 0);
+    line_end(&sc, &ev, 2, "Sparse Core Ops");
+    plane_end(&sc, &space);
+    plane_begin(&tc2, 3, "/device:TPU:2", 0);
+    line_end(&tc2, &ev, 1, "Steps");
+    event(&tc2, &ev, "jit_f(1)", 0, 50, 0);
+    line_end(&tc2, &ev, 2, "XLA Modules");
+    event(&tc2, &ev, "op", 10, 10, 0);
+    line_end(&tc2, &ev, 3, "XLA Ops");
+    plane_end(&tc2, &space);
+    load(&fx, &space);
+
+    assert_int_equal(fx.g->ngroups, 3);
+    /* implicit roots: no event name; step_num when there is one, else the id
+     * (core 1 renames groups 0 and 1, as XProf's metadata keeps the last) */
+    assert_string_equal(fx.g->groups[0].name, "0");
+    assert_string_equal(fx.g->groups[2].name, "2");
+    assert_int_equal(fx.g->groups[0].named_root, 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 0), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 1, 1), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 0), 0);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 1), 0); /* starts where step 0 ends */
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 2), 1);
+    assert_int_equal(xp_group_of(fx.g, 0, 0, 3), -1); /* after every step */
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 2), 2);
+    assert_int_equal(xp_group_of(fx.g, 2, 0, 0), -1); /* SparseCore: no lock step */
+    assert_int_equal(xp_group_of(fx.g, 2, 1, 0), -1);
+    assert_int_equal(xp_group_of(fx.g, 3, 1, 0), 0); /* module line groups core 2 */
+    assert_int_equal(xp_group_of(fx.g, 3, 2, 0), 0);
+    assert_int_equal(fx.g->nsteps[0], 2);
+    assert_int_equal(fx.g->steps[0][1].group_id, 1);
+    assert_int_equal(fx.g->steps[0][1].begin_ps, 100);
+    assert_int_equal(fx.g->steps[0][1].end_ps, 200);
+    assert_int_equal(fx.g->nsteps[3], 0);
+    done(&fx);
+}
+
+/* A host root reaching TPU steps through contexts: no lock step; two Steps
+ * events of one group merge into one marker, an ungrouped one is dropped,
+ * and ops take the merged step's group. */
+static void test_tpu_host_links(void **state)
+{
+    struct pbw space = {0}, ev = {0};
+    struct tplane host, tc;
+    struct fixture fx;
+
+    (void)state;
+    plane_begin(&host, 0, "/host:CPU", 0);
+    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(5), 0);
+    event(&host, &ev, "launch", 10, 10, S_PT, L(1), S_P, L(77), 0);
+    line_end(&host, &ev, 1, "python");
+    plane_end(&host, &space);
+    plane_begin(&tc, 1, "/device:TPU:0", 0);
+    event(&tc, &ev, "0", 0, 100, 0);
+    event(&tc, &ev, "1", 100, 100, 0);
+    event(&tc, &ev, "2", 200, 100, 0);
+    line_end(&tc, &ev, 1, "Steps");
+    event(&tc, &ev, "m", 110, 50, S_CT, L(1), S_C, L(77), 0);
+    event(&tc, &ev, "m", 210, 50, S_CT, L(1), S_C, L(77), 0);
+    line_end(&tc, &ev, 2, "XLA Modules");
+    event(&tc, &ev, "op", 20, 10, 0);
+    event(&tc, &ev, "op", 120, 10, 0);
+    event(&tc, &ev, "op", 280, 10, 0);
+    line_end(&tc, &ev, 3, "XLA Ops");
+    plane_end(&tc, &space);
+    load(&fx, &space);
+
+    assert_int_equal(fx.g->ngroups, 1);
+    assert_string_equal(fx.g->groups[0].name, "train 5");
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 0), -1); /* step 0: not reached */
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 1), 0);
+    assert_int_equal(xp_group_of(fx.g, 1, 0, 2), 0);
+    assert_int_equal(xp_group_of(fx.g, 1, 2, 0), -1);
+    assert_int_equal(xp_group_of(fx.g, 1, 2, 1), 0);
+    assert_int_equal(xp_group_of(fx.g, 1, 2, 2), 0);
+    assert_int_equal(fx.g->nsteps[1], 1); /* steps 1 and 2 merged, 0 dropped */
+    assert_int_equal(fx.g->steps[1][0].begin_ps, 100);
+    assert_int_equal(fx.g->steps[1][0].end_ps, 300);
+    done(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,7 +558,8 @@ int main(void)
         cmocka_unit_test(test_loop_op),           cmocka_unit_test(test_root_levels),
         cmocka_unit_test(test_inference_roots),   cmocka_unit_test(test_contexts_and_async),
         cmocka_unit_test(test_tf_loop),           cmocka_unit_test(test_pre_grouped),
-        cmocka_unit_test(test_derived_ids),
+        cmocka_unit_test(test_derived_ids),       cmocka_unit_test(test_tpu_lock_step),
+        cmocka_unit_test(test_tpu_host_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

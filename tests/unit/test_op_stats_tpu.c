@@ -223,16 +223,18 @@ static void test_duty_cycle(void **state)
 static void test_sparse_core_plane_names(void **state)
 {
     (void)state;
-    /* /device:TPU:[0-9]+ SparseCore ([0-9]+), the whole name */
-    assert_true(tpu_is_sparse_core_plane("/device:TPU:0 SparseCore 0"));
-    assert_true(tpu_is_sparse_core_plane("/device:TPU:12 SparseCore 345"));
-    assert_false(tpu_is_sparse_core_plane("/device:TPU:0"));
-    assert_false(tpu_is_sparse_core_plane("/device:TPU: SparseCore 0"));
-    assert_false(tpu_is_sparse_core_plane("/device:TPU:0 SparseCore "));
-    assert_false(tpu_is_sparse_core_plane("/device:TPU:0 SparseCore 1x"));
-    assert_false(tpu_is_sparse_core_plane("/device:TPU:0  SparseCore 1"));
-    assert_false(tpu_is_sparse_core_plane("/device:GPU:0 SparseCore 1"));
-    assert_false(tpu_is_sparse_core_plane("/device:TPU:0 SparseCoreV0"));
+    /* /device:TPU:[0-9]+ SparseCore ([0-9]+) and /device:TPU:([0-9]*), whole names */
+    assert_int_equal(tpu_plane_core("/device:TPU:0 SparseCore 0"), TPU_SPARSE_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:12 SparseCore 345"), TPU_SPARSE_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:0"), TPU_TENSOR_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:"), TPU_TENSOR_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU: SparseCore 0"), TPU_NOT_A_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:0 SparseCore "), TPU_NOT_A_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:0 SparseCore 1x"), TPU_NOT_A_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:0  SparseCore 1"), TPU_NOT_A_CORE);
+    assert_int_equal(tpu_plane_core("/device:GPU:0 SparseCore 1"), TPU_NOT_A_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:0 SparseCoreV0"), TPU_NOT_A_CORE);
+    assert_int_equal(tpu_plane_core("/device:TPU:0 Foo"), TPU_NOT_A_CORE);
 }
 
 /* One core of a step: duration and categories (IDLE included). */
