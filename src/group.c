@@ -76,6 +76,12 @@ void xp_groups_free(struct xp_groups *g)
         for (p = 0; p < g->xs->nplanes; p++)
             free(g->steps[p]);
     }
+    if (g->tpu_step_end != NULL) {
+        for (p = 0; p < g->xs->nplanes; p++)
+            free(g->tpu_step_end[p]);
+    }
+    free(g->tpu_step_end);
+    free(g->tpu_step_line);
     free(g->steps);
     free(g->nsteps);
     free(g->groups);

@@ -58,12 +58,30 @@ struct xp_groups {
                                       line's; TPU planes (ungrouped files) their Steps
                                       line merged per group, as device timespans */
     uint32_t *nsteps;              /* [plane] -> entries in steps[plane] */
-    int has_metadata;              /* 1: XProf's GroupMetadataMap holds every group (the
-                                      grouping ran here; not for pre-grouped files) */
-    struct xp_group_link *links;   /* sorted by (parent, child), unique */
-    uint32_t nlinks;               /* entries in links */
-    void *mem;                     /* private storage */
+    /* TPU planes of ungrouped files: their Steps line after MergeHostSteps,
+     * per event of that line (tpu_step_line[plane], -1 if none) its end as
+     * XProf keeps it, or XP_STEP_DROPPED; tpu_step_end[plane] NULL if none */
+    int32_t *tpu_step_line;
+    int64_t **tpu_step_end;
+    int has_metadata;            /* 1: XProf's GroupMetadataMap holds every group (the
+                                    grouping ran here; not for pre-grouped files) */
+    struct xp_group_link *links; /* sorted by (parent, child), unique */
+    uint32_t nlinks;             /* entries in links */
+    void *mem;                   /* private storage */
 };
+
+#define XP_STEP_DROPPED INT64_MIN /* a Steps event merged into the one before, or ungrouped */
+
+/* The end of a TPU Steps event after MergeHostSteps (its own end when the
+ * grouping did not touch it); XP_STEP_DROPPED if the event is gone. */
+static inline int64_t xp_tpu_step_end(const struct xp_groups *g, uint32_t plane, uint32_t line,
+                                      uint32_t event, int64_t own_end)
+{
+    if (g == 0 || g->tpu_step_end == 0 || g->tpu_step_end[plane] == 0 ||
+        g->tpu_step_line[plane] != (int32_t)line)
+        return own_end;
+    return g->tpu_step_end[plane][event];
+}
 
 /* The grouping of host's profile in snap (decodes the profile if needed). */
 int snapshot_groups(struct snapshot *snap, const char *host, const struct xp_groups **gp,

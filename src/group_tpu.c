@@ -110,22 +110,41 @@ static void device_span(const struct xp_plane *pl, const struct xp_line *ln,
     }
 }
 
+/* Room for the Steps dispositions of every plane (once). */
+static int tpu_step_tables(struct xp_groups *g, uint32_t nplanes)
+{
+    uint32_t p;
+
+    if (g->tpu_step_end != NULL)
+        return 0;
+    g->tpu_step_line = malloc((nplanes ? nplanes : 1) * sizeof(*g->tpu_step_line));
+    g->tpu_step_end = calloc(nplanes ? nplanes : 1, sizeof(*g->tpu_step_end));
+    if (g->tpu_step_line == NULL || g->tpu_step_end == NULL)
+        return -ENOMEM;
+    for (p = 0; p < nplanes; p++)
+        g->tpu_step_line[p] = -1;
+    return 0;
+}
+
 /* MergeHostSteps of a Steps line: the merged events' spans and groups into
- * *spans (raw spans, for GroupLine) and their device spans into the
- * plane's markers. */
+ * *spans (raw spans, for GroupLine), their device spans into the plane's
+ * markers, and each event's end or XP_STEP_DROPPED into tpu_step_end. */
 static int merge_steps(struct forest *f, struct xp_groups *g, uint32_t p, uint32_t l,
                        struct group_span **spans, uint32_t *nspans)
 {
     const struct xp_plane *pl = &f->xs->planes[p];
     const struct xp_line *ln = &pl->lines[l];
-    uint32_t base = f->line_base[f->plane_first[p] + l], e, n = 0, kept = 0;
-    struct group_span *v = malloc((ln->nevents ? ln->nevents : 1) * sizeof(*v));
-    struct xp_step_marker *mk = malloc((ln->nevents ? ln->nevents : 1) * sizeof(*mk));
+    uint32_t base = f->line_base[f->plane_first[p] + l], e, n = 0, kept = 0, head = 0;
+    size_t cnt = ln->nevents ? ln->nevents : 1;
+    struct group_span *v = malloc(cnt * sizeof(*v));
+    struct xp_step_marker *mk = malloc(cnt * sizeof(*mk));
+    int64_t *ends = malloc(cnt * sizeof(*ends));
     int merging = 0, dev = 0;
 
-    if (v == NULL || mk == NULL) {
+    if (v == NULL || mk == NULL || ends == NULL || tpu_step_tables(g, f->xs->nplanes) != 0) {
         free(v);
         free(mk);
+        free(ends);
         return -ENOMEM;
     }
     for (e = 0; e < ln->nevents; e++) {
@@ -133,6 +152,7 @@ static int merge_steps(struct forest *f, struct xp_groups *g, uint32_t p, uint32
         int32_t gid = f->gid[base + e];
         int64_t b = xp_event_start_ps(ln, ev), end = b + ev->duration_ps, db, de;
         int has;
+        ends[e] = XP_STEP_DROPPED;
         if (gid < 0) {
             merging = 0; /* dropped: an ungrouped step */
             continue;
@@ -142,6 +162,8 @@ static int merge_steps(struct forest *f, struct xp_groups *g, uint32_t p, uint32
         if (!merging || v[n - 1].gid != gid) {
             v[n] = (struct group_span){b, end, gid};
             mk[n] = (struct xp_step_marker){gid, db, de};
+            ends[e] = end;
+            head = e;
             dev = has;
             merging = 1;
             n++;
@@ -149,6 +171,7 @@ static int merge_steps(struct forest *f, struct xp_groups *g, uint32_t p, uint32
         }
         /* a multi-module step: the first event now ends where this one does */
         v[n - 1].end = end;
+        ends[head] = end;
         if (dev) {
             if (db < mk[n - 1].begin_ps)
                 mk[n - 1].begin_ps = db;
@@ -158,11 +181,19 @@ static int merge_steps(struct forest *f, struct xp_groups *g, uint32_t p, uint32
             mk[n - 1].end_ps = end;
         }
     }
+    if (kept == 0) {
+        /* no Steps event is grouped: XProf leaves the line as it is */
+        for (e = 0; e < ln->nevents; e++)
+            ends[e] = xp_event_start_ps(ln, &ln->events[e]) + ln->events[e].duration_ps;
+        n = 0;
+    }
     free(g->steps[p]);
     g->steps[p] = mk;
-    g->nsteps[p] = kept > 0 ? n : 0;
+    g->nsteps[p] = n;
+    g->tpu_step_line[p] = (int32_t)l;
+    g->tpu_step_end[p] = ends;
     *spans = v;
-    *nspans = kept > 0 ? n : 0;
+    *nspans = n;
     return 0;
 }
 

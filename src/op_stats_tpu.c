@@ -251,7 +251,8 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
     return 0;
 }
 
-static int tpu_plane_db(const struct xp_plane *p, struct op_metrics_db *out, struct arena *arena)
+static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *merged,
+                        uint32_t nmerged, struct op_metrics_db *out, struct arena *arena)
 {
     struct tpu_ids ids = {
         .program_id = p->stat_id[XS_PROGRAM_ID],
@@ -287,6 +288,14 @@ static int tpu_plane_db(const struct xp_plane *p, struct op_metrics_db *out, str
             stack_cap = l->nevents;
         }
         nstack = 0;
+        if (!op_line && merged != NULL) {
+            /* the Steps line as the grouping merged it */
+            for (i = 0; i < nmerged; i++) {
+                first = merged[i].begin_ps < first ? merged[i].begin_ps : first;
+                last = merged[i].end_ps > last ? merged[i].end_ps : last;
+            }
+            continue;
+        }
         for (i = 0; rc == 0 && i < l->nevents; i++) {
             tpu_device_span(p, l, &l->events[i], &ids, &b, &en);
             if (b < first)
@@ -382,7 +391,16 @@ int op_stats_tpu_planes(struct host_ctx *ctx)
             tpu_plane_core(pl->name) == TPU_SPARSE_CORE)
             continue;
         op_db_init(&db);
-        rc = tpu_plane_db(pl, &db, &os->arena);
+        const struct xp_groups *g = ctx->groups;
+        const struct xp_step_marker *merged = NULL;
+        uint32_t nmerged = 0;
+        /* an ungrouped file whose Steps line the grouping merged */
+        if (g != NULL && !g->pre_grouped && g->tpu_step_line != NULL && g->tpu_step_line[p] >= 0 &&
+            g->nsteps[p] > 0) {
+            merged = g->steps[p];
+            nmerged = g->nsteps[p];
+        }
+        rc = tpu_plane_db(pl, merged, nmerged, &db, &os->arena);
         if (rc == 0) {
             op_db_combine(&os->device_db, &os->arena, &db, 1);
             if (os->device_db.oom)

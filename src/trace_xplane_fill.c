@@ -57,6 +57,18 @@ static const char *root_step_name(const struct builder *b, uint32_t p, uint32_t 
     return g->name;
 }
 
+/* The name of a grouped event of a TPU plane's Steps line: its group's
+ * (AddGroupMetadataToStepEvents), else NULL. */
+static const char *tpu_step_name(const struct builder *b, uint32_t p, uint32_t l, int32_t group)
+{
+    const struct xp_groups *g = b->groups;
+
+    if (g == NULL || g->tpu_step_line == NULL || g->tpu_step_line[p] != (int32_t)l || group < 0 ||
+        (uint32_t)group >= g->ngroups)
+        return NULL;
+    return g->groups[group].name;
+}
+
 /* Fold one of the event's own stats (XProf's ConvertXStatsToTraceEventArguments,
  * as fold_stat, with the role looked up once). */
 static void fold_own(const struct xp_stat *st, uint16_t r, struct special *sp)
@@ -211,7 +223,8 @@ int txp_count_job(void *arg, size_t j)
 
     for (ei = job->first; ei < job->end; ei++) {
         struct meta_info *info = &ps->meta[ln->events[ei].meta];
-        if (info->internal)
+        if (info->internal ||
+            xp_tpu_step_end(b->groups, ps->index, job->line, ei, 0) == XP_STEP_DROPPED)
             continue;
         n++;
         if (!__atomic_load_n(&info->used, __ATOMIC_RELAXED))
@@ -350,20 +363,28 @@ int txp_fill_job(void *arg, size_t j)
         struct special sp;
         const char *root_name;
         int64_t track = job->track;
+        int64_t end = xp_event_start_ps(ln, ev) + ev->duration_ps;
         int32_t group;
 
         if (info->internal)
+            continue;
+        /* TPU Steps line after MergeHostSteps: merged into the event before,
+         * or longer */
+        end = xp_tpu_step_end(b->groups, ps->index, job->line, ei, end);
+        if (end == XP_STEP_DROPPED)
             continue;
         te = &b->out[slot];
         memset(te, 0, sizeof(*te));
         if (event_specials(b, ps, job->line, ei, info, &sp, &group) != 0)
             return -ENOMEM;
         te->ts = (uint64_t)xp_event_start_ps(ln, ev);
-        te->dur = (uint64_t)ev->duration_ps;
+        te->dur = (uint64_t)(end - xp_event_start_ps(ln, ev));
         te->src = base + ei;
         te->name = info->name;
         b->h->groups[te->src] = group;
         root_name = b->preprocess ? root_step_name(b, ps->index, job->line, ei, group) : NULL;
+        if (root_name == NULL && b->preprocess)
+            root_name = tpu_step_name(b, ps->index, job->line, group);
         if (root_name != NULL && root_name[0] != '\0')
             te->name = locked_str(b, root_name, strlen(root_name));
         else if (sp.step_name != NULL && sp.step_len > 0)

@@ -172,3 +172,17 @@ def test_steps_of_one_host_step_merge(logdir, tmp_path, xcat):
     busy = sum(rows[0][k] for k in ("tcComputeTimeMs", "scv0ComputeTimeMs", "scv0InfeedTimeMs",
                                     "tcInfeedTimeMs", "tcOutfeedTimeMs"))
     assert rows[0]["tcIdleTimeMs"] == pytest.approx(1.923 - busy, abs=1e-9)
+    # the trace viewer draws the merged Steps events, named by their group
+    # (AddGroupMetadataToStepEvents), and no longer the dropped step 0
+    trace = json.loads(xcat(d, "h/trace_viewer.json"))
+    tpu_pids = {e["pid"] for e in trace["traceEvents"]
+                if e.get("ph") == "M" and e.get("name") == "process_name" and
+                "/device:TPU:" in e["args"]["name"]}
+    steps_tids = {(e["pid"], e["tid"]) for e in trace["traceEvents"]
+                  if e.get("ph") == "M" and e.get("name") == "thread_name" and
+                  e["pid"] in tpu_pids and e["args"]["name"] == "Steps"}
+    steps = sorted((e["pid"], e["ts"], e["dur"], e["name"]) for e in trace["traceEvents"]
+                   if e.get("ph") == "X" and (e["pid"], e["tid"]) in steps_tids)
+    # core 0: [2100, 4020) us, core 1: [2101, 4024) us (line at 1000 us)
+    assert [(ts, dur, name) for _, ts, dur, name in steps] == [
+        (2100, 1920, "train 10"), (2101, 1923, "train 10")]

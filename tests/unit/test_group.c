@@ -548,6 +548,11 @@ static void test_tpu_host_links(void **state)
     assert_int_equal(fx.g->nsteps[1], 1); /* steps 1 and 2 merged, 0 dropped */
     assert_int_equal(fx.g->steps[1][0].begin_ps, 100);
     assert_int_equal(fx.g->steps[1][0].end_ps, 300);
+    /* as the trace viewer draws the Steps line: 0 gone, 1 to 300, 2 merged */
+    assert_true(xp_tpu_step_end(fx.g, 1, 0, 0, 100) == XP_STEP_DROPPED);
+    assert_int_equal(xp_tpu_step_end(fx.g, 1, 0, 1, 200), 300);
+    assert_true(xp_tpu_step_end(fx.g, 1, 0, 2, 300) == XP_STEP_DROPPED);
+    assert_int_equal(xp_tpu_step_end(fx.g, 1, 2, 0, 30), 30); /* other lines as they are */
     done(&fx);
 }
 
