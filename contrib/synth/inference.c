@@ -209,30 +209,10 @@ static void metadata_tail(struct wbuf *tail)
 {
     int i;
 
-    for (i = 1; i < E_COUNT; i++) {
-        struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
-        pb_int(&v, 1, i);
-        pb_str(&v, 2, event_names[i]);
-        pb_int(&entry, 1, i);
-        pb_msg(&entry, 2, &v);
-        pb_msg(tail, 4, &entry);
-        if (v.failed || entry.failed)
-            tail->failed = 1;
-        wb_release(&v);
-        wb_release(&entry);
-    }
-    for (i = 1; i < S_COUNT; i++) {
-        struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
-        pb_int(&v, 1, i);
-        pb_str(&v, 2, stat_names[i]);
-        pb_int(&entry, 1, i);
-        pb_msg(&entry, 2, &v);
-        pb_msg(tail, 5, &entry);
-        if (v.failed || entry.failed)
-            tail->failed = 1;
-        wb_release(&v);
-        wb_release(&entry);
-    }
+    for (i = 1; i < E_COUNT; i++)
+        pb_named_entry(tail, 4, i, event_names[i]);
+    for (i = 1; i < S_COUNT; i++)
+        pb_named_entry(tail, 5, i, stat_names[i]);
 }
 
 int inference_write(struct synth *sy, int h, struct sink *sink)

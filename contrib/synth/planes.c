@@ -23,7 +23,7 @@ uint64_t planes_wall_start(int host)
 /* Appends event_metadata entry {id, {id, name, stats: [Hlo Proto]}} for module m. */
 static int metadata_entry(struct wbuf *tail, const struct module *m)
 {
-    struct wbuf hlo = WBUF_INIT, meta = WBUF_INIT, entry = WBUF_INIT;
+    struct wbuf hlo = WBUF_INIT, meta = WBUF_INIT;
     char name[256];
     int rc;
 
@@ -33,14 +33,11 @@ static int metadata_entry(struct wbuf *tail, const struct module *m)
         pb_int(&meta, 1, m->program_id);
         pb_str(&meta, 2, name);
         pb_stat_bytes(&meta, 5, 1, PB_STAT_BYTES, hlo.data, hlo.len);
-        pb_int(&entry, 1, m->program_id);
-        pb_msg(&entry, 2, &meta);
-        pb_msg(tail, 4, &entry);
+        pb_map_entry(tail, 4, m->program_id, &meta);
         rc = wb_ok(tail);
     }
     wb_release(&hlo);
     wb_release(&meta);
-    wb_release(&entry);
     return rc;
 }
 

@@ -29,7 +29,7 @@
 
 /* Stat metadata ids. */
 enum {
-    T_GROUP_ID = 1,
+    T_GROUP_ID = TPU_STAT_GROUP_ID,
     T_STEP_NUM,
     T_PROGRAM_ID,
     T_SYMBOL_ID,
@@ -128,12 +128,10 @@ static int64_t step_end(int k, int c)
     return step_begin(k, c) + 900 + 10 * k + 3 * c;
 }
 
-/* The group_id stat of an event, unless the scenario is ungrouped (ctx
- * points to the flag). */
-static void put_group(void *ctx, struct emit *em, int64_t k)
+void tpu_put_group(void *ungrouped, struct emit *em, int64_t k)
 {
-    if (!*(const int *)ctx)
-        xev_int(em, T_GROUP_ID, k);
+    if (!*(const int *)ungrouped)
+        xev_int(em, TPU_STAT_GROUP_ID, k);
 }
 
 /* Line generators: arg is the core; ctx the ungrouped flag. */
@@ -144,7 +142,7 @@ static int gen_steps(void *ctx, int c, struct emit *em)
     for (k = 0; k < N_STEPS; k++) {
         int64_t b = step_begin(k, c);
         xev_begin(em, 1 + k, b * US, (step_end(k, c) - b) * US);
-        put_group(ctx, em, k);
+        tpu_put_group(ctx, em, k);
         xev_int(em, T_STEP_NUM, k);
         xev_end(em);
     }
@@ -158,7 +156,7 @@ static int gen_modules(void *ctx, int c, struct emit *em)
     for (k = 0; k < N_STEPS; k++) {
         int64_t b = step_begin(k, c);
         xev_begin(em, E_MODULE, (b + 5) * US, (875 + 10 * k) * US);
-        put_group(ctx, em, k);
+        tpu_put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -175,7 +173,7 @@ static int gen_ops(void *ctx, int c, struct emit *em)
             const struct tpu_op *op = &ops[i];
             int64_t t1 = op->t1 + op->core_us * c + op->step_us * k;
             xev_begin(em, op->meta, (b + op->t0) * US, (t1 - op->t0) * US);
-            put_group(ctx, em, k);
+            tpu_put_group(ctx, em, k);
             if (strcmp(op->category, "custom-call") == 0) {
                 xev_uint(em, T_FLOPS, 3000 + (uint64_t)k);
                 xev_uint(em, T_BYTES, 2048);
@@ -184,31 +182,6 @@ static int gen_ops(void *ctx, int c, struct emit *em)
         }
     }
     return em->err;
-}
-
-/* One map entry of XPlane.event_metadata (field 4) from its encoded value. */
-void tpu_put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value)
-{
-    struct wbuf entry = WBUF_INIT;
-
-    pb_int(&entry, 1, id);
-    pb_msg(&entry, 2, value);
-    pb_msg(tail, 4, &entry);
-    if (entry.failed)
-        tail->failed = 1;
-    wb_release(&entry);
-}
-
-void tpu_put_named_meta(struct wbuf *tail, int64_t id, const char *name)
-{
-    struct wbuf v = WBUF_INIT;
-
-    pb_int(&v, 1, id);
-    pb_str(&v, 2, name);
-    tpu_put_event_meta(tail, id, &v);
-    if (v.failed)
-        tail->failed = 1;
-    wb_release(&v);
 }
 
 /* Metadata, stat metadata and plane stats of a TensorCore plane. */
@@ -220,9 +193,9 @@ static void tpu_tail(struct wbuf *tail, int ungrouped)
 
     for (k = 0; k < N_STEPS; k++) {
         snprintf(name, sizeof(name), "%d", k);
-        tpu_put_named_meta(tail, 1 + k, name);
+        pb_named_entry(tail, 4, 1 + k, name);
     }
-    tpu_put_named_meta(tail, E_MODULE, "jit_train_step(5)");
+    pb_named_entry(tail, 4, E_MODULE, "jit_train_step(5)");
     for (i = 0; i < N_OPS; i++) {
         const struct tpu_op *op = &ops[i];
         struct wbuf v = WBUF_INIT;
@@ -246,24 +219,14 @@ static void tpu_tail(struct wbuf *tail, int ungrouped)
             pb_stat_bytes(&v, 5, T_DEDUP, PB_STAT_STR,
                           op->display_name[0] ? op->display_name : op->name,
                           strlen(op->display_name[0] ? op->display_name : op->name));
-        tpu_put_event_meta(tail, op->meta, &v);
+        pb_map_entry(tail, 4, op->meta, &v);
         if (v.failed)
             tail->failed = 1;
         wb_release(&v);
     }
     for (i = 1; i < T_COUNT; i++) {
-        struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
-        if (ungrouped && i == T_GROUP_ID)
-            continue; /* no group_id stat at all: XProf groups the file */
-        pb_int(&v, 1, (int64_t)i);
-        pb_str(&v, 2, stat_names[i]);
-        pb_int(&entry, 1, (int64_t)i);
-        pb_msg(&entry, 2, &v);
-        pb_msg(tail, 5, &entry);
-        if (v.failed || entry.failed)
-            tail->failed = 1;
-        wb_release(&v);
-        wb_release(&entry);
+        if (!(ungrouped && i == T_GROUP_ID)) /* ungrouped: no group_id stat at all */
+            pb_named_entry(tail, 5, (int64_t)i, stat_names[i]);
     }
     pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, "TPU v4", 6);
     pb_stat_double(tail, 6, T_PEAK_TFLOPS, 275.0);

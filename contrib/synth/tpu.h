@@ -13,15 +13,17 @@
 #include "sink.h"
 #include "synth.h"
 #include "wire.h"
+#include "xplane.h"
 
 /* Writes the tpu XSpace of host h to sink (with --scenario tpu_sc also the
  * SparseCore planes). Returns 0 or a negative errno. */
 int tpu_write(struct synth *sy, int h, struct sink *sink);
 
-/* XPlane.event_metadata entries (field 4): an encoded XEventMetadata, or
- * one with only its id and name. Failures mark tail failed. */
-void tpu_put_event_meta(struct wbuf *tail, int64_t id, const struct wbuf *value);
-void tpu_put_named_meta(struct wbuf *tail, int64_t id, const char *name);
+/* The stat metadata id of group_id on every TPU plane of the scenarios. */
+#define TPU_STAT_GROUP_ID 1
+
+/* An event's group_id stat k, unless *(int *)ungrouped is set. */
+void tpu_put_group(void *ungrouped, struct emit *em, int64_t k);
 
 /* --scenario tpu_sc: the two SparseCore planes of chip 0, plane ids first_id
  * and first_id + 1 (tpu_sc.c), without group_id stats when ungrouped.

@@ -33,7 +33,14 @@
 #define PROGRAM_ID 5
 
 /* Stat metadata ids. */
-enum { S_GROUP_ID = 1, S_PROGRAM_ID, S_SYMBOL_ID, S_CATEGORY, S_CORE_DETAILS, S_COUNT };
+enum {
+    S_GROUP_ID = TPU_STAT_GROUP_ID,
+    S_PROGRAM_ID,
+    S_SYMBOL_ID,
+    S_CATEGORY,
+    S_CORE_DETAILS,
+    S_COUNT
+};
 static const char *const stat_names[S_COUNT] = {"",          "group_id",     "program_id",
                                                 "symbol_id", "hlo_category", "core_details"};
 
@@ -50,14 +57,6 @@ static int64_t step_len(int k, int s)
     return 890 + 15 * (int64_t)k + 10 * s;
 }
 
-/* The group_id stat of an event, unless the scenario is ungrouped (ctx
- * points to the flag). */
-static void put_group(void *ctx, struct emit *em, int64_t k)
-{
-    if (!*(const int *)ctx)
-        xev_int(em, S_GROUP_ID, k);
-}
-
 /* Line generators: arg is the SparseCore; ctx the ungrouped flag. */
 static int gen_steps(void *ctx, int s, struct emit *em)
 {
@@ -65,7 +64,7 @@ static int gen_steps(void *ctx, int s, struct emit *em)
 
     for (k = 0; k < N_STEPS; k++) {
         xev_begin(em, 1 + k, step_begin(k, s) * US, step_len(k, s) * US);
-        put_group(ctx, em, k);
+        tpu_put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -77,7 +76,7 @@ static int gen_modules(void *ctx, int s, struct emit *em)
 
     for (k = 0; k < N_STEPS; k++) {
         xev_begin(em, E_MODULE, (step_begin(k, s) + 5) * US, (step_len(k, s) - 10) * US);
-        put_group(ctx, em, k);
+        tpu_put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -92,10 +91,10 @@ static int gen_ops(void *ctx, int s, struct emit *em)
         if (k == 2 && s == 1)
             continue;
         xev_begin(em, E_GATHER, (b + 10) * US, (290 + 5 * (int64_t)s) * US);
-        put_group(ctx, em, k);
+        tpu_put_group(ctx, em, k);
         xev_end(em);
         xev_begin(em, E_SCATTER, (b + 320) * US, (380 + 10 * (int64_t)k) * US);
-        put_group(ctx, em, k);
+        tpu_put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
@@ -112,7 +111,7 @@ static void put_op_meta(struct wbuf *tail, int64_t id, const char *name, int64_t
     pb_stat_varint(&v, 5, S_PROGRAM_ID, PB_STAT_INT64, PROGRAM_ID);
     pb_stat_varint(&v, 5, S_SYMBOL_ID, PB_STAT_INT64, (uint64_t)symbol);
     pb_stat_bytes(&v, 5, S_CATEGORY, PB_STAT_STR, category, strlen(category));
-    tpu_put_event_meta(tail, id, &v);
+    pb_map_entry(tail, 4, id, &v);
     if (v.failed)
         tail->failed = 1;
     wb_release(&v);
@@ -127,24 +126,14 @@ static void sc_tail(struct wbuf *tail, int s, int ungrouped)
 
     for (k = 0; k < N_STEPS; k++) {
         snprintf(name, sizeof(name), "%d", k);
-        tpu_put_named_meta(tail, 1 + k, name);
+        pb_named_entry(tail, 4, 1 + k, name);
     }
-    tpu_put_named_meta(tail, E_MODULE, "sparse_core_embedding(5)");
+    pb_named_entry(tail, 4, E_MODULE, "sparse_core_embedding(5)");
     put_op_meta(tail, E_GATHER, "sc-gather.11", 11, "sparse core gather");
     put_op_meta(tail, E_SCATTER, "sc-scatter.12", 12, "sparse core scatter");
     for (i = 1; i < S_COUNT; i++) {
-        struct wbuf v = WBUF_INIT, entry = WBUF_INIT;
-        if (ungrouped && i == S_GROUP_ID)
-            continue;
-        pb_int(&v, 1, i);
-        pb_str(&v, 2, stat_names[i]);
-        pb_int(&entry, 1, i);
-        pb_msg(&entry, 2, &v);
-        pb_msg(tail, 5, &entry);
-        if (v.failed || entry.failed)
-            tail->failed = 1;
-        wb_release(&v);
-        wb_release(&entry);
+        if (!(ungrouped && i == S_GROUP_ID))
+            pb_named_entry(tail, 5, i, stat_names[i]);
     }
     pb_int(&details, 3, s); /* core_num */
     pb_int(&details, 4, 0); /* local_chip_id */

@@ -142,6 +142,26 @@ void pb_msg(struct wbuf *b, unsigned field, const struct wbuf *child)
     pb_bytes(b, field, child->data, child->len);
 }
 
+void pb_map_entry(struct wbuf *b, unsigned field, int64_t id, const struct wbuf *value)
+{
+    struct wbuf entry = WBUF_INIT;
+
+    pb_int(&entry, 1, id);
+    pb_msg(&entry, 2, value);
+    pb_msg(b, field, &entry);
+    wb_release(&entry);
+}
+
+void pb_named_entry(struct wbuf *b, unsigned field, int64_t id, const char *name)
+{
+    struct wbuf v = WBUF_INIT;
+
+    pb_int(&v, 1, id);
+    pb_str(&v, 2, name);
+    pb_map_entry(b, field, id, &v);
+    wb_release(&v);
+}
+
 void pb_packed(struct wbuf *b, unsigned field, const int64_t *v, size_t n)
 {
     size_t i, len = 0;

@@ -78,6 +78,13 @@ void pb_str(struct wbuf *b, unsigned field, const char *s);
 /* Embedded message field whose encoded body is `child`. */
 void pb_msg(struct wbuf *b, unsigned field, const struct wbuf *child);
 
+/* One entry of an XPlane metadata map (event_metadata 4, stat_metadata 5):
+ * key id, value the encoded metadata message. */
+void pb_map_entry(struct wbuf *b, unsigned field, int64_t id, const struct wbuf *value);
+
+/* The same for a metadata with only its id and name. */
+void pb_named_entry(struct wbuf *b, unsigned field, int64_t id, const char *name);
+
 /* Packed repeated int64 field; nothing is written when n is 0. */
 void pb_packed(struct wbuf *b, unsigned field, const int64_t *v, size_t n);
 

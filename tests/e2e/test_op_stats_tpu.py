@@ -264,45 +264,52 @@ TPU_STEP_COLS = [
 HOST_SEND_RECV = ("host send", "host send-done", "host recv", "host recv-done")
 
 
+def plane_step_events(plane, step_line, op_lines):
+    """One TPU plane's step markers by group, the self time of each op
+    category per group (only op events with a group id count; parents by
+    containment among them) and its step groups (with ops and a marker)."""
+    names = {m.key: m.value.name for m in plane.stat_metadata}
+    emeta = {m.key: m.value for m in plane.event_metadata}
+    markers = defaultdict(list)
+    ops = []
+    for line in plane.lines:
+        for ev in line.events:
+            st = _stats(ev.stats, names)
+            if "group_id" not in st:
+                continue
+            b = line.timestamp_ns * 1000 + ev.offset_ps
+            e = b + ev.duration_ps
+            if line.name == step_line:
+                markers[st["group_id"]].append((b, e))
+            elif line.name in op_lines:
+                ops.append((b, e, ev.metadata_id, st["group_id"]))
+    cats = defaultdict(lambda: defaultdict(int))
+    groups = set()
+    for j, (b, e, mid, g) in enumerate(ops):
+        groups.add(g)
+        kids = 0
+        for k, (cb, ce, _, _) in enumerate(ops):
+            if k == j or not (b <= cb and ce <= e):
+                continue
+            # immediate child: no other op between them
+            if not any(i not in (j, k) and b <= ops[i][0] and ops[i][1] <= e and
+                       ops[i][0] <= cb and ce <= ops[i][1] for i in range(len(ops))):
+                kids += ce - cb
+        mst = _stats(emeta[mid].stats, names)
+        if "program_id" in mst and mst.get("symbol_id", 0) != 0:
+            cats[g][mst.get("hlo_category", "")] += e - b - kids
+    return markers, cats, {g for g in groups if g in markers}
+
+
 def expected_tpu_steps(space):
     """Per step (ascending group id): its step time and, per TensorCore, the
-    self time of each op category in the step; only the op events that carry
-    a group id count (parents by containment among them)."""
+    self time of each op category in the step."""
     cores = []
     for plane in space.planes:
         if not plane.name.startswith("/device:TPU:") or "SparseCore" in plane.name:
             continue
-        names = {m.key: m.value.name for m in plane.stat_metadata}
-        emeta = {m.key: m.value for m in plane.event_metadata}
-        markers = defaultdict(list)
-        ops = []
-        for line in plane.lines:
-            for ev in line.events:
-                st = _stats(ev.stats, names)
-                if "group_id" not in st:
-                    continue
-                b = line.timestamp_ns * 1000 + ev.offset_ps
-                e = b + ev.duration_ps
-                if line.name == "Steps":
-                    markers[st["group_id"]].append((b, e))
-                elif line.name in OP_LINES:
-                    ops.append((b, e, ev.metadata_id, st["group_id"]))
-        cats = defaultdict(lambda: defaultdict(int))
-        groups = set()
-        for j, (b, e, mid, g) in enumerate(ops):
-            groups.add(g)
-            kids = 0
-            for k, (cb, ce, _, _) in enumerate(ops):
-                if k == j or not (b <= cb and ce <= e):
-                    continue
-                # immediate child: no other op between them
-                if not any(i not in (j, k) and b <= ops[i][0] and ops[i][1] <= e and
-                           ops[i][0] <= cb and ce <= ops[i][1] for i in range(len(ops))):
-                    kids += ce - cb
-            mst = _stats(emeta[mid].stats, names)
-            if "program_id" in mst and mst.get("symbol_id", 0) != 0:
-                cats[g][mst.get("hlo_category", "")] += e - b - kids
-        cores.append((plane.id, markers, cats, {g for g in groups if g in markers}))
+        markers, cats, groups = plane_step_events(plane, "Steps", OP_LINES)
+        cores.append((plane.id, markers, cats, groups))
     common = set.intersection(*[c[3] for c in cores])
     steps = []
     for g in sorted(common):

@@ -20,12 +20,11 @@ reader), with the TensorCore formulas of test_op_stats_tpu.py.
 import json
 import re
 import subprocess
-from collections import defaultdict
 
 import pytest
 
 import xplane_py
-from test_op_stats_tpu import _stats, _table, expected_tpu_details
+from test_op_stats_tpu import _table, expected_tpu_details, plane_step_events
 
 RUN = "sc"
 SC_BASE = 1000000
@@ -54,34 +53,11 @@ def _core_steps(plane):
     """(core id, is SparseCore, markers by group, category self times by
     group, groups with ops and markers) of one TPU plane."""
     sparse = SC_PLANE.fullmatch(plane.name) is not None
-    step_line = "Sparse Core Steps" if sparse else "Steps"
-    op_lines = ("Sparse Core Ops",) if sparse else TC_OP_LINES
-    names = {m.key: m.value.name for m in plane.stat_metadata}
-    emeta = {m.key: m.value for m in plane.event_metadata}
-    markers = defaultdict(list)
-    ops = []
-    for line in plane.lines:
-        for ev in line.events:
-            st = _stats(ev.stats, names)
-            if "group_id" not in st:
-                continue
-            b = line.timestamp_ns * 1000 + ev.offset_ps
-            e = b + ev.duration_ps
-            if line.name == step_line:
-                markers[st["group_id"]].append((b, e))
-            elif line.name in op_lines:
-                ops.append((b, e, ev.metadata_id, st["group_id"]))
-    cats = defaultdict(lambda: defaultdict(int))
-    for j, (b, e, mid, g) in enumerate(ops):
-        kids = sum(ce - cb for k, (cb, ce, _, _) in enumerate(ops)
-                   if k != j and b <= cb and ce <= e and not any(
-                       i not in (j, k) and b <= ops[i][0] and ops[i][1] <= e and
-                       ops[i][0] <= cb and ce <= ops[i][1] for i in range(len(ops))))
-        mst = _stats(emeta[mid].stats, names)
-        if "program_id" in mst and mst.get("symbol_id", 0) != 0:
-            cats[g][mst.get("hlo_category", "")] += e - b - kids
+    markers, cats, groups = plane_step_events(
+        plane, "Sparse Core Steps" if sparse else "Steps",
+        ("Sparse Core Ops",) if sparse else TC_OP_LINES)
     core_id = SC_BASE + plane.id if sparse else plane.id
-    return (core_id, sparse, markers, cats, {g for _, _, _, g in ops if g in markers})
+    return (core_id, sparse, markers, cats, groups)
 
 
 def expected_sc_steps(space):

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 import xplane_py
-from test_op_stats_tpu import _table
+from test_op_stats_tpu import _add_meta, _table
 
 TOOLS = ["overview_page.json", "input_pipeline_analyzer.json", "framework_op_stats.json",
          "framework_op_stats.csv", "trace_viewer.json",
@@ -68,14 +68,6 @@ def test_sparse_cores_are_not_lock_stepped(logdir, xcat):
     cols, _ = _table(data[1])
     assert "scv0ComputeTimeMs" not in cols  # core_details: a run with SparseCores
     assert not any(k.startswith("sc_") for k in data[1]["p"])
-
-
-def _add_meta(entries, key, name):
-    m = entries.add()
-    m.key = key
-    m.value.id = key
-    m.value.name = name
-    return m.value
 
 
 def _stat(container, meta, value):
