@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "sort.h"
+#include "tpu_planes.h"
 
 enum inf_kind {
     K_NONE,
@@ -653,20 +654,6 @@ static int system_transfers(struct work *w, enum inf_kind issue, enum inf_kind d
     return rc;
 }
 
-/* GetTensorCoreId: "/device:TPU:<digits>". */
-static int is_tensor_core(const char *name)
-{
-    const char *s = name + 12;
-
-    if (strncmp(name, "/device:TPU:", 12) != 0 || *s == '\0')
-        return 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return 0;
-    }
-    return 1;
-}
-
 /* BuildTPUDeviceEvents, the parts that make device and transfer times. */
 static int device_events(struct work *w)
 {
@@ -690,7 +677,7 @@ static int device_events(struct work *w)
         return rc;
     for (p = 0; p < w->xs->nplanes; p++) {
         const struct xp_plane *pl = &w->xs->planes[p];
-        if (!is_tensor_core(pl->name))
+        if (tpu_plane_core(pl->name) != TPU_TENSOR_CORE)
             continue;
         for (l = 0; l < pl->nlines; l++) {
             const struct xp_line *ln = &pl->lines[l];
