@@ -144,7 +144,8 @@ test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
 	$(MAKE) BUILD=build-asan test-unit
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  XPROFS_BUILD=$(abspath build-asan) XPROFS_SANITIZED=1 $(PYTEST) -q tests/e2e
+	  XPROFS_BUILD=$(abspath build-asan) XPROFS_SANITIZED=1 XPROFS_UI_LOAD_SECONDS=5 \
+	  $(PYTEST) -q tests/e2e
 
 # --- demo ------------------------------------------------------------------
 demo: deps all
