@@ -241,6 +241,9 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
         goto fail;
     if ((rc = op_stats_step_db(os, &ctx.steps, has_device)) != 0)
         goto fail;
+    if (os->hardware_type == HW_TPU && host_plane >= 0 &&
+        (rc = ip_tpu_fix_steps(os, &host_steps)) != 0)
+        goto fail;
     step_events_free(&ctx.steps);
     step_events_free(&host_steps);
     kernel_map_free(&ctx.kernels);

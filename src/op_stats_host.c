@@ -640,7 +640,9 @@ int host_plane_end(struct host_plane_work *w, int has_device, struct step_events
         if (os->host_db.oom)
             return -ENOMEM;
     }
-    if (!has_device && host_steps != NULL)
+    /* without devices they are the steps; on TPU MayFixTpuStepAnalysis reads
+     * them (XProf makes them as for a host without devices) */
+    if ((!has_device || os->hardware_type == HW_TPU) && host_steps != NULL)
         return host_plane_steps(w->ctx, w->p, host_steps);
     return 0;
 }

@@ -2,15 +2,19 @@
  * op_stats_input_tpu.c - the TPU part of the input-pipeline analysis
  * (ComputeTpuInputPipelineAnalysisResult): per-step TensorCore and
  * SparseCore details across cores, their summaries and the TPU bottleneck
- * statements.
+ * statements; and MayFixTpuStepAnalysis, which moves host input time into
+ * the TensorCore steps when they have no infeed op.
  */
 #include "op_stats_input_int.h"
+#include "op_stats_int.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sort.h"
 
 /* category_ps of a core's step, 0 when absent. */
 static uint64_t cat_ps(const struct step_core *c, const char *name)
@@ -206,4 +210,103 @@ void ip_tpu_bottleneck(struct ip_analysis *a)
                  "time sampled is spent on output. Therefore, you would need to reduce both "
                  "the output time and other time.",
                  outfeed_pct);
+}
+
+/* HasTpuInfeedOp: some device op is a host or SparseCoreV0 infeed. */
+static int has_infeed_op(const struct op_metrics_db *db)
+{
+    uint32_t i;
+
+    for (i = 0; i < db->nrows; i++) {
+        if (strcmp(db->rows[i].category, "infeed") == 0 ||
+            strcmp(db->rows[i].category, "sparsecorev0 infeed") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* TotalInputPs: the host's input wait and host-to-device time in a step. */
+static uint64_t total_input_ps(const struct step_details *d)
+{
+    uint64_t ps = 0;
+    uint32_t i;
+
+    for (i = 0; i < d->nevents; i++) {
+        if (d->events[i].type == EV_HOST_WAIT_INPUT / 10 ||
+            d->events[i].type == EV_HOST_TO_DEVICE / 10)
+            ps += (uint64_t)(d->events[i].end - d->events[i].begin);
+    }
+    return ps;
+}
+
+static int category_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
+}
+
+/* One TensorCore step: IDLE * ratio of it becomes "infeed". */
+static int fix_core(struct op_stats *os, struct step_core *c, double ratio)
+{
+    struct step_category *cats;
+    uint32_t i, n = c->ncategories, idle = UINT32_MAX, infeed = UINT32_MAX;
+    uint64_t moved;
+
+    for (i = 0; i < n; i++) {
+        if (strcmp(c->categories[i].name, "IDLE") == 0)
+            idle = i;
+        else if (strcmp(c->categories[i].name, "infeed") == 0)
+            infeed = i;
+    }
+    if (idle == UINT32_MAX || c->categories[idle].ps == 0)
+        return 0;
+    cats = arena_alloc(&os->arena, (n + 1) * sizeof(*cats));
+    if (cats == NULL)
+        return -ENOMEM;
+    memcpy(cats, c->categories, n * sizeof(*cats));
+    if (infeed == UINT32_MAX) {
+        cats[n] = (struct step_category){"infeed", 0};
+        infeed = n++;
+    }
+    /* uint64 * double, stored back in a uint64 (truncated) */
+    moved = (uint64_t)((double)cats[idle].ps * ratio);
+    cats[infeed].ps = moved;
+    cats[idle].ps -= moved;
+    if (xp_sort_runs(cats, n, sizeof(*cats), category_cmp, NULL) != 0)
+        return -ENOMEM;
+    c->categories = cats;
+    c->ncategories = n;
+    return 0;
+}
+
+int ip_tpu_fix_steps(struct op_stats *os, const struct step_events *host_steps)
+{
+    uint32_t i, j;
+    int rc;
+
+    if (has_infeed_op(&os->device_db))
+        return 0;
+    for (i = 0; i < os->nsteps; i++) {
+        struct step_entry *se = &os->steps[i];
+        const struct step_details *d;
+        struct ip_tpu_step step;
+        uint64_t input;
+        double ratio;
+        if (se->step_num >= host_steps->n || !host_steps->by_group[se->step_num].present)
+            continue; /* the host has no such step: nothing to fix */
+        d = &host_steps->by_group[se->step_num];
+        if ((input = total_input_ps(d)) == 0)
+            continue;
+        tpu_step(se, &step);
+        ratio = op_safe_div((double)input / PS_PER_MS, step.tc_idle_ms);
+        if (ratio > 1.0)
+            ratio = 1.0;
+        for (j = 0; j < se->ncores; j++) {
+            /* SparseCores keep their idle time */
+            if (se->cores[j].core_id < 1000000 &&
+                (rc = fix_core(os, (struct step_core *)&se->cores[j], ratio)) != 0)
+                return rc;
+        }
+    }
+    return 0;
 }

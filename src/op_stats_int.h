@@ -64,6 +64,12 @@ int step_details_combine(struct step_details *dst, const struct step_details *sr
 /* UnionCombineStepEvents(src, dst). */
 int step_events_union(struct step_events *dst, const struct step_events *src);
 
+/* MayFixTpuStepAnalysis: when no device op is an infeed, each TensorCore
+ * step's IDLE time is split, as the host's input time in that step (of
+ * host_steps, by step number) is to the step's TensorCore idle time, into
+ * "infeed" and IDLE (op_stats_input_tpu.c). Returns 0 or -ENOMEM. */
+int ip_tpu_fix_steps(struct op_stats *os, const struct step_events *host_steps);
+
 /* Kernel report key + value, merged (InsertOrUpdateKernelReport). */
 struct kernel_map {
     struct kernel_report *v; /* entries; strings point into `arena` */

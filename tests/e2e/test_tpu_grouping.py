@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 import xplane_py
-from test_op_stats_tpu import _add_meta, _table
+from test_op_stats_tpu import _add_meta, _table, expected_tpu_details, expected_tpu_steps
 
 TOOLS = ["overview_page.json", "input_pipeline_analyzer.json", "framework_op_stats.json",
          "framework_op_stats.csv", "trace_viewer.json",
@@ -178,3 +178,66 @@ def test_steps_of_one_host_step_merge(logdir, tmp_path, xcat):
     # core 0: [2100, 4020) us, core 1: [2101, 4024) us (line at 1000 us)
     assert [(ts, dur, name) for _, ts, dur, name in steps] == [
         (2100, 1920, "train 10"), (2101, 1923, "train 10")]
+
+
+def _without_infeed_ops(space):
+    """The TPU ops of category infeed renamed to copy: no infeed op left."""
+    for plane in space.planes:
+        names = {m.key: m.value.name for m in plane.stat_metadata}
+        for m in plane.event_metadata:
+            for st in m.value.stats:
+                if names.get(st.metadata_id) == "hlo_category" and st.str_value == "infeed":
+                    st.str_value = "copy"
+    return space
+
+
+def test_host_input_fills_tensor_core_idle(logdir, tmp_path, xcat):
+    """MayFixTpuStepAnalysis: with no infeed op on the device, the host's
+    input time of a step (IteratorGetNext: HOST_WAIT_INPUT) moves that share
+    of each TensorCore's IDLE time to infeed: share = input / the step's
+    TensorCore idle time, at most 1. Host step k links to TPU step k, so the
+    group ids are those of the grouped scenario, which gives the expected
+    per-core category times."""
+    waits_us = [50, 100, 300]  # the last one is more than the idle time (219 us)
+    space = _without_infeed_ops(_with_host(
+        xplane_py.load(next((logdir / "plugins/profile/raw").glob("*.pb"))),
+        [(k, [k]) for k in range(3)]))
+    host = next(p for p in space.planes if p.name == "/host:CPU")
+    _add_meta(host.event_metadata, 3, "IteratorGetNext")
+    line = host.lines[0]
+    trains = [e for e in line.events if e.metadata_id == 1]
+    for k, train in enumerate(trains):
+        ev = line.events.add()
+        ev.metadata_id = 3
+        ev.offset_ps = train.offset_ps + 20 * 10**6
+        ev.duration_ps = waits_us[k] * 10**6
+    line.events.sort(key=lambda e: (e.offset_ps, -e.duration_ps))
+    run = tmp_path / "plugins/profile/in"
+    run.mkdir(parents=True)
+    (run / "synth-host-0.xplane.pb").write_bytes(space.SerializeToString())
+
+    grouped = _without_infeed_ops(
+        xplane_py.load(next((logdir / "plugins/profile/grouped").glob("*.pb"))))
+    steps = expected_tpu_steps(grouped)
+    before = expected_tpu_details(steps)
+    fixed = []
+    for (g, dur, per_core), d in zip(steps, before):
+        ratio = min(waits_us[g] / 1000.0 / d["tcIdleTimeMs"], 1.0)
+        cores = []
+        for cats in per_core:
+            idle = dur - sum(cats.values())
+            cats = dict(cats)
+            cats["infeed"] = int(idle * ratio)
+            cores.append(cats)
+        fixed.append((g, dur, cores))
+    want = expected_tpu_details(fixed)
+    cols, rows = _table(json.loads(xcat(tmp_path, "in/input_pipeline_analyzer.json"))[1])
+    assert [r["stepnum"] for r in rows] == ["0", "1", "2"]
+    for r, w in zip(rows, want):
+        for k in ("tcComputeTimeMs", "tcInfeedTimeMs", "tcIdleTimeMs", "infeedPercentMax"):
+            assert r[k] == pytest.approx(w[k], abs=1e-9), k
+    # some idle became infeed in every step; all of it in the last one
+    assert all(r["tcInfeedTimeMs"] > 0 for r in rows)
+    assert rows[2]["tcIdleTimeMs"] == pytest.approx(0, abs=1e-9)
+    # the same file without the input events keeps the idle time
+    assert before[0]["tcInfeedTimeMs"] == 0
