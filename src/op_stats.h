@@ -112,6 +112,14 @@ struct step_category {
     uint64_t ps;      /* self time of the category's ops in the step */
 };
 
+/* AllReduceInfo: an op with an all_reduce_unique_id on a TPU core, its
+ * device span. */
+struct all_reduce_info {
+    uint64_t id;      /* all_reduce_unique_id */
+    int64_t begin_ps; /* device_offset_ps, else the event's start */
+    int64_t end_ps;   /* begin + device_duration_ps, else the event's end */
+};
+
 /* StepInfoResult of one core. */
 struct step_core {
     uint32_t core_id;            /* 1 for a GPU host; TPU: plane id, SparseCores from
@@ -125,6 +133,9 @@ struct step_core {
     /* TPU TensorCores: category_ps, sorted by name (NULL / 0 otherwise) */
     const struct step_category *categories;
     uint32_t ncategories;
+    /* TPU cores: the all-reduce ops of the step (all_reduce_db_per_core) */
+    const struct all_reduce_info *all_reduce;
+    uint32_t nall_reduce;
 };
 
 /* PerCoreStepInfo. */

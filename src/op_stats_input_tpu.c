@@ -70,12 +70,46 @@ static void sc_step(const struct step_core *c, struct stat_acc *step, struct sta
     ip_acc_add(idle, (double)idle_ps);
 }
 
-/* ComputeTpuPerStepDataAcrossCores (no collectives: all-reduce times 0). */
+/* The shortest duration of all-reduce id over every core of the step (the
+ * MinMap of ComputePerStepAllReduceBreakdownAcrossCores). */
+static uint64_t min_all_reduce(const struct step_entry *se, uint64_t id)
+{
+    uint64_t best = UINT64_MAX;
+    uint32_t i, k;
+
+    for (i = 0; i < se->ncores; i++) {
+        for (k = 0; k < se->cores[i].nall_reduce; k++) {
+            const struct all_reduce_info *ar = &se->cores[i].all_reduce[k];
+            uint64_t d = (uint64_t)(ar->end_ps - ar->begin_ps);
+            if (ar->id == id && d < best)
+                best = d;
+        }
+    }
+    return best;
+}
+
+/* A core's all-reduce breakdown: each op's shortest duration over the
+ * cores is compute, the rest synchronisation. */
+static void all_reduce_breakdown(const struct step_entry *se, const struct step_core *c,
+                                 uint64_t *compute, uint64_t *sync)
+{
+    uint32_t k;
+
+    *compute = *sync = 0;
+    for (k = 0; k < c->nall_reduce; k++) {
+        const struct all_reduce_info *ar = &c->all_reduce[k];
+        uint64_t d = (uint64_t)(ar->end_ps - ar->begin_ps), least = min_all_reduce(se, ar->id);
+        *compute += least;
+        *sync += d - least;
+    }
+}
+
+/* ComputeTpuPerStepDataAcrossCores. */
 static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
 {
     struct stat_acc infeed_pct = {0}, step = {0}, optimal = {0}, outfeed = {0}, host = {0};
     struct stat_acc sc_time = {0}, sc_compute = {0}, sc_idle = {0};
-    uint64_t max_infeed = 0, max_wait_scv0 = 0;
+    uint64_t max_infeed = 0, max_wait_scv0 = 0, ar_compute = 0, ar_sync = 0;
     double non_idle;
     uint32_t i;
 
@@ -93,6 +127,15 @@ static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
         if (b.wait_scv0 > max_wait_scv0)
             max_wait_scv0 = b.wait_scv0;
         ip_acc_add(&outfeed, (double)b.outfeed);
+        if (c->nall_reduce > 0) {
+            /* the core with the longest all-reduce time gives the step's */
+            uint64_t compute, sync;
+            all_reduce_breakdown(se, c, &compute, &sync);
+            if (compute + sync > ar_compute + ar_sync) {
+                ar_compute = compute;
+                ar_sync = sync;
+            }
+        }
         ip_acc_add(&infeed_pct, 100.0 * (double)b.infeed / (double)c->duration_ps);
         ip_acc_add(&optimal, (double)(c->duration_ps - (b.infeed + b.outfeed + b.host_send_recv +
                                                         b.idle + b.wait_scv0)));
@@ -110,6 +153,8 @@ static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
     /* scv0_infeed_percent is never set: all of the wait is SparseCoreV0 compute */
     d->scv0_compute_ms = (double)max_wait_scv0 / PS_PER_MS;
     d->scv0_infeed_ms = 0;
+    d->all_reduce_compute_ms = (double)ar_compute / PS_PER_MS;
+    d->all_reduce_sync_ms = (double)ar_sync / PS_PER_MS;
     if (step.n > 0) {
         non_idle = d->tc_compute_ms + d->scv0_compute_ms + d->tc_infeed_ms + d->scv0_infeed_ms +
                    d->all_reduce_compute_ms + d->all_reduce_sync_ms + d->tc_outfeed_ms;

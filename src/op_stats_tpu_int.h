@@ -12,6 +12,7 @@
 struct tpu_ids {
     int64_t program_id, symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed;
     int64_t deduplicated_name, min_duration_ps, device_offset_ps, device_duration_ps;
+    int64_t all_reduce_unique_id; /* by name (XP_NO_STAT if absent) */
 };
 
 /* Plane ids of SparseCores start here in the step db (kSparseCoreIndexStart). */

@@ -32,6 +32,12 @@ struct tpu_cat_time {
     uint64_t ps;      /* self time */
 };
 
+/* An all-reduce op of one core and its step (AddCollectiveOpEvent). */
+struct group_all_reduce {
+    int64_t group;
+    struct all_reduce_info info;
+};
+
 /* A step marker of one core. */
 struct tpu_marker {
     int64_t group;
@@ -56,6 +62,8 @@ struct tpu_core_steps {
     uint32_t ntimes, times_cap;
     int64_t *groups; /* groups of the step events (ops and a marker), sorted */
     uint32_t ngroups, groups_cap;
+    struct group_all_reduce *all_reduce; /* sorted by group, line order within one */
+    uint32_t nall_reduce, all_reduce_cap;
 };
 
 static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
@@ -84,6 +92,7 @@ static int marker_cmp(const void *a, const void *b, void *ctx)
     return x->group < y->group ? -1 : x->group > y->group;
 }
 
+/* Order by the int64_t group at the start of both (groups, all-reduce ops). */
 static int group_cmp(const void *a, const void *b, void *ctx)
 {
     const int64_t *x = a, *y = b;
@@ -164,6 +173,40 @@ static int event_group(const struct group_source *gs, const struct xp_plane *p, 
     return 1;
 }
 
+/* GetAllReduceInfo of an op with an all_reduce_unique_id (on the event or
+ * its metadata): its start is device_offset_ps when there is one, its end
+ * that start + device_duration_ps when there is one. */
+static int note_all_reduce(const struct xp_plane *p, const struct xp_line *l,
+                           const struct xp_event *e, const struct tpu_ids *ids, int64_t group,
+                           struct tpu_core_steps *cs)
+{
+    const struct xp_event_meta *md = xp_event_meta(p, e);
+    struct xp_stat id, st;
+    struct all_reduce_info *ar;
+
+    if (ids->all_reduce_unique_id == XP_NO_STAT ||
+        (!xp_event_own_stat(p, l, e, ids->all_reduce_unique_id, &id) &&
+         !tpu_meta_stat(md, ids->all_reduce_unique_id, &id)))
+        return 0;
+    if (grow((void **)&cs->all_reduce, &cs->all_reduce_cap, cs->nall_reduce,
+             sizeof(*cs->all_reduce)) != 0)
+        return -ENOMEM;
+    cs->all_reduce[cs->nall_reduce].group = group;
+    ar = &cs->all_reduce[cs->nall_reduce++].info;
+    ar->id = tpu_stat_u64(&id);
+    ar->begin_ps = xp_event_start_ps(l, e);
+    ar->end_ps = ar->begin_ps + e->duration_ps;
+    if (ids->device_offset_ps != XP_NO_STAT &&
+        (xp_event_own_stat(p, l, e, ids->device_offset_ps, &st) ||
+         tpu_meta_stat(md, ids->device_offset_ps, &st)))
+        ar->begin_ps = (int64_t)tpu_stat_u64(&st);
+    if (ids->device_duration_ps != XP_NO_STAT &&
+        (xp_event_own_stat(p, l, e, ids->device_duration_ps, &st) ||
+         tpu_meta_stat(md, ids->device_duration_ps, &st)))
+        ar->end_ps = ar->begin_ps + (int64_t)tpu_stat_u64(&st);
+    return 0;
+}
+
 /* The op line's events with a group id through the ancestor stack
  * (ConvertTpuDeviceTraceXLineToStepEvents). */
 static int tpu_line_steps(const struct group_source *gs, const struct xp_plane *p, uint32_t li,
@@ -191,6 +234,7 @@ static int tpu_line_steps(const struct group_source *gs, const struct xp_plane *
             stack[nstack - 1].children += (uint64_t)(en - b);
         stack[nstack++] =
             (struct tpu_step_frame){.event = i, .group = group, .begin = b, .end = en};
+        rc = note_all_reduce(p, l, &l->events[i], ids, group, cs);
     }
     while (rc == 0 && nstack > 0) {
         rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
@@ -274,6 +318,7 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
         .hlo_category = p->stat_id[XS_HLO_CATEGORY],
         .device_offset_ps = p->stat_id[XS_DEVICE_OFFSET_PS],
         .device_duration_ps = p->stat_id[XS_DEVICE_DURATION_PS],
+        .all_reduce_unique_id = xp_plane_stat_id_by_name(p, "all_reduce_unique_id"),
     };
     uint32_t li, i, k, pos, op_line = UINT32_MAX;
     int64_t group;
@@ -306,7 +351,9 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
         return rc;
     if (xp_sort_runs(cs->markers, cs->nmarkers, sizeof(*cs->markers), marker_cmp, NULL) != 0 ||
         xp_sort_runs(cs->times, cs->ntimes, sizeof(*cs->times), cat_cmp, NULL) != 0 ||
-        xp_sort_runs(cs->groups, cs->ngroups, sizeof(*cs->groups), group_cmp, NULL) != 0)
+        xp_sort_runs(cs->groups, cs->ngroups, sizeof(*cs->groups), group_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->all_reduce, cs->nall_reduce, sizeof(*cs->all_reduce), group_cmp, NULL) !=
+            0)
         return -ENOMEM;
     for (i = 0, k = 0; i < cs->ntimes; i++) {
         if (k > 0 && cat_cmp(&cs->times[k - 1], &cs->times[i], NULL) == 0)
@@ -329,8 +376,32 @@ static int step_cat_cmp(const void *a, const void *b, void *ctx)
     return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
 }
 
+/* The core's all-reduce ops of step g into out (the step's
+ * all_reduce_db_per_core entry). */
+static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g,
+                           struct step_core *out)
+{
+    struct all_reduce_info *v;
+    uint32_t a = 0, n = 0, i;
+
+    while (a < cs->nall_reduce && cs->all_reduce[a].group < g)
+        a++;
+    while (a + n < cs->nall_reduce && cs->all_reduce[a + n].group == g)
+        n++;
+    if (n == 0)
+        return 0;
+    v = arena_alloc(&os->arena, n * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        v[i] = cs->all_reduce[a + i].info;
+    out->all_reduce = v;
+    out->nall_reduce = n;
+    return 0;
+}
+
 /* One step's core: category_ps of its op metrics db after
- * SetTotalTimePs(step time) and AddIdleOp. */
+ * SetTotalTimePs(step time) and AddIdleOp, and its all-reduce ops. */
 static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g, int64_t begin,
                      int64_t dur, struct step_core *out)
 {
@@ -374,7 +445,7 @@ static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64
     out->duration_ps = (uint64_t)dur;
     out->categories = cats;
     out->ncategories = j;
-    return 0;
+    return core_all_reduce(os, cs, g, out);
 }
 
 static int step_core_cmp(const void *a, const void *b, void *ctx)
@@ -506,6 +577,7 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
         free(cores[p].markers);
         free(cores[p].times);
         free(cores[p].groups);
+        free(cores[p].all_reduce);
     }
     free(cores);
     return rc;

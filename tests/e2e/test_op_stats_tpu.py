@@ -573,3 +573,41 @@ def test_duty_cycle_chips_off_duty_and_hosts(tpu_logdir, tmp_path, xcat):
     p = json.loads(xcat(tmp_path, "mut/overview_page.json"))[0]["p"]
     assert p["device_duty_cycle_percent"] == _duty_str(busy_a + busy_b, idle_a + idle_b)
     assert _duty_str(busy_a + busy_b, idle_a + idle_b) != _duty_str(busy_a, idle_a)
+
+
+def test_all_reduce_breakdown(tpu_logdir, tmp_path, xcat):
+    """ComputePerStepAllReduceBreakdownAcrossCores: ops with an
+    all_reduce_unique_id; per id the shortest duration over the cores is
+    compute, the rest synchronisation; the core with the longest total gives
+    the step's all-reduce time, which the TensorCore idle time excludes and
+    the tooltip's step time leaves out. The scenario's all-reduce.5 lasts
+    100 us on core 0 and 120 us on core 1 (README), one id per step."""
+    space = xplane_py.load(next((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb")))
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        _add_meta(plane.stat_metadata, 950, "all_reduce_unique_id")
+        ar = next(m.key for m in plane.event_metadata if m.value.name == "all-reduce.5")
+        group = next(m.key for m in plane.stat_metadata if m.value.name == "group_id")
+        for line in plane.lines:
+            for ev in line.events:
+                if ev.metadata_id != ar:
+                    continue
+                k = next(s.int64_value for s in ev.stats if s.metadata_id == group)
+                st = ev.stats.add()
+                st.metadata_id = 950
+                st.int64_value = 500 + k
+    run = tmp_path / "plugins/profile/ar"
+    run.mkdir(parents=True)
+    (run / "h.xplane.pb").write_bytes(space.SerializeToString())
+    before = expected_tpu_details(expected_tpu_steps(space))
+    cols, rows = _table(json.loads(xcat(tmp_path, "ar/input_pipeline_analyzer.json"))[1])
+    assert len(rows) == len(before) == 3
+    all_reduce = 0.100 + 0.020  # core 1: compute 100 us (core 0's), sync 20 us
+    for r, d in zip(rows, before):
+        busy = d["tcComputeTimeMs"] + d["tcInfeedTimeMs"] + d["tcOutfeedTimeMs"] + all_reduce
+        assert r["tcIdleTimeMs"] == pytest.approx(max(0.0, d["step_ms"] - busy), abs=1e-9)
+        assert r["tooltip"].endswith("Step time = %.3f ms" % (
+            busy + max(0.0, d["step_ms"] - busy) - all_reduce))
+    # without the ids the idle time keeps the all-reduce time
+    assert rows[0]["tcIdleTimeMs"] < before[0]["tcIdleTimeMs"] - 0.1
