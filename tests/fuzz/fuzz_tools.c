@@ -4,8 +4,10 @@
  * directory), and every file the run directory lists is made, as `xprofs
  * cat` makes it, plus a trace window, a down-sampled trace and the hosts/
  * copies. A file may fail with an error; nothing may crash, leak or hang.
- * Built by `make fuzz`; inputs that ever crashed it are kept in
- * tests/fuzz/regressions/ and replayed by tests/unit/test_fuzz_regressions.c.
+ * Built by `make fuzz`. No input has crashed it so far; one that does
+ * belongs in tests/fuzz/regressions/ with an e2e test that makes the files
+ * it broke (test_fuzz_regressions.c replays those inputs through the reader
+ * only).
  */
 #include <fcntl.h>
 #include <stddef.h>
