@@ -17,9 +17,11 @@
  *   3. on GPU planes ungrouped events inherit the latest group in time order
  *      and the Steps markers are the maximal same-group runs;
  *   4. TPU planes (GroupTpuEventsOSS): only the grouping line's events are
- *      nodes in step 1, TensorCores that no root reached get groups in lock
- *      step, and afterwards their Steps events merge per group and the
- *      other lines take the groups of the Steps events (group_tpu.c).
+ *      nodes in step 1, with PreprocessXPlane's TPU launch contexts between
+ *      host DoEnqueueProgram and XLA Modules events; TensorCores that no
+ *      root reached get groups in lock step, and afterwards their Steps
+ *      events merge per group and the other lines take the groups of the
+ *      Steps events (group_tpu.c).
  *
  * A profile that already holds group_id stats (old TensorFlow profilers) is
  * read as is, with its own Steps line. The fast path: a profile without any

@@ -131,13 +131,16 @@ struct line_out {
 
 /* Per plane facts the line pass reads. */
 struct plane_facts {
-    struct xp_pick pick; /* the stats grouping reads */
-    int is_host;         /* "/host:CPU" */
-    int any_stat;        /* some stat that matters for grouping is known here */
-    int has_pid;         /* the plane has a process id */
-    int64_t pid;         /* its value */
-    int tpu;             /* a "/device:TPU:" plane: gathered whole by its first line */
-    int grouping_line;   /* TPU core planes: the grouping line, or -1 */
+    const struct xp_plane *pl;    /* the plane */
+    struct xp_pick pick;          /* the stats grouping reads */
+    int is_host;                  /* "/host:CPU" */
+    int any_stat;                 /* some stat that matters for grouping is known here */
+    int has_pid;                  /* the plane has a process id */
+    int64_t pid;                  /* its value */
+    int tpu;                      /* a "/device:TPU:" plane: gathered whole by its first line */
+    int grouping_line;            /* TPU core planes: the grouping line, or -1 */
+    struct tpu_launch_ids launch; /* the stats of TPU launch contexts */
+    int64_t ordinal;              /* a TensorCore's device ordinal, else -1 */
 };
 
 struct gather_job {
@@ -207,6 +210,45 @@ static int push_lists(struct line_out *o, const struct ev_stats *s, enum ev_type
     return rc;
 }
 
+/* PreprocessXPlane's TPU launch context of a host DoEnqueueProgram
+ * (producer) or CompleteCallbacks (consumer) event, replacing its own. */
+static void launch_context(const struct plane_facts *pf, const struct xp_line *ln,
+                           const struct xp_event *ev, enum ev_type t, struct ev_stats *s)
+{
+    uint64_t id;
+
+    if (!gr_tpu_launch_context(pf->pl, ln, ev, &pf->launch, -1, &id))
+        return;
+    if (t == ET_ENQUEUE_PROGRAM) {
+        s->has_pt = s->has_p = 1;
+        s->pt = GR_TPU_LAUNCH_CONTEXT;
+        s->p = id;
+    } else {
+        s->has_ct = s->has_c = 1;
+        s->ct = GR_TPU_LAUNCH_CONTEXT;
+        s->c = id;
+    }
+}
+
+/* The stats of a TPU plane's event, with the launch context an XLA Modules
+ * event of a TensorCore consumes (TpuModuleLineMutator). */
+static void tpu_event_stats(const struct plane_facts *pf, const struct xp_line *ln,
+                            const struct xp_event *ev, struct ev_stats *s)
+{
+    uint64_t id;
+
+    if (pf->any_stat)
+        read_ev_stats(&pf->pick, ln, ev, s);
+    else
+        memset(s, 0, sizeof(*s));
+    if (pf->ordinal >= 0 && strcmp(ln->name, "XLA Modules") == 0 &&
+        gr_tpu_launch_context(pf->pl, ln, ev, &pf->launch, pf->ordinal, &id)) {
+        s->has_ct = s->has_c = 1;
+        s->ct = GR_TPU_LAUNCH_CONTEXT;
+        s->c = id;
+    }
+}
+
 /* A TPU plane (ConnectIntraThreadTPU): every event is hidden but those of
  * the grouping line, which are device nodes without nesting or root level;
  * an event of another line that the first grouping event ending after its
@@ -236,16 +278,13 @@ static int gather_tpu_plane(struct forest *f, const struct plane_facts *pf, uint
     for (e = 0; e < gl->nevents && rc == 0; e++) {
         enum ev_type t = (enum ev_type)mtype[gl->events[e].meta];
         struct ev_stats s;
-        if (pf->any_stat)
-            read_ev_stats(&pf->pick, gl, &gl->events[e], &s);
-        else
-            memset(&s, 0, sizeof(s));
+        tpu_event_stats(pf, gl, &gl->events[e], &s);
         if (t == ET_NONE && s.has_corr)
             t = ET_KERNEL_EXECUTE;
         f->type[gbase + e] = (uint8_t)t;
         rc = push_lists(o, &s, t, pf, gbase + e);
     }
-    for (l = 0; l < pl->nlines && rc == 0 && pf->any_stat; l++) {
+    for (l = 0; l < pl->nlines && rc == 0; l++) {
         const struct xp_line *ln = &pl->lines[l];
         uint32_t parent = 0;
         if ((int)l == pf->grouping_line)
@@ -263,7 +302,7 @@ static int gather_tpu_plane(struct forest *f, const struct plane_facts *pf, uint
             pb = xp_event_start_ps(gl, pe);
             if (!(pb <= b && end <= pb + pe->duration_ps))
                 continue;
-            read_ev_stats(&pf->pick, ln, ev, &s);
+            tpu_event_stats(pf, ln, ev, &s);
             rc = push_contexts(o, &s, pf, gbase + parent);
         }
     }
@@ -310,6 +349,8 @@ static int gather_line(void *arg, size_t i)
             memset(&s, 0, sizeof(s));
         if (t == ET_NONE && s.has_corr)
             t = pf->is_host ? ET_KERNEL_LAUNCH : ET_KERNEL_EXECUTE;
+        if (t == ET_ENQUEUE_PROGRAM || t == ET_COMPLETE_CALLBACKS)
+            launch_context(pf, ln, ev, t, &s);
         f->type[node] = (uint8_t)t;
         f->nest_parent[node] = NO_NODE;
         f->gid[node] = -1;
@@ -402,12 +443,17 @@ int gr_gather(struct forest *f)
         size_t w;
         job.facts[p].is_host = strcmp(pl->name, "/host:CPU") == 0;
         job.facts[p].grouping_line = -1;
+        job.facts[p].pl = pl;
+        job.facts[p].ordinal = -1;
+        gr_tpu_launch_ids(pl, &job.facts[p].launch);
         if (strncmp(pl->name, "/device:TPU:", 12) == 0) {
             enum tpu_core_kind kind = tpu_plane_core(pl->name);
             f->tpu_space = 1;
             job.facts[p].tpu = 1;
             if (kind != TPU_NOT_A_CORE)
                 job.facts[p].grouping_line = gr_tpu_grouping_line(pl);
+            if (kind == TPU_TENSOR_CORE && pl->name[12] != '\0')
+                job.facts[p].ordinal = strtoll(pl->name + 12, NULL, 10); /* ParseDeviceOrdinal */
             if (kind == TPU_TENSOR_CORE && job.facts[p].grouping_line >= 0) {
                 uint32_t *tl = gr_vec_push(&f->tpu_tc_lines);
                 if (tl == NULL) {

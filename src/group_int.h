@@ -29,24 +29,49 @@
 
 /* Event types the grouping tells apart (HostEventType subset). */
 enum ev_type {
-    ET_NONE,            /* no type: may become a kernel launch / execute */
-    ET_NAMED,           /* a host event type that plays no role here */
-    ET_TRACE_CONTEXT,   /* legacy root */
-    ET_FUNCTION_RUN,    /* implicit root */
-    ET_SESSION_RUN,     /* implicit root */
-    ET_RUN_GRAPH,       /* implicit root */
-    ET_EXECUTOR,        /* ExecutorState::Process, implicit root */
-    ET_EAGER_EXECUTE,   /* EagerExecute */
-    ET_ITER_GET_NEXT,   /* IteratorGetNextOp::DoCompute */
-    ET_ITER_GET_NEXT_O, /* IteratorGetNextAsOptionalOp::DoCompute */
-    ET_TFDATA_RUN,      /* InstantiatedCapturedFunction::Run* */
-    ET_LOOP_OP,         /* a TensorFlow loop op: no grouping at all */
-    ET_TFOP_RUN,        /* a "name:Type" TensorFlow op */
-    ET_KERNEL_LAUNCH,   /* host event with correlation_id */
-    ET_KERNEL_EXECUTE,  /* device event with correlation_id */
-    ET_PROCESS_BATCH,   /* ProcessBatch, OrbaxServing::ProcessBatch: root level 2 */
-    ET_BATCHING_RUN,    /* BatchingSessionRun: root level 1 */
+    ET_NONE,               /* no type: may become a kernel launch / execute */
+    ET_NAMED,              /* a host event type that plays no role here */
+    ET_TRACE_CONTEXT,      /* legacy root */
+    ET_FUNCTION_RUN,       /* implicit root */
+    ET_SESSION_RUN,        /* implicit root */
+    ET_RUN_GRAPH,          /* implicit root */
+    ET_EXECUTOR,           /* ExecutorState::Process, implicit root */
+    ET_EAGER_EXECUTE,      /* EagerExecute */
+    ET_ITER_GET_NEXT,      /* IteratorGetNextOp::DoCompute */
+    ET_ITER_GET_NEXT_O,    /* IteratorGetNextAsOptionalOp::DoCompute */
+    ET_TFDATA_RUN,         /* InstantiatedCapturedFunction::Run* */
+    ET_LOOP_OP,            /* a TensorFlow loop op: no grouping at all */
+    ET_TFOP_RUN,           /* a "name:Type" TensorFlow op */
+    ET_KERNEL_LAUNCH,      /* host event with correlation_id */
+    ET_KERNEL_EXECUTE,     /* device event with correlation_id */
+    ET_PROCESS_BATCH,      /* ProcessBatch, OrbaxServing::ProcessBatch: root level 2 */
+    ET_BATCHING_RUN,       /* BatchingSessionRun: root level 1 */
+    ET_ENQUEUE_PROGRAM,    /* DoEnqueueProgram: produces a TPU launch context */
+    ET_COMPLETE_CALLBACKS, /* CompleteCallbacks: consumes one */
 };
+
+/* PreprocessXPlane's TPU launch contexts (ContextType::kTpuLaunch): host
+ * DoEnqueueProgram events produce, CompleteCallbacks and the XLA Modules
+ * events of a TensorCore consume, the context of (device_ordinal, queue_id,
+ * run_id, core_type); the host's run_id is cut to its 28 low bits. The ids
+ * are ours (only equality matters). */
+#define GR_TPU_LAUNCH_CONTEXT 12
+#define GR_RUN_ID_MASK ((1ull << 28) - 1)
+
+/* The stat metadata ids of a plane that the TPU launch contexts read. */
+struct tpu_launch_ids {
+    int64_t device_ordinal, queue_id, run_id, core_type; /* XP_NO_STAT if absent */
+};
+
+/* Their ids in plane pl. */
+void gr_tpu_launch_ids(const struct xp_plane *pl, struct tpu_launch_ids *ids);
+
+/* The launch context id of an event: 1 and *id when it has queue_id and
+ * run_id stats (and device_ordinal, when ordinal is negative: a host event;
+ * else ordinal is the TensorCore's), else 0. */
+int gr_tpu_launch_context(const struct xp_plane *pl, const struct xp_line *ln,
+                          const struct xp_event *ev, const struct tpu_launch_ids *ids,
+                          int64_t ordinal, uint64_t *id);
 
 /* A link from a parent node to a child node. */
 struct edge {

@@ -280,3 +280,53 @@ int gr_group_tpu_planes(struct forest *f, struct xp_groups *g)
     }
     return 0;
 }
+
+void gr_tpu_launch_ids(const struct xp_plane *pl, struct tpu_launch_ids *ids)
+{
+    ids->device_ordinal = xp_plane_stat_id_by_name(pl, "device_ordinal");
+    ids->queue_id = xp_plane_stat_id_by_name(pl, "queue_id");
+    ids->run_id = xp_plane_stat_id_by_name(pl, "run_id");
+    ids->core_type = xp_plane_stat_id_by_name(pl, "core_type");
+}
+
+/* The event's own stat id as an unsigned integer: 1 and *v when present. */
+static int own_uint(const struct xp_plane *pl, const struct xp_line *ln, const struct xp_event *ev,
+                    int64_t id, uint64_t *v)
+{
+    struct xp_stat st;
+
+    if (id == XP_NO_STAT || !xp_event_own_stat(pl, ln, ev, id, &st))
+        return 0;
+    *v = (uint64_t)xp_stat_int(&st);
+    return 1;
+}
+
+/* splitmix64's finaliser. */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+int gr_tpu_launch_context(const struct xp_plane *pl, const struct xp_line *ln,
+                          const struct xp_event *ev, const struct tpu_launch_ids *ids,
+                          int64_t ordinal, uint64_t *id)
+{
+    uint64_t dev, queue, run, core = 0;
+
+    if (!own_uint(pl, ln, ev, ids->queue_id, &queue) || !own_uint(pl, ln, ev, ids->run_id, &run))
+        return 0;
+    if (ordinal >= 0) {
+        dev = (uint64_t)ordinal;
+    } else {
+        if (!own_uint(pl, ln, ev, ids->device_ordinal, &dev))
+            return 0;
+        run &= GR_RUN_ID_MASK; /* HostRunIdMutator */
+    }
+    own_uint(pl, ln, ev, ids->core_type, &core); /* 0 when absent */
+    *id = mix(mix(mix(mix(dev) ^ queue) ^ run) ^ core);
+    return 1;
+}

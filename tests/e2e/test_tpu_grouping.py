@@ -241,3 +241,54 @@ def test_host_input_fills_tensor_core_idle(logdir, tmp_path, xcat):
     assert rows[2]["tcIdleTimeMs"] == pytest.approx(0, abs=1e-9)
     # the same file without the input events keeps the idle time
     assert before[0]["tcInfeedTimeMs"] == 0
+
+
+def test_tpu_launch_contexts_link_host_steps(logdir, tmp_path, xcat):
+    """PreprocessXPlane's TPU launch contexts: a host DoEnqueueProgram with
+    device_ordinal, queue_id and run_id (cut to its 28 low bits) produces
+    the context that a TensorCore's XLA Modules event with the same
+    queue_id and run_id (device ordinal from the plane name) consumes. Host
+    steps 0 and 1 launch TPU steps 1 and 2: those get host groups 0 and 1,
+    TPU step 0 none (no lock step)."""
+    space = xplane_py.load(next((logdir / "plugins/profile/raw").glob("*.pb")))
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        _add_meta(plane.stat_metadata, 911, "queue_id")
+        _add_meta(plane.stat_metadata, 912, "run_id")
+        modules = next(line for line in plane.lines if line.name == "XLA Modules")
+        for k, ev in enumerate(modules.events):
+            _stat(ev, 911, 7)
+            _stat(ev, 912, 4000 + k)
+    host = space.planes.add()
+    host.id = 99
+    host.name = "/host:CPU"
+    _add_meta(host.event_metadata, 1, "train")
+    _add_meta(host.event_metadata, 2, "DoEnqueueProgram")
+    for key, name in ((1, "_r"), (2, "step_num"), (3, "device_ordinal"), (4, "queue_id"),
+                      (5, "run_id")):
+        _add_meta(host.stat_metadata, key, name)
+    line = host.lines.add()
+    line.id = 1
+    line.name = "python"
+    line.timestamp_ns = 1000000
+    for host_step, tpu_step in ((0, 1), (1, 2)):
+        train = line.events.add()
+        train.metadata_id = 1
+        train.offset_ps = (50 + 1000 * host_step) * 10**6
+        train.duration_ps = 900 * 10**6
+        _stat(train, 1, 1)
+        _stat(train, 2, 10 + host_step)
+        for core in (0, 1):
+            launch = line.events.add()
+            launch.metadata_id = 2
+            launch.offset_ps = train.offset_ps + (10 + 10 * core) * 10**6
+            launch.duration_ps = 5 * 10**6
+            _stat(launch, 3, core)
+            _stat(launch, 4, 7)
+            _stat(launch, 5, (1 << 40) + 4000 + tpu_step)  # high bits cut
+    run = tmp_path / "plugins/profile/l"
+    run.mkdir(parents=True)
+    (run / "synth-host-0.xplane.pb").write_bytes(space.SerializeToString())
+    data = json.loads(xcat(tmp_path, "l/input_pipeline_analyzer.json"))
+    assert _steps(data) == [("0", "0.913 ms"), ("1", "0.923 ms")]
