@@ -76,6 +76,30 @@ def _stat(container, meta, value):
     st.int64_value = value
 
 
+def _host_plane(space, event_names, stat_names):
+    """A new /host:CPU plane with these event and stat metadata (ids 1, 2
+    ...) and one line "python" at the TPU lines' timestamp."""
+    host = space.planes.add()
+    host.id = 99
+    host.name = "/host:CPU"
+    for key, name in enumerate(event_names, 1):
+        _add_meta(host.event_metadata, key, name)
+    for key, name in enumerate(stat_names, 1):
+        _add_meta(host.stat_metadata, key, name)
+    line = host.lines.add()
+    line.id = 1
+    line.name = "python"
+    line.timestamp_ns = 1000000  # as the TPU lines
+    return line
+
+
+def _tpu_modules(space):
+    """(plane, its XLA Modules line) of each TPU plane."""
+    for plane in space.planes:
+        if plane.name.startswith("/device:TPU:"):
+            yield plane, next(line for line in plane.lines if line.name == "XLA Modules")
+
+
 def _with_host(space, links):
     """tpu_raw plus a /host:CPU plane: for each (host step, TPU steps) in
     links a "train" root (_r 1, step_num 10 + host step) around a "launch"
@@ -83,27 +107,14 @@ def _with_host(space, links):
     Modules event of each linked TPU step a consumer (_ct 1, _c 100 + host
     step). The module events lie inside their Steps events, so the Steps
     events are the consumers XProf links."""
-    for plane in space.planes:
-        if not plane.name.startswith("/device:TPU:"):
-            continue
+    for plane, modules in _tpu_modules(space):
         _add_meta(plane.stat_metadata, 901, "_ct")
         _add_meta(plane.stat_metadata, 902, "_c")
-        modules = next(line for line in plane.lines if line.name == "XLA Modules")
         for host_step, tpu_steps in links:
             for k in tpu_steps:
                 _stat(modules.events[k], 901, 1)
                 _stat(modules.events[k], 902, 100 + host_step)
-    host = space.planes.add()
-    host.id = 99
-    host.name = "/host:CPU"
-    _add_meta(host.event_metadata, 1, "train")
-    _add_meta(host.event_metadata, 2, "launch")
-    for key, name in ((1, "_r"), (2, "step_num"), (3, "_pt"), (4, "_p")):
-        _add_meta(host.stat_metadata, key, name)
-    line = host.lines.add()
-    line.id = 1
-    line.name = "python"
-    line.timestamp_ns = 1000000  # as the TPU lines
+    line = _host_plane(space, ["train", "launch"], ["_r", "step_num", "_pt", "_p"])
     for host_step, _ in links:
         # the host step spans [50 + 1000s, 950 + 1000s) us; its launch at +10 us
         train = line.events.add()
@@ -251,27 +262,14 @@ def test_tpu_launch_contexts_link_host_steps(logdir, tmp_path, xcat):
     steps 0 and 1 launch TPU steps 1 and 2: those get host groups 0 and 1,
     TPU step 0 none (no lock step)."""
     space = xplane_py.load(next((logdir / "plugins/profile/raw").glob("*.pb")))
-    for plane in space.planes:
-        if not plane.name.startswith("/device:TPU:"):
-            continue
+    for plane, modules in _tpu_modules(space):
         _add_meta(plane.stat_metadata, 911, "queue_id")
         _add_meta(plane.stat_metadata, 912, "run_id")
-        modules = next(line for line in plane.lines if line.name == "XLA Modules")
         for k, ev in enumerate(modules.events):
             _stat(ev, 911, 7)
             _stat(ev, 912, 4000 + k)
-    host = space.planes.add()
-    host.id = 99
-    host.name = "/host:CPU"
-    _add_meta(host.event_metadata, 1, "train")
-    _add_meta(host.event_metadata, 2, "DoEnqueueProgram")
-    for key, name in ((1, "_r"), (2, "step_num"), (3, "device_ordinal"), (4, "queue_id"),
-                      (5, "run_id")):
-        _add_meta(host.stat_metadata, key, name)
-    line = host.lines.add()
-    line.id = 1
-    line.name = "python"
-    line.timestamp_ns = 1000000
+    line = _host_plane(space, ["train", "DoEnqueueProgram"],
+                       ["_r", "step_num", "device_ordinal", "queue_id", "run_id"])
     for host_step, tpu_step in ((0, 1), (1, 2)):
         train = line.events.add()
         train.metadata_id = 1
