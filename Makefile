@@ -4,7 +4,7 @@
 #   make demo       install missing Debian packages, build, mount a generated demo
 #   make test       install, build, run every test, then again under ASan+UBSan
 #   make bench      benchmark table (contrib/bench/bench.sh)
-#   make fuzz       libFuzzer target of the reader (clang)
+#   make fuzz       libFuzzer targets of the reader and of every tool (clang)
 #   make install PREFIX=/usr/local
 #
 # BUILD can be set to build several trees side by side (make BUILD=build-x).
@@ -15,6 +15,7 @@ CC       ?= cc
 OPT      ?= -O2
 SANITIZE ?=
 PYTEST   ?= pytest-3
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
@@ -129,7 +130,7 @@ deps:
 
 # --- tests -----------------------------------------------------------------
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	$(MAKE) test-unit
 	$(MAKE) test-e2e
 	$(MAKE) test-asan
@@ -141,7 +142,7 @@ test-e2e: all
 	XPROFS_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/e2e
 
 test-asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	$(MAKE) -j$(JOBS) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
 	$(MAKE) BUILD=build-asan test-unit
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  XPROFS_BUILD=$(abspath build-asan) XPROFS_SANITIZED=1 XPROFS_UI_LOAD_SECONDS=5 \
