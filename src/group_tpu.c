@@ -92,24 +92,6 @@ struct group_span {
     int32_t gid;
 };
 
-/* Device timespan of an event: device_offset_ps / device_duration_ps when
- * both are there (GetDeviceEventTimespan); *has = 1 then. */
-static void device_span(const struct xp_plane *pl, const struct xp_line *ln,
-                        const struct xp_event *ev, int64_t *b, int64_t *e, int *has)
-{
-    struct xp_stat off, dur;
-
-    *has = xp_event_stat(pl, ln, ev, XS_DEVICE_OFFSET_PS, &off) &&
-           xp_event_stat(pl, ln, ev, XS_DEVICE_DURATION_PS, &dur);
-    if (*has) {
-        *b = xp_stat_int(&off);
-        *e = *b + xp_stat_int(&dur);
-    } else {
-        *b = xp_event_start_ps(ln, ev);
-        *e = *b + ev->duration_ps;
-    }
-}
-
 /* Room for the Steps dispositions of every plane (once). */
 static int tpu_step_tables(struct xp_groups *g, uint32_t nplanes)
 {
@@ -158,7 +140,7 @@ static int merge_steps(struct forest *f, struct xp_groups *g, uint32_t p, uint32
             continue;
         }
         kept++;
-        device_span(pl, ln, ev, &db, &de, &has);
+        has = tpu_device_span(pl, ln, ev, &db, &de);
         if (!merging || v[n - 1].gid != gid) {
             v[n] = (struct group_span){b, end, gid};
             mk[n] = (struct xp_step_marker){gid, db, de};

@@ -9,7 +9,6 @@
 #include "op_stats_int.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +169,7 @@ static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
     if (sc_compute.n > 0)
         d->sc_compute_ms = sc_compute.min / PS_PER_MS;
     if (sc_idle.n > 0)
-        d->sc_idle_ms = fmax(0.0, sc_idle.sum / (double)sc_idle.n / PS_PER_MS);
+        d->sc_idle_ms = sc_idle.sum / (double)sc_idle.n / PS_PER_MS; /* never negative */
     if (sc_time.n > 0)
         d->sc_step_time_ms = sc_time.sum / (double)sc_time.n / PS_PER_MS;
 }
@@ -284,12 +283,6 @@ static uint64_t total_input_ps(const struct step_details *d)
     return ps;
 }
 
-static int category_cmp(const void *a, const void *b, void *ctx)
-{
-    (void)ctx;
-    return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
-}
-
 /* One TensorCore step: IDLE * ratio of it becomes "infeed". */
 static int fix_core(struct op_stats *os, struct step_core *c, double ratio)
 {
@@ -317,7 +310,7 @@ static int fix_core(struct op_stats *os, struct step_core *c, double ratio)
     moved = (uint64_t)((double)cats[idle].ps * ratio);
     cats[infeed].ps = moved;
     cats[idle].ps -= moved;
-    if (xp_sort_runs(cats, n, sizeof(*cats), category_cmp, NULL) != 0)
+    if (xp_sort_runs(cats, n, sizeof(*cats), tpu_step_category_cmp, NULL) != 0)
         return -ENOMEM;
     c->categories = cats;
     c->ncategories = n;
@@ -348,8 +341,7 @@ int ip_tpu_fix_steps(struct op_stats *os, const struct step_events *host_steps)
             ratio = 1.0;
         for (j = 0; j < se->ncores; j++) {
             /* SparseCores keep their idle time */
-            if (se->cores[j].core_id < 1000000 &&
-                (rc = fix_core(os, (struct step_core *)&se->cores[j], ratio)) != 0)
+            if (se->cores[j].core_id < 1000000 && (rc = fix_core(os, &se->cores[j], ratio)) != 0)
                 return rc;
         }
     }

@@ -70,6 +70,9 @@ int step_events_union(struct step_events *dst, const struct step_events *src);
  * "infeed" and IDLE (op_stats_input_tpu.c). Returns 0 or -ENOMEM. */
 int ip_tpu_fix_steps(struct op_stats *os, const struct step_events *host_steps);
 
+/* Order of step_category entries: by name (op_stats_tpu_steps.c). */
+int tpu_step_category_cmp(const void *a, const void *b, void *ctx);
+
 /* Kernel report key + value, merged (InsertOrUpdateKernelReport). */
 struct kernel_map {
     struct kernel_report *v; /* entries; strings point into `arena` */

@@ -75,23 +75,6 @@ uint64_t tpu_stat_u64(const struct xp_stat *st)
     return (uint64_t)xp_stat_int(st);
 }
 
-/* GetDeviceEventTimespan: device_offset_ps/device_duration_ps when both are
- * there, else the event's own span. */
-void tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                     const struct tpu_ids *ids, int64_t *begin, int64_t *end)
-{
-    struct xp_stat off, dur;
-
-    if (xp_event_own_stat(p, l, e, ids->device_offset_ps, &off) &&
-        xp_event_own_stat(p, l, e, ids->device_duration_ps, &dur)) {
-        *begin = xp_stat_int(&off);
-        *end = *begin + xp_stat_int(&dur);
-        return;
-    }
-    *begin = xp_event_start_ps(l, e);
-    *end = xp_event_end_ps(l, e);
-}
-
 static const char *arena_view(struct arena *arena, const struct xp_stat *st)
 {
     if (st->kind != XP_STAT_STR && st->kind != XP_STAT_REF)
@@ -264,8 +247,6 @@ static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *m
         .bytes_accessed = p->stat_id[XS_BYTES_ACCESSED],
         .deduplicated_name = p->stat_id[XS_DEDUPLICATED_NAME],
         .min_duration_ps = xp_plane_stat_id_by_name(p, "min_duration_ps"),
-        .device_offset_ps = p->stat_id[XS_DEVICE_OFFSET_PS],
-        .device_duration_ps = p->stat_id[XS_DEVICE_DURATION_PS],
     };
     struct tpu_plane_db db = {0};
     struct tpu_frame *stack = NULL;
@@ -297,7 +278,7 @@ static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *m
             continue;
         }
         for (i = 0; rc == 0 && i < l->nevents; i++) {
-            tpu_device_span(p, l, &l->events[i], &ids, &b, &en);
+            tpu_device_span(p, l, &l->events[i], &b, &en);
             if (b < first)
                 first = b;
             if (en > last)

@@ -11,7 +11,7 @@
 /* The stats of an op event and its metadata, by plane stat id. */
 struct tpu_ids {
     int64_t program_id, symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed;
-    int64_t deduplicated_name, min_duration_ps, device_offset_ps, device_duration_ps;
+    int64_t deduplicated_name, min_duration_ps;
     int64_t all_reduce_unique_id; /* by name (XP_NO_STAT if absent) */
 };
 
@@ -31,11 +31,6 @@ int tpu_meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat *st
 
 /* Unsigned value of an int or uint stat (IntOrUintValue). */
 uint64_t tpu_stat_u64(const struct xp_stat *st);
-
-/* GetDeviceEventTimespan: device_offset_ps/device_duration_ps when both are
- * there, else the event's own span. */
-void tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
-                     const struct tpu_ids *ids, int64_t *begin, int64_t *end);
 
 /* The step db of the TensorCore planes into ctx->os (op_stats_tpu_steps.c). */
 int op_stats_tpu_steps(struct host_ctx *ctx);

@@ -173,20 +173,18 @@ static int event_group(const struct group_source *gs, const struct xp_plane *p, 
     return 1;
 }
 
-/* GetAllReduceInfo of an op with an all_reduce_unique_id (on the event or
- * its metadata): its start is device_offset_ps when there is one, its end
- * that start + device_duration_ps when there is one. */
+/* GetAllReduceInfo of an op with an all_reduce_unique_id stat: its start is
+ * its device_offset_ps when it has one, its end that start +
+ * device_duration_ps when it has one (the event's own stats, as XEvent
+ * GetStat reads them). */
 static int note_all_reduce(const struct xp_plane *p, const struct xp_line *l,
                            const struct xp_event *e, const struct tpu_ids *ids, int64_t group,
                            struct tpu_core_steps *cs)
 {
-    const struct xp_event_meta *md = xp_event_meta(p, e);
     struct xp_stat id, st;
     struct all_reduce_info *ar;
 
-    if (ids->all_reduce_unique_id == XP_NO_STAT ||
-        (!xp_event_own_stat(p, l, e, ids->all_reduce_unique_id, &id) &&
-         !tpu_meta_stat(md, ids->all_reduce_unique_id, &id)))
+    if (!xp_event_own_stat(p, l, e, ids->all_reduce_unique_id, &id))
         return 0;
     if (grow((void **)&cs->all_reduce, &cs->all_reduce_cap, cs->nall_reduce,
              sizeof(*cs->all_reduce)) != 0)
@@ -195,14 +193,10 @@ static int note_all_reduce(const struct xp_plane *p, const struct xp_line *l,
     ar = &cs->all_reduce[cs->nall_reduce++].info;
     ar->id = tpu_stat_u64(&id);
     ar->begin_ps = xp_event_start_ps(l, e);
-    ar->end_ps = ar->begin_ps + e->duration_ps;
-    if (ids->device_offset_ps != XP_NO_STAT &&
-        (xp_event_own_stat(p, l, e, ids->device_offset_ps, &st) ||
-         tpu_meta_stat(md, ids->device_offset_ps, &st)))
+    ar->end_ps = xp_event_end_ps(l, e);
+    if (xp_event_own_stat(p, l, e, p->stat_id[XS_DEVICE_OFFSET_PS], &st))
         ar->begin_ps = (int64_t)tpu_stat_u64(&st);
-    if (ids->device_duration_ps != XP_NO_STAT &&
-        (xp_event_own_stat(p, l, e, ids->device_duration_ps, &st) ||
-         tpu_meta_stat(md, ids->device_duration_ps, &st)))
+    if (xp_event_own_stat(p, l, e, p->stat_id[XS_DEVICE_DURATION_PS], &st))
         ar->end_ps = ar->begin_ps + (int64_t)tpu_stat_u64(&st);
     return 0;
 }
@@ -223,7 +217,7 @@ static int tpu_line_steps(const struct group_source *gs, const struct xp_plane *
     for (i = 0; rc == 0 && i < l->nevents; i++) {
         if (!event_group(gs, p, li, i, &group))
             continue;
-        tpu_device_span(p, l, &l->events[i], ids, &b, &en);
+        tpu_device_span(p, l, &l->events[i], &b, &en);
         while (nstack > 0 && !(stack[nstack - 1].begin <= b && en <= stack[nstack - 1].end)) {
             rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
             nstack--;
@@ -316,8 +310,6 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
         .program_id = p->stat_id[XS_PROGRAM_ID],
         .symbol_id = p->stat_id[XS_SYMBOL_ID],
         .hlo_category = p->stat_id[XS_HLO_CATEGORY],
-        .device_offset_ps = p->stat_id[XS_DEVICE_OFFSET_PS],
-        .device_duration_ps = p->stat_id[XS_DEVICE_DURATION_PS],
         .all_reduce_unique_id = xp_plane_stat_id_by_name(p, "all_reduce_unique_id"),
     };
     uint32_t li, i, k, pos, op_line = UINT32_MAX;
@@ -339,7 +331,7 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
                     return -ENOMEM;
                 m = &cs->markers[cs->nmarkers++];
                 m->group = group;
-                tpu_device_span(p, l, &l->events[i], &ids, &m->begin, &m->end);
+                tpu_device_span(p, l, &l->events[i], &m->begin, &m->end);
             }
         } else if (is_core_op_line(l, sparse)) {
             op_line = li; /* one op line per core: the last one counts */
@@ -370,7 +362,7 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
     return 0;
 }
 
-static int step_cat_cmp(const void *a, const void *b, void *ctx)
+int tpu_step_category_cmp(const void *a, const void *b, void *ctx)
 {
     (void)ctx;
     return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
@@ -435,7 +427,7 @@ static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64
     }
     if (!has_idle)
         cats[j++] = (struct step_category){"IDLE", idle};
-    if (xp_sort_runs(cats, j, sizeof(*cats), step_cat_cmp, NULL) != 0)
+    if (xp_sort_runs(cats, j, sizeof(*cats), tpu_step_category_cmp, NULL) != 0)
         return -ENOMEM;
     memset(out, 0, sizeof(*out));
     out->core_id = cs->core_id;

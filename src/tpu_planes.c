@@ -1,5 +1,6 @@
 /*
- * tpu_planes.c - TPU plane and line names (see tpu_planes.h).
+ * tpu_planes.c - TPU plane and line names, and event device spans (see
+ * tpu_planes.h).
  */
 #include "tpu_planes.h"
 
@@ -31,6 +32,22 @@ enum tpu_core_kind tpu_plane_core(const char *name)
         return TPU_NOT_A_CORE;
     s += 12;
     return skip_digits(&s) > 0 && *s == '\0' ? TPU_SPARSE_CORE : TPU_NOT_A_CORE;
+}
+
+int tpu_device_span(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
+                    int64_t *begin, int64_t *end)
+{
+    struct xp_stat off, dur;
+
+    if (xp_event_own_stat(p, l, e, p->stat_id[XS_DEVICE_OFFSET_PS], &off) &&
+        xp_event_own_stat(p, l, e, p->stat_id[XS_DEVICE_DURATION_PS], &dur)) {
+        *begin = xp_stat_int(&off);
+        *end = *begin + xp_stat_int(&dur);
+        return 1;
+    }
+    *begin = xp_event_start_ps(l, e);
+    *end = xp_event_end_ps(l, e);
+    return 0;
 }
 
 int tpu_is_step_line(const char *name)
