@@ -100,6 +100,18 @@ def _tpu_modules(space):
             yield plane, next(line for line in plane.lines if line.name == "XLA Modules")
 
 
+def _train_step(line, host_step):
+    """Host step s: a "train" root (metadata 1; _r 1 and step_num 10 + s as
+    stats 1 and 2) over [50 + 1000s, 950 + 1000s) us."""
+    train = line.events.add()
+    train.metadata_id = 1
+    train.offset_ps = (50 + 1000 * host_step) * 10**6
+    train.duration_ps = 900 * 10**6
+    _stat(train, 1, 1)
+    _stat(train, 2, 10 + host_step)
+    return train
+
+
 def _with_host(space, links):
     """tpu_raw plus a /host:CPU plane: for each (host step, TPU steps) in
     links a "train" root (_r 1, step_num 10 + host step) around a "launch"
@@ -116,13 +128,8 @@ def _with_host(space, links):
                 _stat(modules.events[k], 902, 100 + host_step)
     line = _host_plane(space, ["train", "launch"], ["_r", "step_num", "_pt", "_p"])
     for host_step, _ in links:
-        # the host step spans [50 + 1000s, 950 + 1000s) us; its launch at +10 us
-        train = line.events.add()
-        train.metadata_id = 1
-        train.offset_ps = (50 + 1000 * host_step) * 10**6
-        train.duration_ps = 900 * 10**6
-        _stat(train, 1, 1)
-        _stat(train, 2, 10 + host_step)
+        # its launch at +10 us
+        train = _train_step(line, host_step)
         launch = line.events.add()
         launch.metadata_id = 2
         launch.offset_ps = train.offset_ps + 10 * 10**6
@@ -271,12 +278,7 @@ def test_tpu_launch_contexts_link_host_steps(logdir, tmp_path, xcat):
     line = _host_plane(space, ["train", "DoEnqueueProgram"],
                        ["_r", "step_num", "device_ordinal", "queue_id", "run_id"])
     for host_step, tpu_step in ((0, 1), (1, 2)):
-        train = line.events.add()
-        train.metadata_id = 1
-        train.offset_ps = (50 + 1000 * host_step) * 10**6
-        train.duration_ps = 900 * 10**6
-        _stat(train, 1, 1)
-        _stat(train, 2, 10 + host_step)
+        train = _train_step(line, host_step)
         for core in (0, 1):
             launch = line.events.add()
             launch.metadata_id = 2
