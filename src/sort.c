@@ -1,5 +1,6 @@
 /*
- * sort.c - sorting mostly-sorted arrays by merging their ascending runs; see sort.h.
+ * sort.c - sorting helpers: merges of ascending runs for mostly-sorted arrays,
+ * a radix sort of 32-bit keys; see sort.h.
  */
 #include "sort.h"
 
@@ -114,5 +115,62 @@ int xp_sort_runs_u64(uint64_t *v, size_t n)
         memcpy(v, src, n * sizeof(*v));
     free(runs);
     big_free(tmp);
+    return 0;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Below this, qsort beats the radix sort's three passes and counts. */
+#define RADIX_FROM 4096
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+int xp_sort_u32(uint32_t *v, size_t n)
+{
+    size_t *count, k;
+    uint32_t *tmp, *src = v, *dst;
+    unsigned pass, shift;
+
+    if (n < RADIX_FROM) {
+        xp_qsort(v, n, sizeof(*v), u32_cmp);
+        return 0;
+    }
+    tmp = big_malloc(n * sizeof(*tmp));
+    count = malloc(3 * RADIX_SIZE * sizeof(*count));
+    if (tmp == NULL || count == NULL) {
+        big_free(tmp);
+        free(count);
+        return -ENOMEM;
+    }
+    /* One pass counts the digits of all three passes. */
+    memset(count, 0, 3 * RADIX_SIZE * sizeof(*count));
+    for (k = 0; k < n; k++) {
+        count[v[k] & (RADIX_SIZE - 1)]++;
+        count[RADIX_SIZE + ((v[k] >> RADIX_BITS) & (RADIX_SIZE - 1))]++;
+        count[2 * RADIX_SIZE + (v[k] >> (2 * RADIX_BITS))]++;
+    }
+    dst = tmp;
+    for (pass = 0; pass < 3; pass++) {
+        size_t *c = &count[pass * RADIX_SIZE], sum = 0, d;
+        shift = pass * RADIX_BITS;
+        for (d = 0; d < RADIX_SIZE; d++) {
+            size_t m = c[d];
+            c[d] = sum;
+            sum += m;
+        }
+        for (k = 0; k < n; k++)
+            dst[c[(src[k] >> shift) & (RADIX_SIZE - 1)]++] = src[k];
+        src = dst;
+        dst = src == v ? tmp : v;
+    }
+    /* Three passes leave the result in tmp. */
+    memcpy(v, src, n * sizeof(*v));
+    big_free(tmp);
+    free(count);
     return 0;
 }

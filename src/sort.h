@@ -31,4 +31,8 @@ int xp_sort_runs(void *base, size_t n, size_t size, xp_cmp_ctx_fn cmp, void *ctx
 /* The same for plain 64-bit keys, ascending (no comparator calls). */
 int xp_sort_runs_u64(uint64_t *v, size_t n);
 
+/* Sort v[0..n) ascending: a radix sort (three passes of 11 bits) for long
+ * arrays, qsort for short ones. Returns 0 or -ENOMEM (v then unchanged). */
+int xp_sort_u32(uint32_t *v, size_t n);
+
 #endif

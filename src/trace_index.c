@@ -518,33 +518,53 @@ static uint32_t level_lower_bound(const struct tv_host *h, uint32_t lo, uint32_t
     return lo;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* A growable list of event indices. */
+/* A growable list of event indices, with each event's start when asked
+ * (ts != NULL once the first entry is pushed with idx_push_ts). */
 struct idx_list {
     uint32_t *v;  /* entries */
+    uint64_t *ts; /* [cap] start of each entry's event, or NULL */
     uint32_t n;   /* used */
     uint32_t cap; /* allocated */
 };
 
+static int idx_grow(struct idx_list *l, int with_ts)
+{
+    uint32_t cap = l->cap ? l->cap * 2 : 256;
+    uint32_t *v = realloc(l->v, cap * sizeof(*v));
+    uint64_t *ts;
+
+    if (v == NULL)
+        return -ENOMEM;
+    l->v = v;
+    if (with_ts) {
+        ts = realloc(l->ts, cap * sizeof(*ts));
+        if (ts == NULL)
+            return -ENOMEM;
+        l->ts = ts;
+    }
+    l->cap = cap;
+    return 0;
+}
+
 static int idx_push(struct idx_list *l, uint32_t x)
 {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 256;
-        uint32_t *v = realloc(l->v, cap * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && idx_grow(l, 0) != 0)
+        return -ENOMEM;
     l->v[l->n++] = x;
     return 0;
 }
+
+static int idx_push_ts(struct idx_list *l, uint32_t x, uint64_t ts)
+{
+    if (l->n == l->cap && idx_grow(l, 1) != 0)
+        return -ENOMEM;
+    l->ts[l->n] = ts;
+    l->v[l->n++] = x;
+    return 0;
+}
+
+/* How many events ahead the window's thinning pass prefetches. */
+#define WINDOW_PREFETCH 8
 
 int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
                      uint32_t *np)
@@ -578,11 +598,12 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
         runs[nruns++] = loaded.n;
         for (p = level_lower_bound(h, lo, hi, from); p < hi; p++) {
             uint32_t ei = h->by_level[p];
-            if (h->events[ei].ts > end)
+            uint64_t ts = h->events[ei].ts;
+            if (ts > end)
                 break;
             if (dropped_flow_mid(h, &h->events[ei], w->full_dma))
                 continue;
-            if (idx_push(&loaded, ei) != 0) {
+            if (idx_push_ts(&loaded, ei, ts) != 0) {
                 rc = -ENOMEM;
                 goto done;
             }
@@ -593,7 +614,7 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
     runs[nruns] = loaded.n;
 
     /* Merge the levels by the comparator, then thin with a fresh tracker. */
-    rc = tv_merge_runs(h, loaded.v, runs, nruns);
+    rc = tv_merge_runs(h, loaded.v, loaded.ts, runs, nruns);
     if (rc != 0)
         goto done;
     if (res != 0 && tv_vis_init(&vis, res, h->ntracks) != 0) {
@@ -603,6 +624,9 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
     for (i = 0; i < loaded.n; i++) {
         const struct tv_event *e = &h->events[loaded.v[i]];
         int keep;
+        /* The events lie all over the index: ask for one a few steps ahead. */
+        if (i + WINDOW_PREFETCH < loaded.n)
+            __builtin_prefetch(&h->events[loaded.v[i + WINDOW_PREFETCH]]);
         if (begin == end) {
             keep = 1; /* an instant window cannot filter */
         } else if (!(begin <= e->ts + e->dur && e->ts <= end)) {
@@ -626,14 +650,16 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
     }
     if (rc == 0) {
         /* events[] is in output order: ascending index is the answer. */
-        if (out.n > 1)
-            xp_qsort(out.v, out.n, sizeof(*out.v), cmp_u32);
+        rc = xp_sort_u32(out.v, out.n);
+    }
+    if (rc == 0) {
         *idxp = out.v;
         *np = out.n;
         out.v = NULL;
     }
 done:
     free(loaded.v);
+    free(loaded.ts);
     free(out.v);
     return rc;
 }

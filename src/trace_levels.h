@@ -25,8 +25,10 @@ struct tv_build {
 int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b);
 
 /* Merge idx[runs[k]..runs[k+1]) for k < nruns, each sorted by tv_event_cmp,
- * into one sorted sequence in place. Returns 0 or -ENOMEM. */
-int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, uint32_t nruns);
+ * into one sorted sequence in place; ts[i] is the start of event idx[i]
+ * (the merge reads the events only when starts tie). Returns 0 or -ENOMEM. */
+int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint64_t *ts, const uint32_t *runs,
+                  uint32_t nruns);
 
 /* tv_finish with the global order cut into at most nparts parts by start
  * time, merged side by side (tv_finish picks nparts from the size and the

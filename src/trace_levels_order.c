@@ -54,7 +54,8 @@ void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct t
     ve->type = e->has_flow ? TV_FLOW_TYPE(h->flows[e->src]) : 0;
 }
 
-int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, uint32_t nruns)
+int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint64_t *ts, const uint32_t *runs,
+                  uint32_t nruns)
 {
     uint32_t pos[TV_LEVELS + 1], total = runs[nruns], k, i;
     uint32_t *tmp;
@@ -69,10 +70,13 @@ int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint32_t *runs, 
     for (i = 0; i < total; i++) {
         int best = -1;
         for (k = 0; k < nruns; k++) {
-            if (pos[k] >= runs[k + 1])
+            uint32_t p = pos[k];
+            if (p >= runs[k + 1])
                 continue;
-            if (best < 0 ||
-                tv_event_cmp(h, &h->events[idx[pos[k]]], &h->events[idx[pos[best]]]) < 0)
+            /* Starts decide; the comparator only breaks their ties. */
+            if (best < 0 || ts[p] < ts[pos[best]] ||
+                (ts[p] == ts[pos[best]] &&
+                 tv_event_cmp(h, &h->events[idx[p]], &h->events[idx[pos[best]]]) < 0))
                 best = (int)k;
         }
         tmp[i] = idx[pos[best]++];

@@ -681,7 +681,7 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
     if (rc != 0)
         return rc;
     out_init(&o);
-    out_stream_at(&o, fd, OUT_SPILL_THRESHOLD);
+    out_stream_at(&o, fd, VFS_CAT_STREAM_AT);
     rc = produce_tool(&a, &o, err);
     if (rc == 0) {
         rc = out_finish_to(&o, fd);

@@ -95,9 +95,14 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
 int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob,
                   struct live_blob **live, struct xp_err *err);
 
+/* Bytes of a produced file `xprofs cat` holds before it writes to its fd:
+ * every tool's answer but the trace viewer's big ones fits, so those are
+ * all or nothing, and a big trace needs only a few output chunks. */
+#define VFS_CAT_STREAM_AT ((size_t)4 << 20)
+
 /* Write a file node (VFS_TOOL or VFS_README) to fd, for `xprofs cat`. A
  * produced file is made afresh, outside the blob cache, and past
- * OUT_SPILL_THRESHOLD bytes it goes to fd while it is being produced
+ * VFS_CAT_STREAM_AT bytes it goes to fd while it is being produced
  * instead of to a spill file (so a failure after that point leaves the
  * bytes already written). Returns 0 or -errno with err. */
 int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err);

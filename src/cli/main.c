@@ -31,7 +31,7 @@ static void usage(FILE *f)
                "       xprofs check [-j THREADS] FILE.xplane.pb\n"
                "PATH is what the mount shows under its mount point, options after '?':\n"
                "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
-               "A file past 64 MiB is written while it is produced (no temporary file).\n"
+               "A file past 4 MiB is written while it is produced (no temporary file).\n"
                "Environment: XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
 }
 

@@ -3,10 +3,11 @@ in the mount their full chunks go to an unlinked file in XPROFS_SPILL_DIR
 (else $TMPDIR or /tmp) and are served at any offset from there, the first
 readers follow the file while it is being made, and a spill directory that
 cannot be used fails the read with a clear error; `xprofs cat`
-needs no spill file: past the threshold it writes to its stdout while the file
-is being produced, with bounded memory."""
+needs no spill file: past 4 MiB it writes to its stdout while the file is
+being produced, with bounded memory."""
 import hashlib
 import http.client
+import json
 import os
 import pathlib
 import random
@@ -100,6 +101,26 @@ def test_cli_streams_with_bounded_memory(big_profile, xprofs_build, tmp_path):
         # The same inputs are held for both; the full output adds at most the
         # threshold's worth of memory, not its size.
         assert rss_full - rss_small < size / 3, (rss_full, rss_small, size)
+
+
+def test_cli_streams_past_4_mib(big_profile, xprofs_build, tmp_path):
+    """A trace window of tens of MiB (below the mount's 64 MiB) also leaves
+    `xprofs cat` while it is made: memory grows by a few output chunks, not
+    by its size, and the JSON is whole."""
+    rc, err, rss_small = cat_to_file(xprofs_build, big_profile, SMALL, tmp_path / "small.json")
+    assert rc == 0, err
+    span = json.loads((tmp_path / "small.json").read_bytes())["fullTimespan"]
+    a = span[0] + (span[1] - span[0]) * 0.4
+    b = a + (span[1] - span[0]) * (0.15 if SANITIZED else 0.1)
+    path = f"bench/trace_viewer.json?start_time_ms={a:.6f}&end_time_ms={b:.6f}&resolution=0"
+    rc, err, rss_window = cat_to_file(xprofs_build, big_profile, path, tmp_path / "window.json")
+    assert rc == 0, err
+    size = (tmp_path / "window.json").stat().st_size
+    assert 4 * CHUNK < size < SPILL_THRESHOLD, size
+    doc = json.loads((tmp_path / "window.json").read_bytes())
+    assert sum(1 for e in doc["traceEvents"] if e.get("ph") == "X") > 10000
+    if not SANITIZED:
+        assert rss_window - rss_small < size / 2, (rss_window, rss_small, size)
 
 
 def open_files(pid):

@@ -1,6 +1,7 @@
 /*
  * test_sort.c - xp_sort_runs against qsort on random, run-structured and
- * already-sorted arrays, its stability, and xp_qsort on empty arrays.
+ * already-sorted arrays, its stability, xp_sort_u32 (both of its ways) and
+ * xp_qsort on empty arrays.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -107,6 +108,45 @@ static void test_sort_runs_u64(void **state)
     }
 }
 
+static int u32_ref_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* xp_sort_u32 against qsort, below and above its radix threshold: random
+ * keys over the whole range (every digit of the three passes used), small
+ * keys with ties, sorted and descending arrays. */
+static void test_sort_u32(void **state)
+{
+    size_t sizes[] = {0, 1, 2, 100, 4095, 4096, 4097, 300000}, s, i;
+    unsigned seed = 11;
+
+    (void)state;
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size_t n = sizes[s];
+        for (int shape = 0; shape < 4; shape++) {
+            uint32_t *v = malloc((n ? n : 1) * sizeof(*v)), *ref = malloc((n ? n : 1) * sizeof(*v));
+            for (i = 0; i < n; i++) {
+                uint32_t r = (uint32_t)rand_r(&seed) << 16 ^ (uint32_t)rand_r(&seed);
+                v[i] = shape == 0   ? r | (i % 2 ? 0x80000000u : 0)
+                       : shape == 1 ? r % 50
+                       : shape == 2 ? (uint32_t)i
+                                    : UINT32_MAX - (uint32_t)i;
+            }
+            if (n > 0)
+                memcpy(ref, v, n * sizeof(*v));
+            xp_qsort(ref, n, sizeof(*ref), u32_ref_cmp);
+            assert_int_equal(xp_sort_u32(v, n), 0);
+            if (n > 0)
+                assert_memory_equal(v, ref, n * sizeof(*v));
+            free(v);
+            free(ref);
+        }
+    }
+}
+
 static void test_qsort_empty(void **state)
 {
     (void)state;
@@ -118,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_runs),
         cmocka_unit_test(test_sort_runs_u64),
+        cmocka_unit_test(test_sort_u32),
         cmocka_unit_test(test_qsort_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
