@@ -209,7 +209,7 @@ static int out_grow(struct out *o)
     return 0;
 }
 
-void out_write(struct out *o, const void *p, size_t n)
+void out_write_chunks(struct out *o, const void *p, size_t n)
 {
     const char *src = p;
 
@@ -228,16 +228,6 @@ void out_write(struct out *o, const void *p, size_t n)
         src += take;
         n -= take;
     }
-}
-
-void out_puts(struct out *o, const char *s)
-{
-    out_write(o, s, strlen(s));
-}
-
-void out_putc(struct out *o, char c)
-{
-    out_write(o, &c, 1);
 }
 
 void out_vprintf(struct out *o, const char *fmt, va_list ap)
@@ -389,21 +379,44 @@ const uint64_t out_pow10[20] = {1ull,
                                 1000000000000000000ull,
                                 10000000000000000000ull};
 
+const char out_two_digits[] = "0001020304050607080910111213141516171819"
+                              "2021222324252627282930313233343536373839"
+                              "4041424344454647484950515253545556575859"
+                              "6061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
+
+/* The decimal digits of v, ending just before end; returns their count.
+ * Two digits per division: printing numbers is the trace writer's main
+ * work. */
+static size_t format_u64_before(char *end, uint64_t v)
+{
+    char *p = end;
+
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, &out_two_digits[2 * d], 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, &out_two_digits[2 * v], 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return (size_t)(end - p);
+}
+
 size_t out_format_i64(char *p, int64_t v)
 {
-    char rev[20];
+    char buf[20];
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    size_t n = 0, k = 0;
+    size_t n = format_u64_before(buf + sizeof(buf), u), k = 0;
 
-    do {
-        rev[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
     if (v < 0)
         p[k++] = '-';
-    while (n > 0)
-        p[k++] = rev[--n];
-    return k;
+    memcpy(p + k, buf + sizeof(buf) - n, n);
+    return k + n;
 }
 
 void out_i64(struct out *o, int64_t v)
@@ -416,13 +429,9 @@ void out_i64(struct out *o, int64_t v)
 void out_u64(struct out *o, uint64_t v)
 {
     char buf[20];
-    size_t i = sizeof(buf);
+    size_t n = format_u64_before(buf + sizeof(buf), v);
 
-    do {
-        buf[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    out_write(o, buf + i, sizeof(buf) - i);
+    out_write(o, buf + sizeof(buf) - n, n);
 }
 
 void out_rewind(struct out *o)

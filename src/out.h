@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define OUT_CHUNK (2u << 20) /* bytes per chunk; every chunk but the last is full */
@@ -99,14 +100,36 @@ void out_rewind(struct out *o);
 /* Append everything src holds (a writer that never spilled or streamed). */
 void out_append(struct out *o, const struct out *src);
 
-/* Append n bytes. */
-void out_write(struct out *o, const void *p, size_t n);
+/* Append n bytes, whatever room the current chunk has. */
+void out_write_chunks(struct out *o, const void *p, size_t n);
 
-/* Append a NUL-terminated string. */
-void out_puts(struct out *o, const char *s);
+/* Append n bytes. Writers append a few bytes at a time, so the common
+ * case (they fit the chunk being filled) is inline; the rest is
+ * out_write_chunks. */
+static inline void out_write(struct out *o, const void *p, size_t n)
+{
+    size_t used = o->len % OUT_CHUNK;
+
+    if (used != 0 && n <= OUT_CHUNK - used && !o->oom) {
+        memcpy(o->chunks[o->len / OUT_CHUNK] + used, p, n);
+        o->len += n;
+        return;
+    }
+    out_write_chunks(o, p, n);
+}
+
+/* Append a NUL-terminated string (inline, so a literal's length is known
+ * when compiling). */
+static inline void out_puts(struct out *o, const char *s)
+{
+    out_write(o, s, strlen(s));
+}
 
 /* Append one byte. */
-void out_putc(struct out *o, char c);
+static inline void out_putc(struct out *o, char c)
+{
+    out_write(o, &c, 1);
+}
 
 /* Append printf-formatted text. */
 void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -132,6 +155,9 @@ void out_u64(struct out *o, uint64_t v);
 
 /* 10^0 .. 10^19, for the exact decimal formatters (trace_json.c, gt_pyrepr.c). */
 extern const uint64_t out_pow10[20];
+
+/* "00", "01", ... "99" back to back: two digits at a time for formatters. */
+extern const char out_two_digits[];
 
 /* Write v in decimal at p (room for OUT_I64_MAX bytes, no NUL); returns the
  * count (for callers that assemble a line before appending it). */

@@ -128,12 +128,17 @@ void tj_g6(struct out *o, double v)
  * product does not fit the 128-bit arithmetic. */
 static int digits17(double d, int k, uint64_t *out)
 {
-    int e;
-    double m = frexp(d, &e); /* d = m * 2^e, 0.5 <= m < 1 */
-    uint64_t mant = (uint64_t)ldexp(m, 53);
-    int shift = 53 - e; /* d = mant / 2^shift */
+    uint64_t bits, mant;
+    int biased, shift;
     unsigned __int128 prod, q, rem, half;
 
+    /* d = mant / 2^shift, read from its bits (frexp and ldexp are calls). */
+    memcpy(&bits, &d, sizeof(bits));
+    biased = (int)((bits >> 52) & 0x7ff);
+    if ((bits >> 63) != 0 || biased == 0 || biased == 0x7ff)
+        return 0; /* negative, subnormal or not finite: not ours */
+    mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    shift = 1075 - biased;
     if (k < 0 || k > 19 || shift <= 0 || shift >= 120)
         return 0;
     prod = (unsigned __int128)mant * out_pow10[k];
@@ -146,6 +151,17 @@ static int digits17(double d, int k, uint64_t *out)
     return 1;
 }
 
+/* The 8 digits of v (< 10^8, zero-padded) at p: four independent pairs. */
+static void put8(char *p, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+
+    memcpy(p, &out_two_digits[2 * (hi / 100)], 2);
+    memcpy(p + 2, &out_two_digits[2 * (hi % 100)], 2);
+    memcpy(p + 4, &out_two_digits[2 * (lo / 100)], 2);
+    memcpy(p + 6, &out_two_digits[2 * (lo % 100)], 2);
+}
+
 /* Write 17 digits r (10^16 <= r < 10^17) as %.17g with decimal exponent x
  * (position of the first digit), fixed notation, -4 <= x < 17. */
 static void put_fixed17(struct out *o, uint64_t r, int x)
@@ -153,25 +169,31 @@ static void put_fixed17(struct out *o, uint64_t r, int x)
     char digits[17], buf[48];
     int nd = 17, i, len = 0;
 
-    for (i = 16; i >= 0; i--) {
-        digits[i] = (char)('0' + r % 10);
-        r /= 10;
-    }
+    digits[0] = (char)('0' + r / out_pow10[16]);
+    put8(digits + 1, (uint32_t)(r / out_pow10[8] % out_pow10[8]));
+    put8(digits + 9, (uint32_t)(r % out_pow10[8]));
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
     if (x >= 0) {
-        for (i = 0; i < nd || i <= x; i++) {
-            if (i == x + 1)
-                buf[len++] = '.';
-            buf[len++] = i < nd ? digits[i] : '0';
+        /* Digits up to the point, the point, then the rest (or zeros up
+         * to the point when the digits end before it). */
+        if (nd > x + 1) {
+            memcpy(buf, digits, (size_t)x + 1);
+            buf[x + 1] = '.';
+            memcpy(buf + x + 2, digits + x + 1, (size_t)(nd - x - 1));
+            len = nd + 1;
+        } else {
+            memcpy(buf, digits, (size_t)nd);
+            memset(buf + nd, '0', (size_t)(x + 1 - nd));
+            len = x + 1;
         }
     } else {
         buf[len++] = '0';
         buf[len++] = '.';
         for (i = 0; i < -x - 1; i++)
             buf[len++] = '0';
-        for (i = 0; i < nd; i++)
-            buf[len++] = digits[i];
+        memcpy(buf + len, digits, (size_t)nd);
+        len += nd;
     }
     out_write(o, buf, (size_t)len);
 }

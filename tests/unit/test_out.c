@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,6 +113,52 @@ static void test_format_i64(void **state)
     assert_memory_equal(buf, "9223372036854775807", 19);
     assert_int_equal(out_format_i64(buf, 0), 1);
     assert_memory_equal(buf, "0", 1);
+}
+
+/* out_u64, out_i64 and out_format_i64 against snprintf for values of every
+ * length (the formatters take two digits at a time). */
+static void test_integers_match_printf(void **state)
+{
+    uint64_t x = 88172645463325252ull;
+    char want[64], buf[OUT_I64_MAX];
+    struct out o;
+    size_t k, n;
+    char *s, *line;
+
+    (void)state;
+    out_init(&o);
+    for (k = 0; k < 20000; k++) {
+        uint64_t u;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        u = x >> (x % 64);
+        out_u64(&o, u);
+        out_putc(&o, ' ');
+        out_i64(&o, (int64_t)u);
+        out_putc(&o, '\n');
+        n = out_format_i64(buf, -(int64_t)(u >> 1));
+        snprintf(want, sizeof(want), "%lld", -(long long)(u >> 1));
+        assert_int_equal(n, strlen(want));
+        assert_memory_equal(buf, want, n);
+    }
+    s = finish(&o);
+    x = 88172645463325252ull;
+    line = s;
+    for (k = 0; k < 20000; k++) {
+        uint64_t u;
+        char *nl = strchr(line, '\n');
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        u = x >> (x % 64);
+        assert_non_null(nl);
+        *nl = '\0';
+        snprintf(want, sizeof(want), "%llu %lld", (unsigned long long)u, (long long)(int64_t)u);
+        assert_string_equal(line, want);
+        line = nl + 1;
+    }
+    free(s);
 }
 
 static void test_chunk_boundaries(void **state)
@@ -571,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_csv_escape),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_format_i64),
+        cmocka_unit_test(test_integers_match_printf),
         cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_spill_reads),

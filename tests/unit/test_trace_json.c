@@ -84,7 +84,7 @@ static void test_us_matches_printf(void **state)
 
     check_us_many(fixed, sizeof(fixed) / sizeof(fixed[0]));
     /* Random values of every magnitude. */
-    for (k = 0; k < 20; k++) {
+    for (k = 0; k < 100; k++) {
         for (i = 0; i < 2000; i++) {
             x ^= x << 13;
             x ^= x >> 7;
