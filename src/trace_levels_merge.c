@@ -21,7 +21,7 @@
 /* A loser tree over track cursors keyed by the comparator (log2 k
  * comparisons per event): node[0] is the winning leaf, node[1..k) the
  * loser of each match. Each leaf caches the start of its next event,
- * which decides most comparisons. */
+ * which decides most comparisons; a finished leaf caches UINT64_MAX. */
 struct merge_tree {
     const struct tv_host *h; /* the host */
     uint32_t k;              /* leaves (a power of two) */
@@ -36,12 +36,15 @@ struct merge_tree {
  * after everything.) */
 static int leaf_less(const struct merge_tree *m, uint32_t a, uint32_t b)
 {
-    int done_a = m->pos[a] == m->end[a], done_b = m->pos[b] == m->end[b];
+    int done_a, done_b;
 
-    if (done_a || done_b)
-        return !done_a;
     if (m->ts[a] != m->ts[b])
         return m->ts[a] < m->ts[b];
+    /* Equal starts; UINT64_MAX may be a finished leaf or a real start. */
+    done_a = m->pos[a] == m->end[a];
+    done_b = m->pos[b] == m->end[b];
+    if (done_a || done_b)
+        return !done_a;
     return tv_event_cmp(m->h, &m->h->events[m->pos[a]], &m->h->events[m->pos[b]]) < 0;
 }
 
@@ -59,8 +62,7 @@ static void leaf_set(struct merge_tree *m, uint32_t i, uint32_t p)
     if (m->flows_only)
         p = next_flow(m->h, p, m->end[i]);
     m->pos[i] = p;
-    if (p < m->end[i])
-        m->ts[i] = m->h->events[p].ts;
+    m->ts[i] = p < m->end[i] ? m->h->events[p].ts : UINT64_MAX;
 }
 
 /* Play the matches below node; returns the winner. */
@@ -100,6 +102,8 @@ static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32
     m->end = calloc(k, sizeof(*m->end));
     if (m->node == NULL || m->ts == NULL || m->pos == NULL || m->end == NULL)
         return -ENOMEM;
+    for (t = 0; t < k; t++)
+        m->ts[t] = UINT64_MAX; /* padding leaves are finished */
     for (t = 0, n = 0; t < h->ntracks; t++) {
         if (from[t] == to[t])
             continue;
