@@ -1,6 +1,6 @@
 /*
  * ctrace.c - loading a Chrome-trace JSON file into the compact event model
- * of ctrace.h: reading the file (mapped when plain, inflated when gzip),
+ * of ctrace.h: reading the file (copied when plain, inflated when gzip),
  * the walk over its text (ctrace_events.c) and the metadata tables
  * (ctrace_meta.c); the snapshot intermediate; the args and top-level values
  * parsed again on demand.
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -157,12 +156,46 @@ int ctrace_load_mem(const char *name, const void *data, size_t len, struct ctrac
     return finish_load(ct, ctp, err);
 }
 
+/* The bytes of fd (size by fstat) into a malloc'd buffer. A copy, not a
+ * mapping: a file truncated while mapped would kill the process (SIGBUS) at
+ * the next read of its lost pages; a copy keeps what was read. A file that
+ * shrank while being read keeps the bytes up to where it ended. */
+static int read_all(const char *path, int fd, size_t size, char **out, size_t *outlen,
+                    struct xp_err *err)
+{
+    char *buf = malloc(size);
+    size_t got = 0;
+
+    if (buf == NULL)
+        return xp_err_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", path, size);
+    while (got < size) {
+        ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int rc = -errno;
+            free(buf);
+            return xp_err_set(err, rc, "%s: %s", path, strerror(-rc));
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got == 0) {
+        free(buf);
+        return xp_err_set(err, -EIO, "%s: empty file", path);
+    }
+    *out = buf;
+    *outlen = got;
+    return 0;
+}
+
 int ctrace_load(const char *path, struct ctrace **ctp, struct xp_err *err)
 {
     struct ctrace *ct;
     struct stat st;
-    unsigned char magic[2] = {0, 0};
-    void *map;
+    char *data = NULL;
+    size_t len = 0;
     int fd, rc;
 
     *ctp = NULL;
@@ -178,26 +211,23 @@ int ctrace_load(const char *path, struct ctrace **ctp, struct xp_err *err)
         close(fd);
         return xp_err_set(err, -EIO, "%s: empty file", path);
     }
-    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    rc = read_all(path, fd, (size_t)st.st_size, &data, &len, err);
     close(fd);
-    if (map == MAP_FAILED)
-        return xp_err_set(err, -EIO, "%s: cannot map: %s", path, strerror(errno));
-    memcpy(magic, map, st.st_size >= 2 ? 2 : 1);
-    if (magic[0] == 0x1f && magic[1] == 0x8b) {
-        madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-        rc = ctrace_load_mem(path, map, (size_t)st.st_size, ctp, err);
-        munmap(map, (size_t)st.st_size);
+    if (rc != 0)
+        return rc;
+    if (len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b) {
+        rc = ctrace_load_mem(path, data, len, ctp, err);
+        free(data);
         return rc;
     }
     ct = calloc(1, sizeof(*ct));
     if (ct == NULL || (ct->path = strdup(path)) == NULL) {
         free(ct);
-        munmap(map, (size_t)st.st_size);
+        free(data);
         return xp_err_set(err, -ENOMEM, "out of memory");
     }
-    ct->text = map;
-    ct->text_len = (size_t)st.st_size;
-    ct->mapped = 1;
+    ct->text = data;
+    ct->text_len = len;
     return finish_load(ct, ctp, err);
 }
 
@@ -205,10 +235,7 @@ void ctrace_free(struct ctrace *ct)
 {
     if (ct == NULL)
         return;
-    if (ct->mapped)
-        munmap((void *)ct->text, ct->text_len);
-    else
-        free((void *)ct->text);
+    free((void *)ct->text);
     free(ct->events);
     free(ct->processes);
     free(ct->threads);

@@ -15,10 +15,11 @@
  * cJSON's limit gives -EIO and a message naming the file and byte offset;
  * never a crash. Array items that are not objects are skipped and counted.
  *
- * Memory (peak): the inflated JSON text (or a mapping of a plain file), plus
- * sizeof(struct ctrace_event) = 80 bytes per event, plus the interned strings;
- * cJSON holds one event object at a time. A 1 GB plain JSON thus costs about
- * 1 GB (page cache for a plain file, heap for .gz) + 80 MB per million events.
+ * Memory (peak): the JSON text (a copy of a plain file, never a mapping: a
+ * file truncated while mapped kills the reader with SIGBUS; inflated for
+ * .gz), plus sizeof(struct ctrace_event) = 80 bytes per event, plus the
+ * interned strings; cJSON holds one event object at a time. A 1 GB plain JSON
+ * thus costs about 1 GB of heap + 80 MB per million events.
  *
  * A loaded struct ctrace is immutable and may be read by any number of
  * threads. Tools get it with ctrace_snapshot(), built once per snapshot and
@@ -91,7 +92,6 @@ struct ctrace {
     char *path;                       /* file it was read from */
     const char *text;                 /* the whole JSON text (inflated) */
     size_t text_len;                  /* its length */
-    int mapped;                       /* 1: text is an mmap; 0: malloc'd */
     struct ctrace_event *events;      /* in file order, "M" events included */
     uint32_t nevents;                 /* entries in events */
     uint32_t nskipped;                /* traceEvents items that were not objects */

@@ -2,7 +2,7 @@
  * ctrace_int.h - what the pieces of the Chrome-trace reader share (internal
  * to ctrace*.c; the public API is ctrace.h).
  *
- * ctrace.c         reading the file (plain, mapped, or inflated from gzip),
+ * ctrace.c         reading the file (plain, copied, or inflated from gzip),
  *                  the snapshot intermediate, the args and top-level values
  * ctrace_scan.c    the validating JSON scanner and the token readers
  * ctrace_strtab.c  interned strings and their accessors

@@ -151,8 +151,10 @@ static void test_gzip_and_file(void **state)
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_int_equal(write(fd, doc, sizeof(doc) - 1), (ssize_t)(sizeof(doc) - 1));
     close(fd);
-    assert_int_equal(ctrace_load(path, &ct, &err), 0); /* plain: mapped */
-    assert_int_equal(ct->mapped, 1);
+    assert_int_equal(ctrace_load(path, &ct, &err), 0);
+    /* The text is a copy: the file cut to nothing under a loaded trace (a
+     * mapping of it would die of SIGBUS here) changes nothing. */
+    assert_int_equal(truncate(path, 0), 0);
     check_doc(ct);
     ctrace_free(ct);
     unlink(path);
