@@ -185,6 +185,9 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
     for (i = 0; i < nflow_events && rc == 0; i++) {
         const struct tv_event *e = &h->events[flow_order[i]];
         uint64_t packed;
+        int is_end, level;
+        uint32_t s;
+        struct flow_state *fs;
         /* Global order jumps between tracks: fetch the event a few steps
          * ahead, and the flow of one that came in already. */
         if (i + 2 * FLOW_PREFETCH < nflow_events)
@@ -192,10 +195,8 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
         if (i + FLOW_PREFETCH < nflow_events)
             __builtin_prefetch(&h->flows[h->events[flow_order[i + FLOW_PREFETCH]].src]);
         packed = h->flows[e->src];
-        int is_end = TV_FLOW_TYPE(packed) == TV_FLOW_END;
-        uint32_t s = fs_get(&open, TV_FLOW_ID(packed));
-        struct flow_state *fs;
-        int level;
+        is_end = TV_FLOW_TYPE(packed) == TV_FLOW_END;
+        s = fs_get(&open, TV_FLOW_ID(packed));
         if (s == UINT32_MAX) {
             rc = -ENOMEM;
             break;
