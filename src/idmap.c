@@ -41,6 +41,29 @@ void idmap_put(struct idmap *m, int64_t key, uint32_t val)
     m->vals[i] = val;
 }
 
+int idmap_set(struct idmap *m, int64_t key, uint32_t val)
+{
+    uint32_t slots = m->vals != NULL ? m->mask + 1 : 0, i;
+
+    if (2 * (m->n + 1) > slots) {
+        struct idmap big;
+        memset(&big, 0, sizeof(big));
+        if (idmap_init(&big, slots ? slots / 2 : 8) != 0)
+            return -ENOMEM;
+        for (i = 0; i < slots; i++) {
+            if (m->vals[i] != IDMAP_NONE)
+                idmap_put(&big, m->keys[i], m->vals[i]);
+        }
+        big.n = m->n;
+        idmap_free(m);
+        *m = big;
+    }
+    if (idmap_get(m, key) == IDMAP_NONE)
+        m->n++;
+    idmap_put(m, key, val);
+    return 0;
+}
+
 void idmap_free(struct idmap *m)
 {
     free(m->keys);
@@ -48,4 +71,5 @@ void idmap_free(struct idmap *m)
     m->keys = NULL;
     m->vals = NULL;
     m->mask = 0;
+    m->n = 0;
 }

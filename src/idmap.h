@@ -3,7 +3,9 @@
  *
  * XPlane metadata ids are arbitrary and may be huge or sparse, so tables are
  * dense arrays and this map turns an id into the array index. Open addressing
- * with linear probing; the table is sized once for a known number of keys.
+ * with linear probing. A map is either sized once for a known number of keys
+ * (idmap_init, then idmap_put) or grows as keys come (a zeroed struct, then
+ * idmap_set); not both.
  */
 #ifndef XPROFS_IDMAP_H
 #define XPROFS_IDMAP_H
@@ -16,6 +18,7 @@ struct idmap {
     int64_t *keys;  /* key of each slot */
     uint32_t *vals; /* value of each slot, IDMAP_NONE when the slot is empty */
     uint32_t mask;  /* slots - 1; slots is a power of two */
+    uint32_t n;     /* keys held (counted by idmap_set only) */
 };
 
 /* Size the map for up to n keys. Returns 0 or -ENOMEM. */
@@ -23,6 +26,11 @@ int idmap_init(struct idmap *m, uint32_t n);
 
 /* Insert or overwrite key -> val. The map must have been sized for it. */
 void idmap_put(struct idmap *m, int64_t key, uint32_t val);
+
+/* Insert or overwrite key -> val (val != IDMAP_NONE) in a growing map,
+ * doubling it when half full. Returns 0 or -ENOMEM (the map is then
+ * unchanged). */
+int idmap_set(struct idmap *m, int64_t key, uint32_t val);
 
 /* The value of key, or IDMAP_NONE. */
 static inline uint32_t idmap_get(const struct idmap *m, int64_t key)

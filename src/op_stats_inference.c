@@ -107,73 +107,6 @@ struct req {
     uint32_t spans_cap;
 };
 
-/* An int64 -> uint32 open-addressing map (value + 1 stored; 0 = empty). */
-struct gmap {
-    int64_t *keys;
-    uint32_t *vals;
-    uint32_t cap; /* power of two */
-    uint32_t n;
-};
-
-static void gmap_free(struct gmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
-
-static uint32_t gmap_slot(const struct gmap *m, int64_t k)
-{
-    uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
-    uint32_t s = (uint32_t)(h >> 32) & (m->cap - 1);
-
-    while (m->vals[s] != 0 && m->keys[s] != k)
-        s = (s + 1) & (m->cap - 1);
-    return s;
-}
-
-/* The value of k + 1, or 0 when absent. */
-static uint32_t gmap_get(const struct gmap *m, int64_t k)
-{
-    if (m->cap == 0)
-        return 0;
-    return m->vals[gmap_slot(m, k)];
-}
-
-/* Set k -> v (v < UINT32_MAX). */
-static int gmap_put(struct gmap *m, int64_t k, uint32_t v)
-{
-    uint32_t s;
-
-    if ((m->n + 1) * 2 > m->cap) {
-        struct gmap big = {0};
-        uint32_t i;
-        big.cap = m->cap ? m->cap * 2 : 64;
-        big.keys = malloc(big.cap * sizeof(*big.keys));
-        big.vals = calloc(big.cap, sizeof(*big.vals));
-        if (big.keys == NULL || big.vals == NULL) {
-            gmap_free(&big);
-            return -ENOMEM;
-        }
-        for (i = 0; i < m->cap; i++) {
-            if (m->vals[i] != 0) {
-                s = gmap_slot(&big, m->keys[i]);
-                big.keys[s] = m->keys[i];
-                big.vals[s] = m->vals[i];
-                big.n++;
-            }
-        }
-        gmap_free(m);
-        *m = big;
-    }
-    s = gmap_slot(m, k);
-    if (m->vals[s] == 0)
-        m->n++;
-    m->keys[s] = k;
-    m->vals[s] = v + 1;
-    return 0;
-}
-
 /* Everything one host's computation holds. */
 struct work {
     const struct xspace *xs;
@@ -185,10 +118,10 @@ struct work {
     struct req *reqs; /* in order of initialisation */
     uint32_t nreqs;
     uint32_t reqs_cap;
-    struct gmap req_of;       /* gid -> request index */
-    struct gmap batch_groups; /* gid of a ProcessBatch -> 0 */
-    struct gmap model_of;     /* gid -> index into model_names */
-    const char **model_names; /* model id strings (arena) */
+    struct idmap req_of;       /* gid -> request index */
+    struct idmap batch_groups; /* gid of a ProcessBatch -> 0 */
+    struct idmap model_of;     /* gid -> index into model_names */
+    const char **model_names;  /* model id strings (arena) */
     uint32_t nmodel_names;
     uint32_t model_names_cap;
     struct inf_host *out; /* model ids go here */
@@ -265,9 +198,9 @@ static int assign_model(struct work *w, const char *id, int32_t *index)
 /* The model id string of a group from InitializeModelIdMap, or NULL. */
 static const char *model_of(const struct work *w, int64_t gid)
 {
-    uint32_t v = gmap_get(&w->model_of, gid);
+    uint32_t v = idmap_get(&w->model_of, gid);
 
-    return v ? w->model_names[v - 1] : NULL;
+    return v != IDMAP_NONE ? w->model_names[v] : NULL;
 }
 
 /* GroupMetadata exists for gid (XProf's map holds every group it made). */
@@ -401,7 +334,7 @@ static int note_model(struct work *w, const struct hev *h)
         w->model_names_cap = nc;
     }
     w->model_names[w->nmodel_names] = copy;
-    return gmap_put(&w->model_of, h->gid, w->nmodel_names++);
+    return idmap_set(&w->model_of, h->gid, w->nmodel_names++);
 }
 
 /* InitializeRequestEvents. */
@@ -419,7 +352,7 @@ static int init_request(struct work *w, int64_t gid, int batching, int user_defi
         w->reqs = v;
         w->reqs_cap = nc;
     }
-    if ((rc = gmap_put(&w->req_of, gid, w->nreqs)) != 0)
+    if ((rc = idmap_set(&w->req_of, gid, w->nreqs)) != 0)
         return rc;
     r = &w->reqs[w->nreqs++];
     memset(r, 0, sizeof(*r)); /* the map entry exists before any check */
@@ -469,7 +402,7 @@ static int find_requests(struct work *w)
         const struct hev *h = &w->hevs[i];
         has[h->kind] = 1;
         if (h->kind == K_PROCESS_BATCH && h->gid >= 0 &&
-            (rc = gmap_put(&w->batch_groups, h->gid, 0)) != 0)
+            (rc = idmap_set(&w->batch_groups, h->gid, 0)) != 0)
             return rc;
     }
     for (t = 0; t < 3; t++) {
@@ -500,8 +433,9 @@ static int find_requests(struct work *w)
     for (t = 0; t < ntypes; t++) {
         for (i = 0; i < w->nhevs; i++) {
             const struct hev *h = &w->hevs[i];
-            if (h->kind != types[t] || h->gid < 0 || gmap_get(&w->batch_groups, h->gid) ||
-                gmap_get(&w->req_of, h->gid))
+            if (h->kind != types[t] || h->gid < 0 ||
+                idmap_get(&w->batch_groups, h->gid) != IDMAP_NONE ||
+                idmap_get(&w->req_of, h->gid) != IDMAP_NONE)
                 continue;
             if ((rc = init_request(w, h->gid, batching, 0)) != 0)
                 return rc;
@@ -509,8 +443,8 @@ static int find_requests(struct work *w)
     }
     for (i = 0; i < w->nhevs; i++) {
         const struct hev *h = &w->hevs[i];
-        if (!h->user_root || h->gid < 0 || gmap_get(&w->batch_groups, h->gid) ||
-            gmap_get(&w->req_of, h->gid))
+        if (!h->user_root || h->gid < 0 || idmap_get(&w->batch_groups, h->gid) != IDMAP_NONE ||
+            idmap_get(&w->req_of, h->gid) != IDMAP_NONE)
             continue;
         if ((rc = init_request(w, h->gid, 0, 1)) != 0)
             return rc;
@@ -531,9 +465,9 @@ static void request_timespans(struct work *w)
             uint32_t v;
             struct req *r;
             int64_t b, end;
-            if (gid < 0 || (v = gmap_get(&w->req_of, gid)) == 0)
+            if (gid < 0 || (v = idmap_get(&w->req_of, gid)) == IDMAP_NONE)
                 continue;
-            r = &w->reqs[v - 1];
+            r = &w->reqs[v];
             b = xp_event_start_ps(ln, &ln->events[e]);
             end = xp_event_end_ps(ln, &ln->events[e]);
             r->begin = r->begin == 0 ? b : (b < r->begin ? b : r->begin);
@@ -561,17 +495,17 @@ static int add_span(struct req *r, int type, int64_t begin, int64_t end)
  * of gid. */
 static int give(struct work *w, int64_t gid, int type, int64_t begin, int64_t end)
 {
-    uint32_t v = gmap_get(&w->req_of, gid), first, n, i;
+    uint32_t v = idmap_get(&w->req_of, gid), first, n, i;
     int rc;
 
-    if (v != 0 && (rc = add_span(&w->reqs[v - 1], type, begin, end)) != 0)
+    if (v != IDMAP_NONE && (rc = add_span(&w->reqs[v], type, begin, end)) != 0)
         return rc;
     if (!has_group(w, gid))
         return 0;
     n = parents_of(w, gid, &first);
     for (i = first; i < first + n; i++) {
-        v = gmap_get(&w->req_of, w->by_child[i].parent);
-        if (v != 0 && (rc = add_span(&w->reqs[v - 1], type, begin, end)) != 0)
+        v = idmap_get(&w->req_of, w->by_child[i].parent);
+        if (v != IDMAP_NONE && (rc = add_span(&w->reqs[v], type, begin, end)) != 0)
             return rc;
     }
     return 0;
@@ -581,7 +515,7 @@ static int give(struct work *w, int64_t gid, int type, int64_t begin, int64_t en
  * by consumer id (_c), the last issue of an id and the last later done. */
 static int system_transfers(struct work *w, enum inf_kind issue, enum inf_kind done, int type)
 {
-    struct gmap start = {0}, stop = {0};
+    struct idmap start = {0}, stop = {0};
     uint32_t *order = NULL, norder = 0, order_cap = 0, i;
     int rc = 0;
 
@@ -596,7 +530,7 @@ static int system_transfers(struct work *w, enum inf_kind issue, enum inf_kind d
         if (!xp_event_stat(w->host, ln, ev, XS_CONSUMER_ID, &st))
             continue;
         if (h->kind == issue) {
-            if (gmap_get(&start, xp_stat_int(&st)) == 0) {
+            if (idmap_get(&start, xp_stat_int(&st)) == IDMAP_NONE) {
                 /* ids in order of their first issue event */
                 if (norder == order_cap) {
                     uint32_t nc = order_cap ? order_cap * 2 : 16;
@@ -610,7 +544,7 @@ static int system_transfers(struct work *w, enum inf_kind issue, enum inf_kind d
                 }
                 order[norder++] = i;
             }
-            rc = gmap_put(&start, xp_stat_int(&st), i);
+            rc = idmap_set(&start, xp_stat_int(&st), i);
         }
     }
     /* the done events, after every issue event is known */
@@ -624,11 +558,11 @@ static int system_transfers(struct work *w, enum inf_kind issue, enum inf_kind d
             continue;
         ev = hev_event(w, h, &ln);
         if (!xp_event_stat(w->host, ln, ev, XS_CONSUMER_ID, &st) ||
-            (s = gmap_get(&start, xp_stat_int(&st))) == 0)
+            (s = idmap_get(&start, xp_stat_int(&st))) == IDMAP_NONE)
             continue;
-        sev = hev_event(w, &w->hevs[s - 1], &sl);
+        sev = hev_event(w, &w->hevs[s], &sl);
         if (xp_event_start_ps(sl, sev) < xp_event_start_ps(ln, ev))
-            rc = gmap_put(&stop, xp_stat_int(&st), i);
+            rc = idmap_set(&stop, xp_stat_int(&st), i);
     }
     for (i = 0; i < norder && rc == 0; i++) {
         const struct hev *sh = &w->hevs[order[i]];
@@ -638,19 +572,18 @@ static int system_transfers(struct work *w, enum inf_kind issue, enum inf_kind d
         uint32_t s, d;
         if (!xp_event_stat(w->host, sl, sev, XS_CONSUMER_ID, &st))
             continue;
-        s = gmap_get(&start, xp_stat_int(&st));
-        d = gmap_get(&stop, xp_stat_int(&st));
-        if (s == 0 || d == 0)
+        s = idmap_get(&start, xp_stat_int(&st));
+        d = idmap_get(&stop, xp_stat_int(&st));
+        if (s == IDMAP_NONE || d == IDMAP_NONE)
             continue;
         /* the id's last issue event and its last later done event */
-        sev = hev_event(w, &w->hevs[s - 1], &sl);
-        dev = hev_event(w, &w->hevs[d - 1], &dl);
-        rc =
-            give(w, w->hevs[s - 1].gid, type, xp_event_start_ps(sl, sev), xp_event_end_ps(dl, dev));
+        sev = hev_event(w, &w->hevs[s], &sl);
+        dev = hev_event(w, &w->hevs[d], &dl);
+        rc = give(w, w->hevs[s].gid, type, xp_event_start_ps(sl, sev), xp_event_end_ps(dl, dev));
     }
     free(order);
-    gmap_free(&start);
-    gmap_free(&stop);
+    idmap_free(&start);
+    idmap_free(&stop);
     return rc;
 }
 
@@ -700,14 +633,14 @@ static int device_events(struct work *w)
  * stretch of a request to the end of its "last" batch. */
 static int stretch_to_batches(struct work *w)
 {
-    struct gmap batch = {0};
+    struct idmap batch = {0};
     uint32_t i, first, n, k;
     int rc = 0;
 
     for (i = 0; i < w->nhevs && rc == 0; i++) {
         const struct hev *h = &w->hevs[i];
         if (h->kind == K_PROCESS_BATCH && h->gid >= 0 && has_group(w, h->gid))
-            rc = gmap_put(&batch, h->gid, i); /* the last event of a group wins */
+            rc = idmap_set(&batch, h->gid, i); /* the last event of a group wins */
     }
     for (i = 0; i < w->nreqs && rc == 0; i++) {
         struct req *r = &w->reqs[i];
@@ -715,20 +648,20 @@ static int stretch_to_batches(struct work *w)
             continue;
         n = children_of(w, r->gid, &first);
         for (k = first; k < first + n; k++) {
-            uint32_t v = gmap_get(&batch, w->g->links[k].child);
+            uint32_t v = idmap_get(&batch, w->g->links[k].child);
             const struct xp_line *ln;
             const struct xp_event *ev;
             int64_t end;
-            if (v == 0)
+            if (v == IDMAP_NONE)
                 continue;
-            ev = hev_event(w, &w->hevs[v - 1], &ln);
+            ev = hev_event(w, &w->hevs[v], &ln);
             end = xp_event_end_ps(ln, ev);
             if (r->end < end)
                 r->end = end;
             break; /* only the first batch found counts */
         }
     }
-    gmap_free(&batch);
+    idmap_free(&batch);
     return rc;
 }
 
@@ -857,9 +790,9 @@ static void work_free(struct work *w)
     free(w->hevs);
     free(w->by_child);
     free(w->model_names);
-    gmap_free(&w->req_of);
-    gmap_free(&w->batch_groups);
-    gmap_free(&w->model_of);
+    idmap_free(&w->req_of);
+    idmap_free(&w->batch_groups);
+    idmap_free(&w->model_of);
 }
 
 void inf_host_free(struct inf_host *h)
