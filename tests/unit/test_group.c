@@ -17,6 +17,7 @@
 
 #include "group.h"
 #include "pbw.h"
+#include "tplane.h"
 #include "xspace.h"
 
 /* Stat metadata ids used by every test plane. */
@@ -41,96 +42,9 @@ static const char *const stat_names[S_COUNT] = {
     "_p", "_ct", "_c",       "step_name",
 };
 
-/* A plane under construction. */
-struct tplane {
-    struct pbw plane;      /* the XPlane body */
-    const char *names[16]; /* event metadata names, id = index + 1 */
-    int nnames;
-};
-
 static void plane_begin(struct tplane *tp, int64_t id, const char *name, int with_group_stat)
 {
-    int i;
-
-    memset(tp, 0, sizeof(*tp));
-    pbw_uint(&tp->plane, 1, (uint64_t)id);
-    pbw_str(&tp->plane, 2, name);
-    for (i = 1; i < S_COUNT; i++) {
-        struct pbw entry = {0}, meta = {0};
-        if (i == S_GROUP && !with_group_stat)
-            continue;
-        pbw_uint(&meta, 1, (uint64_t)i);
-        pbw_str(&meta, 2, stat_names[i]);
-        pbw_uint(&entry, 1, (uint64_t)i);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&tp->plane, 5, &entry);
-    }
-}
-
-/* The event metadata id of name (added on first use). */
-static int64_t meta_id(struct tplane *tp, const char *name)
-{
-    int i;
-
-    for (i = 0; i < tp->nnames; i++) {
-        if (strcmp(tp->names[i], name) == 0)
-            return i + 1;
-    }
-    tp->names[tp->nnames++] = name;
-    return tp->nnames;
-}
-
-/* Append an event: name, [offset, offset + dur) ps, then (stat, value)
- * pairs ending with 0; S_STEP_NAME takes a string. */
-static void event(struct tplane *tp, struct pbw *line, const char *name, int64_t off, int64_t dur,
-                  ...)
-{
-    struct pbw ev = {0};
-    va_list ap;
-    int st;
-
-    pbw_uint(&ev, 1, (uint64_t)meta_id(tp, name));
-    pbw_uint(&ev, 2, (uint64_t)off);
-    pbw_uint(&ev, 3, (uint64_t)dur);
-    va_start(ap, dur);
-    while ((st = va_arg(ap, int)) != 0) {
-        struct pbw s = {0};
-        pbw_uint(&s, 1, (uint64_t)st);
-        if (st == S_STEP_NAME)
-            pbw_str(&s, 5, va_arg(ap, const char *));
-        else
-            pbw_uint(&s, 4, (uint64_t)va_arg(ap, int64_t));
-        pbw_msg(&ev, 4, &s);
-    }
-    va_end(ap);
-    pbw_msg(line, 4, &ev);
-}
-
-static void line_end(struct tplane *tp, struct pbw *events, int64_t id, const char *name)
-{
-    struct pbw line = {0};
-
-    pbw_uint(&line, 1, (uint64_t)id);
-    pbw_str(&line, 2, name);
-    pbw_raw(&line, events->p, events->n);
-    free(events->p);
-    memset(events, 0, sizeof(*events));
-    pbw_msg(&tp->plane, 3, &line);
-}
-
-static void plane_end(struct tplane *tp, struct pbw *space)
-{
-    int i;
-
-    for (i = 0; i < tp->nnames; i++) {
-        struct pbw entry = {0}, meta = {0};
-        pbw_uint(&meta, 1, (uint64_t)(i + 1));
-        pbw_str(&meta, 2, tp->names[i]);
-        pbw_uint(&entry, 1, (uint64_t)(i + 1));
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&tp->plane, 4, &entry);
-    }
-    pbw_msg(space, 1, &tp->plane);
+    tplane_begin(tp, id, name, stat_names, S_COUNT, S_STEP_NAME, with_group_stat ? 0 : S_GROUP);
 }
 
 /* Open, decode and group the space; the caller frees with done(). */
@@ -164,28 +78,28 @@ static void done(struct fixture *fx)
 /* Two annotated steps; kernels linked by correlation id; the GPU rule. */
 static void test_steps_and_kernels(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host, gpu;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(7), 0);
-    event(&host, &ev, "launch", 100, 100, S_CORR, L(5), 0);
-    event(&host, &ev, "train", 2000, 1000, S_ROOT, L(1), S_STEP_NUM, L(8), 0);
-    event(&host, &ev, "launch", 2100, 100, S_CORR, L(6), 0);
-    line_end(&host, &ev, 1, "python");
-    event(&host, &ev, "other", 5000, 10, 0);
-    line_end(&host, &ev, 2, "thread");
-    plane_end(&host, &space);
+    tplane_event(&host, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(7), 0);
+    tplane_event(&host, "launch", 100, 100, S_CORR, L(5), 0);
+    tplane_event(&host, "train", 2000, 1000, S_ROOT, L(1), S_STEP_NUM, L(8), 0);
+    tplane_event(&host, "launch", 2100, 100, S_CORR, L(6), 0);
+    tplane_line_end(&host, 1, "python");
+    tplane_event(&host, "other", 5000, 10, 0);
+    tplane_line_end(&host, 2, "thread");
+    tplane_end(&host, &space);
     plane_begin(&gpu, 7, "/device:GPU:0", 0);
-    event(&gpu, &ev, "k", 50, 10, 0);
-    event(&gpu, &ev, "k", 300, 100, S_CORR, L(5), 0);
-    event(&gpu, &ev, "k", 500, 100, 0);
-    event(&gpu, &ev, "k", 2300, 100, S_CORR, L(6), 0);
-    event(&gpu, &ev, "k", 2500, 100, S_CORR, L(99), 0);
-    line_end(&gpu, &ev, 3, "Stream #3");
-    plane_end(&gpu, &space);
+    tplane_event(&gpu, "k", 50, 10, 0);
+    tplane_event(&gpu, "k", 300, 100, S_CORR, L(5), 0);
+    tplane_event(&gpu, "k", 500, 100, 0);
+    tplane_event(&gpu, "k", 2300, 100, S_CORR, L(6), 0);
+    tplane_event(&gpu, "k", 2500, 100, S_CORR, L(99), 0);
+    tplane_line_end(&gpu, 3, "Stream #3");
+    tplane_end(&gpu, &space);
     load(&fx, &space);
 
     assert_int_equal(fx.g->pre_grouped, 0);
@@ -223,19 +137,19 @@ static void test_steps_and_kernels(void **state)
  * StepTraceAnnotation). */
 static void test_no_roots(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host, gpu;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "launch", 100, 100, S_CORR, L(5), 0);
-    line_end(&host, &ev, 1, "python");
-    plane_end(&host, &space);
+    tplane_event(&host, "launch", 100, 100, S_CORR, L(5), 0);
+    tplane_line_end(&host, 1, "python");
+    tplane_end(&host, &space);
     plane_begin(&gpu, 1, "/device:GPU:0", 0);
-    event(&gpu, &ev, "k", 300, 100, S_CORR, L(5), 0);
-    line_end(&gpu, &ev, 3, "Stream #3");
-    plane_end(&gpu, &space);
+    tplane_event(&gpu, "k", 300, 100, S_CORR, L(5), 0);
+    tplane_line_end(&gpu, 3, "Stream #3");
+    tplane_end(&gpu, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->ngroups, 0);
     assert_int_equal(xp_group_of(fx.g, 0, 0, 0), -1);
@@ -247,16 +161,16 @@ static void test_no_roots(void **state)
 /* A TensorFlow loop op anywhere turns grouping off (CheckLoopOp). */
 static void test_loop_op(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(1), 0);
-    event(&host, &ev, "WhileOp-EvalCond", 10, 10, 0);
-    line_end(&host, &ev, 1, "python");
-    plane_end(&host, &space);
+    tplane_event(&host, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(1), 0);
+    tplane_event(&host, "WhileOp-EvalCond", 10, 10, 0);
+    tplane_line_end(&host, 1, "python");
+    tplane_end(&host, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->ngroups, 0);
     assert_int_equal(xp_group_of(fx.g, 0, 0, 0), -1);
@@ -267,19 +181,19 @@ static void test_loop_op(void **state)
  * a higher-level root is grouped first and keeps its subtree. */
 static void test_root_levels(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "outer", 0, 1000, S_ROOT, L(1), 0);
-    event(&host, &ev, "inner", 100, 100, S_ROOT, L(1), 0);
-    event(&host, &ev, "batch", 300, 100, S_ROOT, L(2), 0);
-    event(&host, &ev, "work", 310, 10, 0);
-    event(&host, &ev, "tail", 600, 10, 0);
-    line_end(&host, &ev, 1, "python");
-    plane_end(&host, &space);
+    tplane_event(&host, "outer", 0, 1000, S_ROOT, L(1), 0);
+    tplane_event(&host, "inner", 100, 100, S_ROOT, L(1), 0);
+    tplane_event(&host, "batch", 300, 100, S_ROOT, L(2), 0);
+    tplane_event(&host, "work", 310, 10, 0);
+    tplane_event(&host, "tail", 600, 10, 0);
+    tplane_line_end(&host, 1, "python");
+    tplane_end(&host, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->ngroups, 2);
     /* level 2 first: "batch 0"; then "outer" gets id 1, named by its id */
@@ -304,22 +218,22 @@ static void test_root_levels(void **state)
  * (GroupMetadata parents / children). */
 static void test_inference_roots(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "BatchingSessionRun", 0, 1000, S_ROOT, L(5), S_PT, L(8), S_P, L(1), 0);
-    event(&host, &ev, "UserRoot", 2000, 100, S_ROOT, L(-1), 0);
-    line_end(&host, &ev, 1, "request_1");
-    event(&host, &ev, "BatchingSessionRun", 100, 800, S_PT, L(8), S_P, L(1), 0);
-    event(&host, &ev, "ZeroRoot", 3000, 100, S_ROOT, L(0), 0);
-    line_end(&host, &ev, 2, "request_2");
-    event(&host, &ev, "ProcessBatch", 200, 600, S_CT, L(8), S_C, L(1), 0);
-    event(&host, &ev, "SessionRun", 250, 500, 0);
-    line_end(&host, &ev, 3, "batch");
-    plane_end(&host, &space);
+    tplane_event(&host, "BatchingSessionRun", 0, 1000, S_ROOT, L(5), S_PT, L(8), S_P, L(1), 0);
+    tplane_event(&host, "UserRoot", 2000, 100, S_ROOT, L(-1), 0);
+    tplane_line_end(&host, 1, "request_1");
+    tplane_event(&host, "BatchingSessionRun", 100, 800, S_PT, L(8), S_P, L(1), 0);
+    tplane_event(&host, "ZeroRoot", 3000, 100, S_ROOT, L(0), 0);
+    tplane_line_end(&host, 2, "request_2");
+    tplane_event(&host, "ProcessBatch", 200, 600, S_CT, L(8), S_C, L(1), 0);
+    tplane_event(&host, "SessionRun", 250, 500, 0);
+    tplane_line_end(&host, 3, "batch");
+    tplane_end(&host, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->has_metadata, 1);
     assert_int_equal(fx.g->ngroups, 5);
@@ -345,21 +259,21 @@ static void test_inference_roots(void **state)
  * not nested. */
 static void test_contexts_and_async(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(3), 0);
-    event(&host, &ev, "produce", 10, 10, S_PT, L(9), S_P, L(42), 0);
-    event(&host, &ev, "async", 50, 10, S_ASYNC, L(1), 0);
-    line_end(&host, &ev, 1, "main");
-    event(&host, &ev, "consume", 5000, 100, S_CT, L(9), S_C, L(42), 0);
-    event(&host, &ev, "inside", 5010, 10, 0);
-    event(&host, &ev, "stranger", 5200, 10, S_CT, L(9), S_C, L(43), 0);
-    line_end(&host, &ev, 2, "worker");
-    plane_end(&host, &space);
+    tplane_event(&host, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(3), 0);
+    tplane_event(&host, "produce", 10, 10, S_PT, L(9), S_P, L(42), 0);
+    tplane_event(&host, "async", 50, 10, S_ASYNC, L(1), 0);
+    tplane_line_end(&host, 1, "main");
+    tplane_event(&host, "consume", 5000, 100, S_CT, L(9), S_C, L(42), 0);
+    tplane_event(&host, "inside", 5010, 10, 0);
+    tplane_event(&host, "stranger", 5200, 10, S_CT, L(9), S_C, L(43), 0);
+    tplane_line_end(&host, 2, "worker");
+    tplane_end(&host, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->ngroups, 1);
     assert_string_equal(fx.g->groups[0].name, "train 3");
@@ -375,18 +289,18 @@ static void test_contexts_and_async(void **state)
  * by its iter_num (an implicit root gets no name prefix). */
 static void test_tf_loop(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "ExecutorState::Process", 0, 100, S_STEP_ID, L(3), S_ITER, L(0), 0);
-    event(&host, &ev, "ExecutorState::Process", 500, 100, S_STEP_ID, L(3), S_ITER, L(1), 0);
-    line_end(&host, &ev, 1, "a");
-    event(&host, &ev, "ExecutorState::Process", 520, 10, S_STEP_ID, L(3), S_ITER, L(1), 0);
-    line_end(&host, &ev, 2, "b");
-    plane_end(&host, &space);
+    tplane_event(&host, "ExecutorState::Process", 0, 100, S_STEP_ID, L(3), S_ITER, L(0), 0);
+    tplane_event(&host, "ExecutorState::Process", 500, 100, S_STEP_ID, L(3), S_ITER, L(1), 0);
+    tplane_line_end(&host, 1, "a");
+    tplane_event(&host, "ExecutorState::Process", 520, 10, S_STEP_ID, L(3), S_ITER, L(1), 0);
+    tplane_line_end(&host, 2, "b");
+    tplane_end(&host, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->ngroups, 2);
     assert_string_equal(fx.g->groups[0].name, "0");
@@ -402,18 +316,18 @@ static void test_tf_loop(void **state)
  * the markers, nothing is inherited. */
 static void test_pre_grouped(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane gpu;
     struct fixture fx;
 
     (void)state;
     plane_begin(&gpu, 4, "/device:GPU:4", 1);
-    event(&gpu, &ev, "k", 100, 10, S_CORR, L(1), S_GROUP, L(2), 0);
-    event(&gpu, &ev, "k", 200, 10, S_CORR, L(2), 0);
-    line_end(&gpu, &ev, 3, "Stream #3");
-    event(&gpu, &ev, "2", 90, 200, S_GROUP, L(2), S_STEP_NAME, "step two", 0);
-    line_end(&gpu, &ev, (int64_t)(int32_t)0xdeadbeef, "Steps");
-    plane_end(&gpu, &space);
+    tplane_event(&gpu, "k", 100, 10, S_CORR, L(1), S_GROUP, L(2), 0);
+    tplane_event(&gpu, "k", 200, 10, S_CORR, L(2), 0);
+    tplane_line_end(&gpu, 3, "Stream #3");
+    tplane_event(&gpu, "2", 90, 200, S_GROUP, L(2), S_STEP_NAME, "step two", 0);
+    tplane_line_end(&gpu, (int64_t)(int32_t)0xdeadbeef, "Steps");
+    tplane_end(&gpu, &space);
     load(&fx, &space);
     assert_int_equal(fx.g->pre_grouped, 1);
     assert_int_equal(fx.g->ngroups, 3);
@@ -446,40 +360,40 @@ static void test_derived_ids(void **state)
  * by its XLA Modules line. */
 static void test_tpu_lock_step(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane tc0, tc1, sc, tc2;
     struct fixture fx;
 
     (void)state;
     plane_begin(&tc0, 0, "/device:TPU:0", 0);
-    event(&tc0, &ev, "op", 10, 10, 0);
-    event(&tc0, &ev, "op", 100, 10, 0);
-    event(&tc0, &ev, "op", 150, 10, 0);
-    event(&tc0, &ev, "op", 500, 10, 0);
-    line_end(&tc0, &ev, 3, "XLA Ops");
-    event(&tc0, &ev, "0", 0, 100, S_STEP_NUM, L(40), 0);
-    event(&tc0, &ev, "1", 100, 100, S_STEP_NUM, L(41), 0);
-    line_end(&tc0, &ev, 1, "Steps");
-    plane_end(&tc0, &space);
+    tplane_event(&tc0, "op", 10, 10, 0);
+    tplane_event(&tc0, "op", 100, 10, 0);
+    tplane_event(&tc0, "op", 150, 10, 0);
+    tplane_event(&tc0, "op", 500, 10, 0);
+    tplane_line_end(&tc0, 3, "XLA Ops");
+    tplane_event(&tc0, "0", 0, 100, S_STEP_NUM, L(40), 0);
+    tplane_event(&tc0, "1", 100, 100, S_STEP_NUM, L(41), 0);
+    tplane_line_end(&tc0, 1, "Steps");
+    tplane_end(&tc0, &space);
     plane_begin(&tc1, 1, "/device:TPU:1", 0);
-    event(&tc1, &ev, "0", 0, 90, 0);
-    event(&tc1, &ev, "1", 100, 90, 0);
-    event(&tc1, &ev, "2", 200, 90, 0);
-    line_end(&tc1, &ev, 1, "Steps");
-    plane_end(&tc1, &space);
+    tplane_event(&tc1, "0", 0, 90, 0);
+    tplane_event(&tc1, "1", 100, 90, 0);
+    tplane_event(&tc1, "2", 200, 90, 0);
+    tplane_line_end(&tc1, 1, "Steps");
+    tplane_end(&tc1, &space);
     plane_begin(&sc, 2, "/device:TPU:0 SparseCore 0", 0);
-    event(&sc, &ev, "0", 0, 100, 0);
-    line_end(&sc, &ev, 1, "Sparse Core Steps");
-    event(&sc, &ev, "op", 10, 10, 0);
-    line_end(&sc, &ev, 2, "Sparse Core Ops");
-    plane_end(&sc, &space);
+    tplane_event(&sc, "0", 0, 100, 0);
+    tplane_line_end(&sc, 1, "Sparse Core Steps");
+    tplane_event(&sc, "op", 10, 10, 0);
+    tplane_line_end(&sc, 2, "Sparse Core Ops");
+    tplane_end(&sc, &space);
     plane_begin(&tc2, 3, "/device:TPU:2", 0);
-    line_end(&tc2, &ev, 1, "Steps");
-    event(&tc2, &ev, "jit_f(1)", 0, 50, 0);
-    line_end(&tc2, &ev, 2, "XLA Modules");
-    event(&tc2, &ev, "op", 10, 10, 0);
-    line_end(&tc2, &ev, 3, "XLA Ops");
-    plane_end(&tc2, &space);
+    tplane_line_end(&tc2, 1, "Steps");
+    tplane_event(&tc2, "jit_f(1)", 0, 50, 0);
+    tplane_line_end(&tc2, 2, "XLA Modules");
+    tplane_event(&tc2, "op", 10, 10, 0);
+    tplane_line_end(&tc2, 3, "XLA Ops");
+    tplane_end(&tc2, &space);
     load(&fx, &space);
 
     assert_int_equal(fx.g->ngroups, 3);
@@ -512,29 +426,29 @@ static void test_tpu_lock_step(void **state)
  * and ops take the merged step's group. */
 static void test_tpu_host_links(void **state)
 {
-    struct pbw space = {0}, ev = {0};
+    struct pbw space = {0};
     struct tplane host, tc;
     struct fixture fx;
 
     (void)state;
     plane_begin(&host, 0, "/host:CPU", 0);
-    event(&host, &ev, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(5), 0);
-    event(&host, &ev, "launch", 10, 10, S_PT, L(1), S_P, L(77), 0);
-    line_end(&host, &ev, 1, "python");
-    plane_end(&host, &space);
+    tplane_event(&host, "train", 0, 1000, S_ROOT, L(1), S_STEP_NUM, L(5), 0);
+    tplane_event(&host, "launch", 10, 10, S_PT, L(1), S_P, L(77), 0);
+    tplane_line_end(&host, 1, "python");
+    tplane_end(&host, &space);
     plane_begin(&tc, 1, "/device:TPU:0", 0);
-    event(&tc, &ev, "0", 0, 100, 0);
-    event(&tc, &ev, "1", 100, 100, 0);
-    event(&tc, &ev, "2", 200, 100, 0);
-    line_end(&tc, &ev, 1, "Steps");
-    event(&tc, &ev, "m", 110, 50, S_CT, L(1), S_C, L(77), 0);
-    event(&tc, &ev, "m", 210, 50, S_CT, L(1), S_C, L(77), 0);
-    line_end(&tc, &ev, 2, "XLA Modules");
-    event(&tc, &ev, "op", 20, 10, 0);
-    event(&tc, &ev, "op", 120, 10, 0);
-    event(&tc, &ev, "op", 280, 10, 0);
-    line_end(&tc, &ev, 3, "XLA Ops");
-    plane_end(&tc, &space);
+    tplane_event(&tc, "0", 0, 100, 0);
+    tplane_event(&tc, "1", 100, 100, 0);
+    tplane_event(&tc, "2", 200, 100, 0);
+    tplane_line_end(&tc, 1, "Steps");
+    tplane_event(&tc, "m", 110, 50, S_CT, L(1), S_C, L(77), 0);
+    tplane_event(&tc, "m", 210, 50, S_CT, L(1), S_C, L(77), 0);
+    tplane_line_end(&tc, 2, "XLA Modules");
+    tplane_event(&tc, "op", 20, 10, 0);
+    tplane_event(&tc, "op", 120, 10, 0);
+    tplane_event(&tc, "op", 280, 10, 0);
+    tplane_line_end(&tc, 3, "XLA Ops");
+    tplane_end(&tc, &space);
     load(&fx, &space);
 
     assert_int_equal(fx.g->ngroups, 1);

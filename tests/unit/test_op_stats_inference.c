@@ -21,6 +21,7 @@
 #include "group.h"
 #include "op_stats_inference.h"
 #include "pbw.h"
+#include "tplane.h"
 #include "xspace.h"
 
 #define US 1000000ull /* ps */
@@ -255,95 +256,20 @@ enum { S_R = 1, S_MODEL, S_PT, S_P, S_CT, S_C, S_GROUP, S_COUNT };
 static const char *const stat_names[S_COUNT] = {NULL, "_r",  "model_id", "_pt",
                                                 "_p", "_ct", "_c",       "group_id"};
 
-/* A plane under construction: event metadata names get ids 1, 2, ... */
-struct tplane {
-    struct pbw plane;
-    struct pbw line; /* events of the open line */
-    const char *names[16];
-    int nnames;
-};
-
 static void plane_begin(struct tplane *tp, int64_t id, const char *name, int with_group)
 {
-    int i;
-
-    memset(tp, 0, sizeof(*tp));
-    pbw_uint(&tp->plane, 1, (uint64_t)id);
-    pbw_str(&tp->plane, 2, name);
-    for (i = 1; i < S_COUNT; i++) {
-        struct pbw entry = {0}, meta = {0};
-        if (i == S_GROUP && !with_group)
-            continue;
-        pbw_uint(&meta, 1, (uint64_t)i);
-        pbw_str(&meta, 2, stat_names[i]);
-        pbw_uint(&entry, 1, (uint64_t)i);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&tp->plane, 5, &entry);
-    }
-}
-
-static int64_t meta_id(struct tplane *tp, const char *name)
-{
-    int i;
-
-    for (i = 0; i < tp->nnames; i++) {
-        if (strcmp(tp->names[i], name) == 0)
-            return i + 1;
-    }
-    tp->names[tp->nnames++] = name;
-    return tp->nnames;
+    tplane_begin(tp, id, name, stat_names, S_COUNT, S_MODEL, with_group ? 0 : S_GROUP);
 }
 
 /* An event of [b, e) us: (stat, value) pairs end with 0; S_MODEL takes a
  * string, the others an int64. */
 static void event(struct tplane *tp, const char *name, int64_t b, int64_t e, ...)
 {
-    struct pbw ev = {0};
     va_list ap;
-    int st;
 
-    pbw_uint(&ev, 1, (uint64_t)meta_id(tp, name));
-    pbw_uint(&ev, 2, (uint64_t)(b * (int64_t)US));
-    pbw_uint(&ev, 3, (uint64_t)((e - b) * (int64_t)US));
     va_start(ap, e);
-    while ((st = va_arg(ap, int)) != 0) {
-        struct pbw stat = {0};
-        pbw_uint(&stat, 1, (uint64_t)st);
-        if (st == S_MODEL)
-            pbw_str(&stat, 5, va_arg(ap, const char *));
-        else
-            pbw_uint(&stat, 4, (uint64_t)va_arg(ap, int64_t));
-        pbw_msg(&ev, 4, &stat);
-    }
+    tplane_eventv(tp, name, b * (int64_t)US, (e - b) * (int64_t)US, ap);
     va_end(ap);
-    pbw_msg(&tp->line, 4, &ev);
-}
-
-static void line_end(struct tplane *tp, int64_t id, const char *name)
-{
-    struct pbw line = {0};
-
-    pbw_uint(&line, 1, (uint64_t)id);
-    pbw_str(&line, 2, name);
-    pbw_raw(&line, tp->line.p, tp->line.n);
-    free(tp->line.p);
-    memset(&tp->line, 0, sizeof(tp->line));
-    pbw_msg(&tp->plane, 3, &line);
-}
-
-static void plane_end(struct tplane *tp, struct pbw *space)
-{
-    int i;
-
-    for (i = 0; i < tp->nnames; i++) {
-        struct pbw entry = {0}, meta = {0};
-        pbw_uint(&meta, 1, (uint64_t)(i + 1));
-        pbw_str(&meta, 2, tp->names[i]);
-        pbw_uint(&entry, 1, (uint64_t)(i + 1));
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&tp->plane, 4, &entry);
-    }
-    pbw_msg(space, 1, &tp->plane);
 }
 
 /* Group the space and compute its requests into *h. */
@@ -386,13 +312,13 @@ static void test_host_priority_tracker(void **state)
     event(&host, "RunGraph", 2000, 2600, S_R, L(1), S_MODEL, "m", S_PT, L(7), S_P, L(2), 0);
     event(&host, "WriteHbm", 2100, 2200, 0);
     event(&host, "ReadHbm", 2350, 2500, 0);
-    line_end(&host, 1, "serving");
-    plane_end(&host, &space);
+    tplane_line_end(&host, 1, "serving");
+    tplane_end(&host, &space);
     plane_begin(&tpu, 0, "/device:TPU:0", 0);
     event(&tpu, "serve", 100, 100, S_CT, L(7), S_C, L(1), 0);
     event(&tpu, "serve", 2150, 2400, S_CT, L(7), S_C, L(2), 0);
-    line_end(&tpu, 2, "XLA Modules");
-    plane_end(&tpu, &space);
+    tplane_line_end(&tpu, 2, "XLA Modules");
+    tplane_end(&tpu, &space);
     host_stats(&space, &h);
 
     assert_int_equal(h.nmodel_ids, 1);
@@ -438,8 +364,8 @@ static void test_host_system_transfers(void **state)
     event(&host, "tpu::System::TransferFromDevice=>IssueEvent", 600, 610, S_C, L(43), 0);
     event(&host, "tpu::System::TransferFromDevice=>IssueEvent=>Done", 550, 560, S_C, L(43), 0);
     event(&host, "SessionRun", 2000, 2100, S_R, L(1), 0);
-    line_end(&host, 1, "serving");
-    plane_end(&host, &space);
+    tplane_line_end(&host, 1, "serving");
+    tplane_end(&host, &space);
     host_stats(&space, &h);
 
     assert_int_equal(h.nrequests, 2);
@@ -464,8 +390,8 @@ static void test_host_pre_grouped(void **state)
     event(&host, "SessionRun", 1000, 1500, S_MODEL, "m", S_GROUP, L(5), 0);
     event(&host, "WriteHbm", 1100, 1200, S_GROUP, L(5), 0);
     event(&host, "other", 1600, 1700, S_GROUP, L(5), 0);
-    line_end(&host, 1, "serving");
-    plane_end(&host, &space);
+    tplane_line_end(&host, 1, "serving");
+    tplane_end(&host, &space);
     host_stats(&space, &h);
 
     assert_int_equal(h.nmodel_ids, 0);
