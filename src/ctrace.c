@@ -16,6 +16,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bigalloc.h"
+#include "file_bytes.h"
+
 #define CT_MAX_INFLATED ((size_t)32 << 30) /* decompression bomb guard */
 
 /* ---- loading ------------------------------------------------------------- */
@@ -25,14 +28,14 @@ static int inflate_mem(const char *name, const unsigned char *data, size_t len, 
 {
     z_stream zs;
     size_t cap = len * 4 + 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = big_malloc(cap);
     int zrc;
 
     if (buf == NULL)
         return xp_err_set(err, -ENOMEM, "%s: out of memory", name);
     memset(&zs, 0, sizeof(zs));
     if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-        free(buf);
+        big_free(buf);
         return xp_err_set(err, -ENOMEM, "%s: cannot start gzip reader", name);
     }
     zs.next_in = (unsigned char *)data;
@@ -46,13 +49,13 @@ static int inflate_mem(const char *name, const unsigned char *data, size_t len, 
             char *nb;
             if (ncap > CT_MAX_INFLATED) {
                 inflateEnd(&zs);
-                free(buf);
+                big_free(buf);
                 return xp_err_set(err, -EIO, "%s: inflates to more than 32 GiB", name);
             }
-            nb = realloc(buf, ncap);
+            nb = big_realloc(buf, ncap);
             if (nb == NULL) {
                 inflateEnd(&zs);
-                free(buf);
+                big_free(buf);
                 return xp_err_set(err, -ENOMEM, "%s: out of memory", name);
             }
             buf = nb;
@@ -76,14 +79,14 @@ static int inflate_mem(const char *name, const unsigned char *data, size_t len, 
         }
         if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
             inflateEnd(&zs);
-            free(buf);
+            big_free(buf);
             return xp_err_set(err, -EIO, "%s: bad gzip data: %s", name,
                               zs.msg ? zs.msg : "inflate failed");
         }
         if (zrc == Z_BUF_ERROR && zs.avail_in == 0 &&
             (size_t)((const unsigned char *)zs.next_in - data) >= len && zs.avail_out > 0) {
             inflateEnd(&zs);
-            free(buf);
+            big_free(buf);
             return xp_err_set(err, -EIO, "%s: truncated gzip data", name);
         }
     }
@@ -143,7 +146,7 @@ int ctrace_load_mem(const char *name, const void *data, size_t len, struct ctrac
             return rc;
         }
     } else {
-        text = malloc(len ? len : 1);
+        text = big_malloc(len ? len : 1);
         if (text == NULL) {
             ctrace_free(ct);
             return xp_err_set(err, -ENOMEM, "out of memory");
@@ -156,45 +159,11 @@ int ctrace_load_mem(const char *name, const void *data, size_t len, struct ctrac
     return finish_load(ct, ctp, err);
 }
 
-/* The bytes of fd (size by fstat) into a malloc'd buffer. A copy, not a
- * mapping: a file truncated while mapped would kill the process (SIGBUS) at
- * the next read of its lost pages; a copy keeps what was read. A file that
- * shrank while being read keeps the bytes up to where it ended. */
-static int read_all(const char *path, int fd, size_t size, char **out, size_t *outlen,
-                    struct xp_err *err)
-{
-    char *buf = malloc(size);
-    size_t got = 0;
-
-    if (buf == NULL)
-        return xp_err_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", path, size);
-    while (got < size) {
-        ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int rc = -errno;
-            free(buf);
-            return xp_err_set(err, rc, "%s: %s", path, strerror(-rc));
-        }
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    if (got == 0) {
-        free(buf);
-        return xp_err_set(err, -EIO, "%s: empty file", path);
-    }
-    *out = buf;
-    *outlen = got;
-    return 0;
-}
-
 int ctrace_load(const char *path, struct ctrace **ctp, struct xp_err *err)
 {
     struct ctrace *ct;
     struct stat st;
-    char *data = NULL;
+    uint8_t *data = NULL;
     size_t len = 0;
     int fd, rc;
 
@@ -211,22 +180,28 @@ int ctrace_load(const char *path, struct ctrace **ctp, struct xp_err *err)
         close(fd);
         return xp_err_set(err, -EIO, "%s: empty file", path);
     }
-    rc = read_all(path, fd, (size_t)st.st_size, &data, &len, err);
+    /* A copy, not a mapping (file_bytes.h): a file cut short under a
+     * loaded trace must not kill the reader. */
+    rc = file_read_all(path, fd, (size_t)st.st_size, &data, &len, err);
     close(fd);
     if (rc != 0)
         return rc;
-    if (len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b) {
+    if (len == 0) {
+        big_free(data);
+        return xp_err_set(err, -EIO, "%s: empty file", path);
+    }
+    if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
         rc = ctrace_load_mem(path, data, len, ctp, err);
-        free(data);
+        big_free(data);
         return rc;
     }
     ct = calloc(1, sizeof(*ct));
     if (ct == NULL || (ct->path = strdup(path)) == NULL) {
         free(ct);
-        free(data);
+        big_free(data);
         return xp_err_set(err, -ENOMEM, "out of memory");
     }
-    ct->text = data;
+    ct->text = (const char *)data;
     ct->text_len = len;
     return finish_load(ct, ctp, err);
 }
@@ -235,7 +210,7 @@ void ctrace_free(struct ctrace *ct)
 {
     if (ct == NULL)
         return;
-    free((void *)ct->text);
+    big_free((void *)ct->text);
     free(ct->events);
     free(ct->processes);
     free(ct->threads);

@@ -1,6 +1,6 @@
 /*
- * xspace_load.c - opening a .xplane.pb: map or inflate, index planes and lines,
- * decode metadata tables.
+ * xspace_load.c - opening a .xplane.pb: read (file_bytes.h) or inflate,
+ * index planes and lines, decode metadata tables.
  *
  * The index pass walks only keys and lengths. For each line it counts the
  * events (and remembers every XP_SPLIT-th event's offset so long lines can be
@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "bigalloc.h"
+#include "file_bytes.h"
 #include "parallel.h"
 #include "xplane.pb-c.h"
 
@@ -140,80 +141,6 @@ static int inflate_file(struct xspace *xs, int fd, struct xp_err *err)
     return 0;
 }
 
-/* One piece of a parallel read: bytes [i * READ_PIECE, ...) of the file. */
-#define READ_PIECE ((size_t)16 << 20)
-
-struct read_job {
-    int fd;             /* the file */
-    unsigned char *buf; /* its bytes */
-    size_t size;        /* bytes to read */
-    int *err;           /* [piece] errno of a failed read, 0 if fine */
-    size_t *got;        /* [piece] bytes read (short: the file shrank) */
-};
-
-static int read_piece(void *arg, size_t i)
-{
-    struct read_job *job = arg;
-    size_t off = i * READ_PIECE;
-    size_t want = job->size - off < READ_PIECE ? job->size - off : READ_PIECE;
-
-    while (job->got[i] < want) {
-        ssize_t n = pread(job->fd, job->buf + off + job->got[i], want - job->got[i],
-                          (off_t)(off + job->got[i]));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            job->err[i] = errno;
-            return -EIO;
-        }
-        if (n == 0)
-            break;
-        job->got[i] += (size_t)n;
-    }
-    return 0;
-}
-
-/* Read size bytes of fd into a big_malloc'd buffer, pieces in parallel (the
- * first touch of fresh memory costs as much as the copy on virtual
- * machines). A copy rather than an mmap of the file: every later pass over
- * the bytes (index, decode, stat reads) then runs on huge pages, and on
- * virtual machines a TLB miss per 4 KiB page of a mapped file made each
- * pass ~15x slower than the copy. */
-static int read_file(struct xspace *xs, int fd, size_t size, struct xp_err *err)
-{
-    size_t npieces = (size + READ_PIECE - 1) / READ_PIECE, i, len = 0;
-    struct read_job job = {fd, big_malloc(size), size, NULL, NULL};
-    int rc = 0;
-
-    job.err = calloc(npieces, sizeof(*job.err));
-    job.got = calloc(npieces, sizeof(*job.got));
-    if (job.buf == NULL || job.err == NULL || job.got == NULL) {
-        rc = xp_err_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", xs->path, size);
-        goto out;
-    }
-    if (parallel_for(npieces, 0, read_piece, &job) != 0) {
-        for (i = 0; i < npieces && job.err[i] == 0; i++)
-            ;
-        rc = xp_err_set(err, -(i < npieces ? job.err[i] : EIO), "%s: %s", xs->path,
-                        strerror(i < npieces ? job.err[i] : EIO));
-        goto out;
-    }
-    /* The file shrank while we read it: keep the bytes up to the first gap. */
-    for (i = 0; i < npieces; i++) {
-        len += job.got[i];
-        if (job.got[i] < READ_PIECE)
-            break;
-    }
-    xs->data = job.buf;
-    xs->size = len;
-    job.buf = NULL;
-out:
-    big_free(job.buf);
-    free(job.err);
-    free(job.got);
-    return rc;
-}
-
 /* The bytes of xs->path: read (or inflated from .gz) into xs->data. */
 static int load_file(struct xspace *xs, struct xp_err *err)
 {
@@ -234,7 +161,9 @@ static int load_file(struct xspace *xs, struct xp_err *err)
         xs->data = NULL;
         xs->size = 0;
     } else {
-        rc = read_file(xs, fd, (size_t)st.st_size, err);
+        uint8_t *data = NULL;
+        rc = file_read_all(xs->path, fd, (size_t)st.st_size, &data, &xs->size, err);
+        xs->data = data;
     }
     close(fd);
     if (rc == 0 && xs->size == 0)
