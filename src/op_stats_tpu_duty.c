@@ -122,7 +122,10 @@ static uint32_t group_of(struct duty_acc *a, uint64_t key)
     return g;
 }
 
-/* The spans and window of one plane into group g. */
+/* The spans and window of one plane into group g. A line's spans come in
+ * time order: those that overlap the one before are merged here already
+ * (the union is the same), so a plane adds a few spans per step, not one
+ * per op. */
 static int plane_spans(const struct xp_plane *p, struct duty_acc *a, uint32_t g)
 {
     int64_t cat_id = p->stat_id[XS_HLO_CATEGORY];
@@ -135,6 +138,8 @@ static int plane_spans(const struct xp_plane *p, struct duty_acc *a, uint32_t g)
         int sc_ops = strcmp(l->name, "Sparse Core Ops") == 0;
         int modules =
             strcmp(l->name, "XLA Modules") == 0 || strcmp(l->name, "Sparse Core Modules") == 0;
+        int64_t cur_begin = 0, cur_end = 0;
+        int have_cur = 0;
         if (!ops && !sc_ops && !modules)
             continue;
         for (i = 0; i < l->nevents; i++) {
@@ -148,17 +153,28 @@ static int plane_spans(const struct xp_plane *p, struct duty_acc *a, uint32_t g)
             if (ops && tpu_meta_stat(xp_event_meta(p, e), cat_id, &st) &&
                 (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF) && is_off_duty(st.str, st.len))
                 continue;
-            if ((rc = add_span(a, g, begin, end)) != 0)
+            if (have_cur && begin >= cur_begin && begin <= cur_end) {
+                if (end > cur_end)
+                    cur_end = end;
+                continue;
+            }
+            if (have_cur && (rc = add_span(a, g, cur_begin, cur_end)) != 0)
                 return rc;
+            cur_begin = begin;
+            cur_end = end;
+            have_cur = 1;
         }
+        if (have_cur && (rc = add_span(a, g, cur_begin, cur_end)) != 0)
+            return rc;
     }
     return 0;
 }
 
-static int span_cmp(const void *x, const void *y)
+static int span_cmp(const void *x, const void *y, void *ctx)
 {
     const struct duty_span *a = x, *b = y;
 
+    (void)ctx;
     if (a->group != b->group)
         return a->group < b->group ? -1 : 1;
     if (a->begin != b->begin)
@@ -187,7 +203,10 @@ int op_stats_tpu_duty(struct host_ctx *ctx)
         rc = plane_spans(pl, &a, g);
     }
     if (rc == 0) {
-        xp_qsort(a.spans, a.nspans, sizeof(*a.spans), span_cmp);
+        /* each line's spans come in time order: sorting merges runs */
+        rc = xp_sort_runs(a.spans, a.nspans, sizeof(*a.spans), span_cmp, NULL);
+    }
+    if (rc == 0) {
         for (g = 0, i = 0; g < a.ngroups; g++) {
             uint64_t active = 0, window = a.groups[g].end > 0 ? (uint64_t)a.groups[g].end : 0;
             while (i < a.nspans && a.spans[i].group == g) {

@@ -116,6 +116,33 @@ static int cat_cmp(const void *a, const void *b, void *ctx)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* The self time of (group, category) goes to an entry of the last
+ * TIMES_REUSE when one has that key; else to a new one. Entries with equal
+ * keys are summed after sorting anyway: this only keeps the array about
+ * as long as steps x categories, not as long as the ops. */
+#define TIMES_REUSE 64
+
+static int add_cat_time(struct tpu_core_steps *cs, int64_t group, const char *name, uint32_t len,
+                        uint64_t ps)
+{
+    struct tpu_cat_time *t;
+    uint32_t i, stop = cs->ntimes > TIMES_REUSE ? cs->ntimes - TIMES_REUSE : 0;
+
+    for (i = cs->ntimes; i > stop; i--) {
+        t = &cs->times[i - 1];
+        if (t->group != group)
+            break;
+        if (t->len == len && (t->name == name || memcmp(t->name, name, len) == 0)) {
+            t->ps += ps;
+            return 0;
+        }
+    }
+    if (grow((void **)&cs->times, &cs->times_cap, cs->ntimes, sizeof(*cs->times)) != 0)
+        return -ENOMEM;
+    cs->times[cs->ntimes++] = (struct tpu_cat_time){group, name, len, ps};
+    return 0;
+}
+
 /* A step frame leaves the stack: its group has a per-core op metrics db,
  * and its self time goes to (group, category) when the event names an op
  * (program id and a nonzero symbol id). */
@@ -124,27 +151,25 @@ static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const 
 {
     const struct xp_event_meta *md = xp_event_meta(p, &l->events[f->event]);
     struct xp_stat prog, sym, cat;
-    struct tpu_cat_time *t;
+    const char *name = "";
+    uint32_t len = 0;
 
-    if (grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
-        return -ENOMEM;
-    cs->groups[cs->ngroups++] = f->group;
+    /* groups are sorted and made unique later: a repeat of the last one
+     * adds nothing */
+    if (cs->ngroups == 0 || cs->groups[cs->ngroups - 1] != f->group) {
+        if (grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
+            return -ENOMEM;
+        cs->groups[cs->ngroups++] = f->group;
+    }
     if (!tpu_meta_stat(md, ids->program_id, &prog) || !tpu_meta_stat(md, ids->symbol_id, &sym) ||
         tpu_stat_u64(&sym) == 0)
         return 0;
-    if (grow((void **)&cs->times, &cs->times_cap, cs->ntimes, sizeof(*cs->times)) != 0)
-        return -ENOMEM;
-    t = &cs->times[cs->ntimes++];
-    t->group = f->group;
-    t->name = "";
-    t->len = 0;
     if (tpu_meta_stat(md, ids->hlo_category, &cat) &&
         (cat.kind == XP_STAT_STR || cat.kind == XP_STAT_REF)) {
-        t->name = cat.str;
-        t->len = (uint32_t)cat.len;
+        name = cat.str;
+        len = (uint32_t)cat.len;
     }
-    t->ps = (uint64_t)(f->end - f->begin) - f->children;
-    return 0;
+    return add_cat_time(cs, f->group, name, len, (uint64_t)(f->end - f->begin) - f->children);
 }
 
 /* Where a core's events have their groups: the grouping (ungrouped files:
@@ -368,16 +393,47 @@ int tpu_step_category_cmp(const void *a, const void *b, void *ctx)
     return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
 }
 
+/* The first of the core's category times of group g or a later group
+ * (times are sorted by group first): a binary search, since every step
+ * asks. */
+static uint32_t times_first(const struct tpu_core_steps *cs, int64_t g)
+{
+    uint32_t lo = 0, hi = cs->ntimes;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cs->times[mid].group < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The same for the core's all-reduce ops. */
+static uint32_t all_reduce_first(const struct tpu_core_steps *cs, int64_t g)
+{
+    uint32_t lo = 0, hi = cs->nall_reduce;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cs->all_reduce[mid].group < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The core's all-reduce ops of step g into out (the step's
  * all_reduce_db_per_core entry). */
 static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g,
                            struct step_core *out)
 {
     struct all_reduce_info *v;
-    uint32_t a = 0, n = 0, i;
+    uint32_t a, n = 0, i;
 
-    while (a < cs->nall_reduce && cs->all_reduce[a].group < g)
-        a++;
+    a = all_reduce_first(cs, g);
     while (a + n < cs->nall_reduce && cs->all_reduce[a + n].group == g)
         n++;
     if (n == 0)
@@ -397,14 +453,11 @@ static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs,
 static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g, int64_t begin,
                      int64_t dur, struct step_core *out)
 {
-    struct tpu_cat_time key = {.group = g, .name = "", .len = 0};
     struct step_category *cats;
     uint64_t op_ps = 0, idle;
-    uint32_t t = 0, n = 0, i, j = 0;
+    uint32_t t = times_first(cs, g), n = 0, i, j = 0;
     int has_idle = 0;
 
-    while (t < cs->ntimes && cat_cmp(&cs->times[t], &key, NULL) < 0)
-        t++;
     while (t + n < cs->ntimes && cs->times[t + n].group == g)
         n++;
     cats = arena_alloc(&os->arena, (n + 1) * sizeof(*cats));

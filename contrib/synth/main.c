@@ -43,7 +43,8 @@ static void usage(FILE *f)
         "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
         "  --scenario S     train (default), steps4, tpu, tpu_sc, tpu_raw, tpu_sc_raw or\n"
         "                   inference (small fixed profiles; tpu_sc: tpu with two\n"
-        "                   SparseCores; *_raw: without group_id stats)\n",
+        "                   SparseCores; *_raw: without group_id stats; tpu and\n"
+        "                   tpu_raw grow with --steps or --size-mb)\n",
         SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
@@ -232,10 +233,15 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
         fprintf(stderr, "xprofs-synth: --scenario steps4 has fixed steps and one GPU\n");
         return -1;
     }
-    if (o->tpu && (o->size_mb > 0 || given != 0)) {
-        fprintf(stderr, "xprofs-synth: --scenario tpu has fixed steps and two TPU cores\n");
+    if (o->tpu_sc && (o->size_mb > 0 || given != 0)) {
+        fprintf(stderr, "xprofs-synth: --scenario tpu_sc has fixed steps and two TPU cores\n");
         return -1;
     }
+    if (o->tpu && (given & 2)) {
+        fprintf(stderr, "xprofs-synth: --scenario tpu has two TPU cores\n");
+        return -1;
+    }
+    o->tpu_grown = o->tpu && (o->size_mb > 0 || (given & 1));
     if (o->inference && (o->size_mb > 0 || given != 0)) {
         fprintf(stderr, "xprofs-synth: --scenario inference has fixed requests and TPU cores\n");
         return -1;
@@ -265,7 +271,7 @@ static int write_host(struct synth *sy, const char *dir, int h, int64_t n_steps)
     if (o->inference) {
         rc = inference_write(sy, h, &sink);
     } else if (o->tpu) {
-        rc = tpu_write(sy, h, &sink);
+        rc = tpu_write(sy, h, &sink, o->tpu_grown ? n_steps : 0);
     } else if (o->steps4) {
         rc = steps4_write(sy, h, &sink);
     } else {
@@ -298,7 +304,9 @@ static int run(struct synth *sy)
         return -ENOMEM;
     }
     rc = sink_mkdirs(dir);
-    if (rc == 0 && !o->steps4 && o->size_mb > 0) {
+    if (rc == 0 && o->tpu && o->size_mb > 0) {
+        rc = tpu_choose_steps(sy, (uint64_t)(o->size_mb * MB), &n_steps);
+    } else if (rc == 0 && !o->steps4 && o->size_mb > 0) {
         synth_set_host(sy, 0);
         rc = profile_choose_steps(sy, (uint64_t)(o->size_mb * MB), &n_steps);
     }

@@ -32,6 +32,7 @@ struct synth_opts {
     int tpu;                     /* --scenario tpu, tpu_sc, tpu_raw or tpu_sc_raw */
     int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */
     int tpu_raw;                 /* --scenario tpu_raw / tpu_sc_raw: no group_id stats */
+    int tpu_grown;               /* tpu or tpu_raw with --steps or --size-mb */
     int inference;               /* --scenario inference */
     const struct vendor *vendor; /* name spellings and device caps */
 };

@@ -11,6 +11,10 @@
  * stats give device_type_string, the peak flop rate and the seven peak
  * bandwidths (HBM, SRAM, CMEM, VMEM read/write) and has_megacore. Times are fixed
  * microseconds that differ per core and step: see README.md.
+ *
+ * With --steps or --size-mb the same planes grow for benchmarks: N steps,
+ * and the while op runs its fusion and convolution TPU_WHILE_REPS times
+ * per step, as an XLA while loop repeats its body.
  */
 #include "tpu.h"
 
@@ -21,8 +25,9 @@
 #include "planes.h"
 #include "xplane.h"
 
-#define US 1000000 /* ps */
-#define N_STEPS 3
+#define US 1000000LL      /* ps */
+#define N_STEPS 3         /* steps of the small fixed profile */
+#define TPU_WHILE_REPS 64 /* while iterations per step of a grown profile */
 #define N_CORES 2
 #define TS_NS 1000000 /* timestamp_ns of every line */
 #define PROGRAM_ID 5
@@ -73,18 +78,9 @@ static const char *const stat_names[T_COUNT] = {"",
                                                 "peak_vmem_wr_bw_gigabytes_per_second",
                                                 "has_megacore"};
 
-/* Event metadata: ids 1..N_STEPS are the step names, then these. */
-enum {
-    E_MODULE = N_STEPS + 1,
-    E_ROOT,
-    E_INFEED,
-    E_WHILE,
-    E_FUSION,
-    E_CONV,
-    E_ALLREDUCE,
-    E_CUSTOM,
-    E_END
-};
+/* Event metadata: ids 1..steps are the step names, then these, counted
+ * from the number of steps (meta_id). */
+enum { E_MODULE = 1, E_ROOT, E_INFEED, E_WHILE, E_FUSION, E_CONV, E_ALLREDUCE, E_CUSTOM, E_END };
 
 /* An HLO op: metadata and its time in a step (us from the step start). */
 static const struct tpu_op {
@@ -117,18 +113,32 @@ static const struct tpu_op {
 };
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
 
-/* Step k of core c: start and end in us from the line timestamp. */
-static int64_t step_begin(int k, int c)
+/* What the line generators share: ungrouped comes first, since
+ * tpu_put_group reads it through the context pointer. */
+struct tpu_gen {
+    int ungrouped;   /* no group_id stats */
+    int64_t n_steps; /* steps */
+    int reps;        /* fusion and convolution runs per while op */
+};
+
+static int64_t meta_id(const struct tpu_gen *g, int e)
 {
-    return 100 + (int64_t)k * 1000 + c;
+    return g->n_steps + e;
 }
 
-static int64_t step_end(int k, int c)
+/* Step k of core c: start and end in us from the line timestamp. Lengths
+ * vary with k mod 8, so that steps of a grown profile never overlap. */
+static int64_t step_begin(int64_t k, int c)
 {
-    return step_begin(k, c) + 900 + 10 * k + 3 * c;
+    return 100 + k * 1000 + c;
 }
 
-void tpu_put_group(void *ungrouped, struct emit *em, int64_t k)
+static int64_t step_end(int64_t k, int c)
+{
+    return step_begin(k, c) + 900 + 10 * (k % 8) + 3 * c;
+}
+
+void tpu_put_group(const void *ungrouped, struct emit *em, int64_t k)
 {
     if (!*(const int *)ungrouped)
         xev_int(em, TPU_STAT_GROUP_ID, k);
@@ -137,9 +147,10 @@ void tpu_put_group(void *ungrouped, struct emit *em, int64_t k)
 /* Line generators: arg is the core; ctx the ungrouped flag. */
 static int gen_steps(void *ctx, int c, struct emit *em)
 {
-    int k;
+    const struct tpu_gen *g = ctx;
+    int64_t k;
 
-    for (k = 0; k < N_STEPS; k++) {
+    for (k = 0; k < g->n_steps; k++) {
         int64_t b = step_begin(k, c);
         xev_begin(em, 1 + k, b * US, (step_end(k, c) - b) * US);
         tpu_put_group(ctx, em, k);
@@ -151,28 +162,54 @@ static int gen_steps(void *ctx, int c, struct emit *em)
 
 static int gen_modules(void *ctx, int c, struct emit *em)
 {
-    int k;
+    const struct tpu_gen *g = ctx;
+    int64_t k;
 
-    for (k = 0; k < N_STEPS; k++) {
+    for (k = 0; k < g->n_steps; k++) {
         int64_t b = step_begin(k, c);
-        xev_begin(em, E_MODULE, (b + 5) * US, (875 + 10 * k) * US);
+        xev_begin(em, meta_id(g, E_MODULE), (b + 5) * US, (875 + 10 * (k % 8)) * US);
         tpu_put_group(ctx, em, k);
         xev_end(em);
     }
     return em->err;
 }
 
+/* The fusion and convolution runs of a grown profile's while op: run r of
+ * reps gets an equal slot of [80, 560) us from the step start S; the
+ * fusion fills [0.0, 0.4) of it and the convolution [0.5, 0.9). */
+static void gen_while_body(const struct tpu_gen *g, int64_t k, int64_t b, struct emit *em)
+{
+    int64_t slot = 480 * US / g->reps;
+    int r;
+
+    for (r = 0; r < g->reps; r++) {
+        int64_t s = (b + 80) * US + r * slot;
+        xev_begin(em, meta_id(g, E_FUSION), s, slot * 4 / 10);
+        tpu_put_group(g, em, k);
+        xev_end(em);
+        xev_begin(em, meta_id(g, E_CONV), s + slot / 2, slot * 4 / 10);
+        tpu_put_group(g, em, k);
+        xev_end(em);
+    }
+}
+
 static int gen_ops(void *ctx, int c, struct emit *em)
 {
-    int k;
+    const struct tpu_gen *g = ctx;
+    int64_t k;
     size_t i;
 
-    for (k = 0; k < N_STEPS; k++) {
+    for (k = 0; k < g->n_steps; k++) {
         int64_t b = step_begin(k, c);
         for (i = 0; i < N_OPS; i++) {
             const struct tpu_op *op = &ops[i];
-            int64_t t1 = op->t1 + op->core_us * c + op->step_us * k;
-            xev_begin(em, op->meta, (b + op->t0) * US, (t1 - op->t0) * US);
+            int64_t t1 = op->t1 + op->core_us * c + op->step_us * (k % 8);
+            if (g->reps > 1 && (op->meta == E_FUSION || op->meta == E_CONV)) {
+                if (op->meta == E_FUSION)
+                    gen_while_body(g, k, b, em);
+                continue;
+            }
+            xev_begin(em, meta_id(g, op->meta), (b + op->t0) * US, (t1 - op->t0) * US);
             tpu_put_group(ctx, em, k);
             if (strcmp(op->category, "custom-call") == 0) {
                 xev_uint(em, T_FLOPS, 3000 + (uint64_t)k);
@@ -185,21 +222,22 @@ static int gen_ops(void *ctx, int c, struct emit *em)
 }
 
 /* Metadata, stat metadata and plane stats of a TensorCore plane. */
-static void tpu_tail(struct wbuf *tail, int ungrouped)
+static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g)
 {
+    int ungrouped = g->ungrouped;
     char name[32];
     size_t i;
-    int k;
+    int64_t k;
 
-    for (k = 0; k < N_STEPS; k++) {
-        snprintf(name, sizeof(name), "%d", k);
+    for (k = 0; k < g->n_steps; k++) {
+        snprintf(name, sizeof(name), "%lld", (long long)k);
         pb_named_entry(tail, 4, 1 + k, name);
     }
-    pb_named_entry(tail, 4, E_MODULE, "jit_train_step(5)");
+    pb_named_entry(tail, 4, meta_id(g, E_MODULE), "jit_train_step(5)");
     for (i = 0; i < N_OPS; i++) {
         const struct tpu_op *op = &ops[i];
         struct wbuf v = WBUF_INIT;
-        pb_int(&v, 1, op->meta);
+        pb_int(&v, 1, meta_id(g, op->meta));
         pb_str(&v, 2, op->name);
         if (op->display_name[0] != '\0')
             pb_str(&v, 4, op->display_name);
@@ -219,7 +257,7 @@ static void tpu_tail(struct wbuf *tail, int ungrouped)
             pb_stat_bytes(&v, 5, T_DEDUP, PB_STAT_STR,
                           op->display_name[0] ? op->display_name : op->name,
                           strlen(op->display_name[0] ? op->display_name : op->name));
-        pb_map_entry(tail, 4, op->meta, &v);
+        pb_map_entry(tail, 4, meta_id(g, op->meta), &v);
         if (v.failed)
             tail->failed = 1;
         wb_release(&v);
@@ -240,37 +278,74 @@ static void tpu_tail(struct wbuf *tail, int ungrouped)
     pb_stat_varint(tail, 6, T_HAS_MEGACORE, PB_STAT_INT64, 1);
 }
 
-int tpu_write(struct synth *sy, int h, struct sink *sink)
+/* Writes (or counts, sink NULL) host h's XSpace with n_steps steps of reps
+ * while iterations; adds its bytes to *bytes. */
+static int tpu_emit(struct synth *sy, int h, struct sink *sink, int64_t n_steps, int reps,
+                    uint64_t *bytes)
 {
+    struct tpu_gen g = {sy->opt->tpu_raw, n_steps, reps};
     struct wbuf tail = WBUF_INIT;
-    uint64_t bytes = 0;
     int c, rc;
 
     synth_set_host(sy, h);
-    int ungrouped = sy->opt->tpu_raw;
-
-    tpu_tail(&tail, ungrouped);
+    tpu_tail(&tail, &g);
     rc = wb_ok(&tail);
     for (c = 0; rc == 0 && c < N_CORES; c++) {
         char name[32];
         struct xline_desc lines[3] = {
-            {1, "Steps", TS_NS, gen_steps, &ungrouped, c},
-            {2, "XLA Modules", TS_NS, gen_modules, &ungrouped, c},
-            {3, "XLA Ops", TS_NS, gen_ops, &ungrouped, c},
+            {1, "Steps", TS_NS, gen_steps, &g, c},
+            {2, "XLA Modules", TS_NS, gen_modules, &g, c},
+            {3, "XLA Ops", TS_NS, gen_ops, &g, c},
         };
         struct xplane_desc plane = {c, name, lines, 3, &tail, NULL};
         snprintf(name, sizeof(name), "/device:TPU:%d", c);
-        rc = xplane_write(sink, &plane, &bytes);
+        rc = xplane_write(sink, &plane, bytes);
     }
     if (rc == 0 && sy->opt->tpu_sc)
-        rc = tpu_sc_write(sink, N_CORES, ungrouped, &bytes);
+        rc = tpu_sc_write(sink, N_CORES, g.ungrouped, bytes);
     if (rc == 0)
         rc = planes_write_task_env(sink, planes_wall_start(h), planes_wall_start(h) + 4000000,
-                                   &bytes);
+                                   bytes);
     if (rc == 0)
-        rc = xspace_write_hostname(sink, sy->hostname, &bytes);
+        rc = xspace_write_hostname(sink, sy->hostname, bytes);
     if (rc == -ENOMEM)
         fprintf(stderr, "xprofs-synth: out of memory\n");
     wb_release(&tail);
+    return rc;
+}
+
+int tpu_write(struct synth *sy, int h, struct sink *sink, int64_t n_steps)
+{
+    uint64_t bytes = 0;
+
+    if (n_steps <= 0)
+        return tpu_emit(sy, h, sink, N_STEPS, 1, &bytes);
+    return tpu_emit(sy, h, sink, n_steps, TPU_WHILE_REPS, &bytes);
+}
+
+int tpu_choose_steps(struct synth *sy, uint64_t target_bytes, int64_t *n_steps)
+{
+    int64_t n0 = 1, n1 = 1001, n;
+    uint64_t b0 = 0, b1, per_step;
+    int round, rc;
+
+    /* Steps grow a little with their number (varints, names), so a line
+     * through two counted sizes is drawn again through the estimate. */
+    *n_steps = 1;
+    rc = tpu_emit(sy, 0, NULL, n0, TPU_WHILE_REPS, &b0);
+    for (round = 0; round < 3 && rc == 0; round++) {
+        b1 = 0;
+        rc = tpu_emit(sy, 0, NULL, n1, TPU_WHILE_REPS, &b1);
+        if (rc != 0 || b1 <= b0)
+            break;
+        per_step = (b1 - b0) / (uint64_t)(n1 - n0);
+        n = 1;
+        if (target_bytes > b0)
+            n = n0 + (int64_t)((target_bytes - b0 + per_step / 2) / per_step);
+        *n_steps = n;
+        if (n == n1 || n == n0)
+            break;
+        n1 = n;
+    }
     return rc;
 }

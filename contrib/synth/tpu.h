@@ -16,14 +16,20 @@
 #include "xplane.h"
 
 /* Writes the tpu XSpace of host h to sink (with --scenario tpu_sc also the
- * SparseCore planes). Returns 0 or a negative errno. */
-int tpu_write(struct synth *sy, int h, struct sink *sink);
+ * SparseCore planes): the small fixed profile when n_steps is 0, else
+ * n_steps steps whose while ops repeat their body (a grown profile for
+ * benchmarks). Returns 0 or a negative errno. */
+int tpu_write(struct synth *sy, int h, struct sink *sink, int64_t n_steps);
+
+/* The number of steps that makes a grown tpu profile about target_bytes
+ * long. Returns 0 or a negative errno. */
+int tpu_choose_steps(struct synth *sy, uint64_t target_bytes, int64_t *n_steps);
 
 /* The stat metadata id of group_id on every TPU plane of the scenarios. */
 #define TPU_STAT_GROUP_ID 1
 
 /* An event's group_id stat k, unless *(int *)ungrouped is set. */
-void tpu_put_group(void *ungrouped, struct emit *em, int64_t k);
+void tpu_put_group(const void *ungrouped, struct emit *em, int64_t k);
 
 /* --scenario tpu_sc: the two SparseCore planes of chip 0, plane ids first_id
  * and first_id + 1 (tpu_sc.c), without group_id stats when ungrouped.

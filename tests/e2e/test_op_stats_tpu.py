@@ -249,7 +249,7 @@ def test_tpu_scenario_is_fixed_and_deterministic(tmp_path, xprofs_build):
                        capture_output=True, timeout=60)
         outs.append(next((tmp_path / d).rglob("*.xplane.pb")).read_bytes())
     assert outs[0] == outs[1]
-    r = subprocess.run([exe, "--out", str(tmp_path / "c"), "--scenario", "tpu", "--steps", "3"],
+    r = subprocess.run([exe, "--out", str(tmp_path / "c"), "--scenario", "tpu", "--gpus", "3"],
                        capture_output=True, timeout=60)
     assert r.returncode == 2
     assert b"two TPU cores" in r.stderr
