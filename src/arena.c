@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Blocks double from ARENA_FIRST_BLOCK to ARENA_BLOCK (the bytes held so
+ * far decide): an arena that holds a few names (one per thread of a profile
+ * with 100,000 threads) costs a few KiB, not a quarter MiB. */
+#define ARENA_FIRST_BLOCK 1024
 #define ARENA_BLOCK (256 * 1024)
 
 struct arena_block {
@@ -46,13 +50,16 @@ void *arena_alloc(struct arena *a, size_t n)
     if (need == 0)
         need = 16;
     if (b == NULL || b->cap - b->used < need) {
-        size_t cap = need > ARENA_BLOCK / 4 ? need : ARENA_BLOCK;
+        size_t block = a->total < ARENA_FIRST_BLOCK ? ARENA_FIRST_BLOCK
+                       : a->total < ARENA_BLOCK     ? a->total
+                                                    : ARENA_BLOCK;
+        size_t cap = need > block / 4 ? need : block;
         b = malloc(sizeof(*b) + cap);
         if (b == NULL)
             return NULL;
         b->cap = cap;
         b->used = 0;
-        if (need > ARENA_BLOCK / 4 && a->head != NULL) {
+        if (need > block / 4 && a->head != NULL) {
             /* A big allocation gets its own block behind the current one,
              * so the current block's free space is not wasted. */
             b->next = a->head->next;

@@ -9,6 +9,7 @@
  */
 #include "derived_int.h"
 #include "bigalloc.h"
+#include "idmap.h"
 #include "parallel.h"
 #include "sort.h"
 
@@ -143,6 +144,47 @@ struct launch_info {
     double sum_dur;   /* total, ps */
 };
 
+/* One device's launch groups in order of first launch, found by group id:
+ * launches come in runs of one group, so the last one is tried first. */
+struct launch_table {
+    struct launch_info *v; /* groups */
+    uint32_t n, cap;       /* entries in v, room */
+    uint32_t last;         /* entry of the last launch */
+    struct idmap index;    /* group id -> entry */
+};
+
+/* The entry of group grp in t, added when new; NULL when out of memory. */
+static struct launch_info *launch_entry(struct launch_table *t, int32_t grp, uint64_t ts,
+                                        uint64_t dur)
+{
+    uint32_t k = t->last;
+    struct launch_info *li;
+
+    if (k >= t->n || t->v[k].group != grp)
+        k = idmap_get(&t->index, grp);
+    if (k == IDMAP_NONE) {
+        if (t->n == t->cap) {
+            uint32_t cap = t->cap ? t->cap * 2 : 16;
+            struct launch_info *v =
+                t->cap < UINT32_MAX / 2 ? realloc(t->v, cap * sizeof(*v)) : NULL;
+            if (v == NULL)
+                return NULL;
+            t->v = v;
+            t->cap = cap;
+        }
+        k = t->n;
+        if (idmap_set(&t->index, grp, k) != 0)
+            return NULL;
+        li = &t->v[t->n++];
+        memset(li, 0, sizeof(*li));
+        li->group = grp;
+        li->begin = ts;
+        li->end = ts + dur;
+    }
+    t->last = k;
+    return &t->v[k];
+}
+
 /* What LaunchEventStats reads from a host event's own stats. */
 struct launch_stats {
     int has_device;      /* device_id present */
@@ -170,6 +212,8 @@ static int set_launch(struct dv_line *l, uint32_t k, const struct launch_info *l
 {
     if (k >= l->nlaunch) {
         uint32_t n = l->nev > k ? l->nev : k + 1;
+        if (n < l->nlaunch * 2 && l->nlaunch < UINT32_MAX / 2)
+            n = l->nlaunch * 2; /* doubled: one call per event */
         struct dv_launch *v = realloc(l->launch, n * sizeof(*v));
         if (v == NULL)
             return -ENOMEM;
@@ -187,8 +231,8 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                                const uint32_t *gpu_planes, uint32_t ngpu, const struct xp_groups *g)
 {
     const struct xp_plane *host = xspace_find_plane(xs, "/host:CPU");
-    struct launch_info **info;
-    uint32_t *ninfo, *last, hp, l, e, d;
+    struct launch_table *tables;
+    uint32_t hp, l, e, d;
     int64_t ids[2];
     int rc = 0;
 
@@ -199,15 +243,9 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
     ids[0] = host->stat_id[XS_DEVICE_ID];
     ids[1] = host->stat_id[XS_CORRELATION_ID];
     hp = (uint32_t)(host - xs->planes);
-    info = calloc(ngpu, sizeof(*info));
-    ninfo = calloc(ngpu, sizeof(*ninfo));
-    last = calloc(ngpu, sizeof(*last));
-    if (info == NULL || ninfo == NULL || last == NULL) {
-        free(info);
-        free(ninfo);
-        free(last);
+    tables = calloc(ngpu, sizeof(*tables));
+    if (tables == NULL)
         return -ENOMEM;
-    }
     for (l = 0; l < host->nlines && rc == 0; l++) {
         const struct xp_line *ln = &host->lines[l];
         if (derived_is_thread_id(ln->id))
@@ -216,9 +254,9 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
             const struct xp_event *ev = &ln->events[e];
             struct launch_stats ls = {0, 0, 0};
             int32_t grp = xp_group_of(g, hp, l, e);
+            struct launch_info *li;
             int64_t dev;
             uint64_t ts, dur;
-            uint32_t k;
             if (grp < 0 || strncmp(xp_event_meta(host, ev)->name, "cu", 2) == 0)
                 continue;
             dv_each_stat(host, ln, ev, ids, 2, launch_stat, &ls);
@@ -227,44 +265,29 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                 continue;
             ts = (uint64_t)xp_event_start_ps(ln, ev);
             dur = (uint64_t)ev->duration_ps;
-            /* Launches come in runs of one group: try the last one first. */
-            k = last[dev];
-            if (k >= ninfo[dev] || info[dev][k].group != grp) {
-                for (k = 0; k < ninfo[dev] && info[dev][k].group != grp; k++)
-                    ;
+            li = launch_entry(&tables[dev], grp, ts, dur);
+            if (li == NULL) {
+                rc = -ENOMEM;
+                break;
             }
-            last[dev] = k;
-            if (k == ninfo[dev]) {
-                struct launch_info *ni = realloc(info[dev], (k + 1) * sizeof(*ni));
-                if (ni == NULL) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                info[dev] = ni;
-                memset(&ni[k], 0, sizeof(ni[k]));
-                ni[k].group = grp;
-                ni[k].begin = ts;
-                ni[k].end = ts + dur;
-                ninfo[dev]++;
-            }
-            if (ts < info[dev][k].begin)
-                info[dev][k].begin = ts;
-            if (ts + dur > info[dev][k].end)
-                info[dev][k].end = ts + dur;
-            info[dev][k].count++;
-            if (dur > info[dev][k].max_dur)
-                info[dev][k].max_dur = dur;
-            info[dev][k].sum_dur += (double)dur;
+            if (ts < li->begin)
+                li->begin = ts;
+            if (ts + dur > li->end)
+                li->end = ts + dur;
+            li->count++;
+            if (dur > li->max_dur)
+                li->max_dur = dur;
+            li->sum_dur += (double)dur;
         }
     }
     for (d = 0; d < ngpu && rc == 0; d++) {
         struct builder_line launch;
         uint32_t k;
-        if (ninfo[d] == 0)
+        if (tables[d].n == 0)
             continue;
         dvb_init(&launch, dv, gpu_planes[d], THREAD_ID_KERNEL_LAUNCH, "Launch Stats");
-        for (k = 0; k < ninfo[d] && rc == 0; k++) {
-            const struct launch_info *li = &info[d][k];
+        for (k = 0; k < tables[d].n && rc == 0; k++) {
+            const struct launch_info *li = &tables[d].v[k];
             const char *gname;
             char *name;
             const struct dv_event *de;
@@ -287,11 +310,11 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                 rc = set_launch(dvb_line(&launch), (uint32_t)(de - dvb_line(&launch)->ev), li);
         }
     }
-    for (d = 0; d < ngpu; d++)
-        free(info[d]);
-    free(info);
-    free(ninfo);
-    free(last);
+    for (d = 0; d < ngpu; d++) {
+        free(tables[d].v);
+        idmap_free(&tables[d].index);
+    }
+    free(tables);
     return rc;
 }
 

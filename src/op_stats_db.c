@@ -92,7 +92,7 @@ struct op_metrics *op_db_row(struct op_metrics_db *db, struct arena *arena, uint
     if (db->oom)
         return NULL;
     if (db->index_cap == 0 || (db->nrows + 1) * 2 > db->index_cap) {
-        if (rehash(db, db->index_cap ? db->index_cap * 2 : 64) != 0) {
+        if (rehash(db, db->index_cap ? db->index_cap * 2 : 8) != 0) {
             db->oom = 1;
             return NULL;
         }
@@ -106,7 +106,7 @@ struct op_metrics *op_db_row(struct op_metrics_db *db, struct arena *arena, uint
         s = (s + 1) & (db->index_cap - 1);
     }
     if (db->nrows == db->cap) {
-        uint32_t cap = db->cap ? db->cap * 2 : 32;
+        uint32_t cap = db->cap ? db->cap * 2 : 4; /* many dbs hold a few rows */
         struct op_metrics *rows = realloc(db->rows, cap * sizeof(*rows));
         if (rows == NULL) {
             db->oom = 1;

@@ -520,11 +520,10 @@ static void longest_marker(const struct tpu_core_steps *cs, int64_t g, int64_t *
 
 /* One step of the db: every core with step events has the group; step
  * time is the longest marker over all cores (markers in plane order); a
- * SparseCore's is its own longest marker. */
+ * SparseCore's is its own longest marker. os->steps has room for it. */
 static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
                         uint32_t nonempty, int64_t g)
 {
-    struct step_entry *v;
     struct step_core *sc;
     int64_t begin = 0, dur = 0;
     uint32_t c, k = 0;
@@ -540,10 +539,6 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
     }
     if (dur <= 0)
         return 0; /* no step marker observed for the step: skipped */
-    v = realloc(os->steps, (os->nsteps + 1) * sizeof(*v));
-    if (v == NULL)
-        return -ENOMEM;
-    os->steps = v;
     sc = arena_alloc(&os->arena, nonempty * sizeof(*sc));
     if (sc == NULL)
         return -ENOMEM;
@@ -573,6 +568,7 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
 static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores)
 {
     const struct tpu_core_steps *base = NULL;
+    struct step_entry *steps;
     uint32_t c, i, nonempty = 0;
     int rc;
 
@@ -583,7 +579,16 @@ static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, 
         if (base == NULL)
             base = &cores[c];
     }
-    for (i = 0; base != NULL && i < base->ngroups; i++) {
+    if (base == NULL)
+        return 0;
+    /* room for every group of the first core, the most steps there can be */
+    if (base->ngroups > SIZE_MAX / sizeof(*os->steps) - os->nsteps)
+        return -ENOMEM;
+    steps = realloc(os->steps, (os->nsteps + base->ngroups) * sizeof(*steps));
+    if (steps == NULL)
+        return -ENOMEM;
+    os->steps = steps;
+    for (i = 0; i < base->ngroups; i++) {
         if ((rc = tpu_one_step(os, cores, ncores, nonempty, base->groups[i])) != 0)
             return rc;
     }

@@ -173,23 +173,43 @@ struct tv_host *tv_host_new(const char *hostname)
     return h;
 }
 
+/* Room for n + 1 entries of size bytes in *v (cap entries allocated),
+ * doubling; 0 or -ENOMEM. */
+static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
+{
+    uint32_t c;
+    void *nv;
+
+    if (n < *cap)
+        return 0;
+    if (*cap > UINT32_MAX / 2)
+        return -ENOMEM;
+    c = *cap ? *cap * 2 : 8;
+    nv = realloc(*v, (size_t)c * size);
+    if (nv == NULL)
+        return -ENOMEM;
+    *v = nv;
+    *cap = c;
+    return 0;
+}
+
 int tv_add_device(struct tv_host *h, uint32_t pid, const char *name)
 {
+    struct tv_build *b = h->build;
     uint32_t i, name_id = tv_cstr(h, name);
     struct tv_device *d;
 
-    if (name_id == 0)
+    if (name_id == 0 || b == NULL)
         return -1;
-    for (i = 0; i < h->ndevices; i++) {
-        if (h->devices[i].pid == pid) {
-            h->devices[i].name = name_id;
-            return (int)i;
-        }
+    i = idmap_get(&b->devices, pid);
+    if (i != IDMAP_NONE) {
+        h->devices[i].name = name_id;
+        return (int)i;
     }
-    d = realloc(h->devices, (h->ndevices + 1) * sizeof(*d));
-    if (d == NULL)
+    if (h->ndevices >= INT32_MAX ||
+        grow((void **)&h->devices, &b->device_cap, h->ndevices, sizeof(*d)) != 0 ||
+        idmap_set(&b->devices, pid, h->ndevices) != 0)
         return -1;
-    h->devices = d;
     d = &h->devices[h->ndevices];
     memset(d, 0, sizeof(*d));
     d->pid = pid;
@@ -199,31 +219,57 @@ int tv_add_device(struct tv_host *h, uint32_t pid, const char *name)
 
 int tv_add_resource(struct tv_host *h, uint32_t pid, uint32_t tid, uint32_t name)
 {
-    uint32_t i, j;
-    struct tv_device *d = NULL;
-    struct tv_resource *r;
+    uint32_t i = h->build != NULL ? idmap_get(&h->build->devices, pid) : IDMAP_NONE;
+    struct tv_device *d;
 
-    for (i = 0; i < h->ndevices; i++) {
-        if (h->devices[i].pid == pid)
-            d = &h->devices[i];
-    }
-    if (d == NULL)
+    if (i == IDMAP_NONE)
         return -ENOENT;
-    for (j = 0; j < d->nres && d->res[j].tid < tid; j++)
-        ;
-    if (j < d->nres && d->res[j].tid == tid) {
-        d->res[j].name = name;
-        return 0;
-    }
-    r = realloc(d->res, (d->nres + 1) * sizeof(*r));
-    if (r == NULL)
+    d = &h->devices[i];
+    if (grow((void **)&d->res, &d->res_cap, d->nres, sizeof(*d->res)) != 0)
         return -ENOMEM;
-    d->res = r;
-    memmove(&r[j + 1], &r[j], (d->nres - j) * sizeof(*r));
-    r[j].tid = tid;
-    r[j].name = name;
+    d->res[d->nres].tid = tid;
+    d->res[d->nres].name = name;
     d->nres++;
     return 0;
+}
+
+static void build_free(struct tv_build *b)
+{
+    if (b == NULL)
+        return;
+    free(b->slots);
+    idmap_free(&b->devices);
+    free(b);
+}
+
+static int resource_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct tv_resource *x = a, *y = b;
+
+    (void)ctx;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void tv_build_end(struct tv_host *h)
+{
+    uint32_t i, j, k;
+
+    for (i = 0; i < h->ndevices; i++) {
+        struct tv_device *d = &h->devices[i];
+        /* stable: of equal tids the one added last is last; on no memory
+         * the threads stay in the order they came, named */
+        if (xp_sort_runs(d->res, d->nres, sizeof(*d->res), resource_cmp, NULL) != 0)
+            continue;
+        for (j = 0, k = 0; j < d->nres; j++) {
+            if (k > 0 && d->res[k - 1].tid == d->res[j].tid)
+                d->res[k - 1] = d->res[j];
+            else
+                d->res[k++] = d->res[j];
+        }
+        d->nres = k;
+    }
+    build_free(h->build);
+    h->build = NULL;
 }
 
 /* Find or add a track with this key. */
@@ -260,10 +306,8 @@ static int64_t track_get(struct tv_host *h, uint32_t pid, uint32_t key, int has_
             return b->slots[s];
         s = (s + 1) & (b->nslots - 1);
     }
-    t = realloc(h->tracks, (h->ntracks + 1) * sizeof(*t));
-    if (t == NULL)
+    if (grow((void **)&h->tracks, &b->track_cap, h->ntracks, sizeof(*t)) != 0)
         return -1;
-    h->tracks = t;
     t = &h->tracks[h->ntracks];
     memset(t, 0, sizeof(*t));
     t->pid = pid;
@@ -448,9 +492,7 @@ void tv_host_free(struct tv_host *h)
     big_free(h->groups);
     free(h->frames);
     free(h->name_rank);
-    if (h->build != NULL)
-        free(h->build->slots);
-    free(h->build);
+    build_free(h->build);
     strtab_free(h->strings);
     free(h->hostname);
     free(h);

@@ -68,8 +68,9 @@ struct tv_resource {
 struct tv_device {
     uint32_t pid;            /* process id before the host offset */
     uint32_t name;           /* string id of "<host> <plane name>" */
-    struct tv_resource *res; /* threads, ascending tid */
+    struct tv_resource *res; /* threads, ascending tid (once built) */
     uint32_t nres;           /* entries in res */
+    uint32_t res_cap;        /* allocated entries */
     int tpu;                 /* 1: TPU core or non-core device (full_dma) */
 };
 

@@ -245,10 +245,7 @@ int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_
         h->frames[j++] = h->frames[i];
     }
     h->nframes = j;
-    if (h->build != NULL)
-        free(h->build->slots);
-    free(h->build);
-    h->build = NULL;
+    tv_build_end(h);
     return 0;
 }
 

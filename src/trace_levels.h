@@ -7,17 +7,25 @@
 
 #include <stdint.h>
 
+#include "idmap.h"
 #include "trace_index.h"
 #include "trace_vis.h"
 
 /* Building state of a tv_host, freed by tv_finish. */
 struct tv_build {
-    size_t cap;         /* allocated events */
-    uint32_t flow_cap;  /* allocated flows */
-    uint32_t frame_cap; /* allocated frames */
-    uint32_t *slots;    /* track hash table (UINT32_MAX = empty) */
-    uint32_t nslots;    /* its size */
+    size_t cap;           /* allocated events */
+    uint32_t flow_cap;    /* allocated flows */
+    uint32_t frame_cap;   /* allocated frames */
+    uint32_t *slots;      /* track hash table (UINT32_MAX = empty) */
+    uint32_t nslots;      /* its size */
+    uint32_t track_cap;   /* allocated tracks */
+    uint32_t device_cap;  /* allocated devices */
+    struct idmap devices; /* pid -> index in devices */
 };
+
+/* Sort every process's threads by tid, the last name given to a tid kept
+ * (tv_add_resource appends), and free the building state. */
+void tv_build_end(struct tv_host *h);
 
 /* XProf's TraceEventsComparator (start ascending, duration descending, pid,
  * thread before channel, tid, name), with the source record as the last

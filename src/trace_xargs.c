@@ -33,11 +33,15 @@ int xsrc_new(const struct xspace *xs, const struct xp_groups *groups, int prepro
     for (p = 0; p < xs->nplanes; p++)
         n += xs->planes[p].nlines;
     src->lines = malloc((n ? n : 1) * sizeof(*src->lines));
-    if (src->lines == NULL) {
+    src->plane_first = malloc((xs->nplanes ? xs->nplanes : 1) * sizeof(*src->plane_first));
+    if (src->lines == NULL || src->plane_first == NULL) {
+        free(src->lines);
+        free(src->plane_first);
         free(src);
         return -ENOMEM;
     }
     for (p = 0; p < xs->nplanes; p++) {
+        src->plane_first[p] = src->nlines;
         for (l = 0; l < xs->planes[p].nlines; l++) {
             struct xsrc_line *sl = &src->lines[src->nlines++];
             sl->base = base;
@@ -77,16 +81,13 @@ void xsrc_free(void *arg)
     derived_free(src->dv);
     free(src->dv_base);
     free(src->lines);
+    free(src->plane_first);
     free(src);
 }
 
 uint32_t xsrc_line_base(const struct xsrc *src, uint32_t p, uint32_t l)
 {
-    uint32_t i, k = 0;
-
-    for (i = 0; i < p; i++)
-        k += src->xs->planes[i].nlines;
-    return src->lines[k + l].base;
+    return src->lines[src->plane_first[p] + l].base;
 }
 
 uint32_t xsrc_derived_base(const struct xsrc *src, uint32_t di)

@@ -27,6 +27,7 @@ struct xsrc {
     int preprocess;                 /* XProf preprocessing applied */
     struct xsrc_line *lines;        /* every file line, ascending base */
     uint32_t nlines;                /* entries in lines */
+    uint32_t *plane_first;          /* per plane: index in lines of its first line */
     uint32_t nfile;                 /* file events in all */
     struct derived *dv;             /* derived lines, or NULL */
     uint32_t *dv_base;              /* per derived line: number of its first event */

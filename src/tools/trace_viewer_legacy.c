@@ -227,86 +227,117 @@ static uint32_t line_nevents(const struct legacy *lg, const struct legacy_line *
     return lg->src->xs->planes[ll->plane].lines[ll->file].nevents;
 }
 
-/* Python's json.dumps(sort_keys=True) of the metadata objects. */
+/* Planes by pid, stably (the order of planes with equal pids is kept). */
+static int pid_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct legacy *lg = ctx;
+    uint32_t x = lg->plane_pid[*(const uint32_t *)a], y = lg->plane_pid[*(const uint32_t *)b];
+
+    return x < y ? -1 : x > y;
+}
+
+/* A thread of the metadata: its tid, name and line (the order lines came). */
+struct legacy_res {
+    uint32_t plane; /* plane index */
+    uint32_t tid;   /* display id */
+    uint32_t line;  /* index in the legacy_line table */
+    const char *name;
+};
+
+/* By plane pid, then tid, then line: one sort gives every process its
+ * threads in tid order, a tid's lines in the order they came. */
+static int res_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct legacy_res *x = a, *y = b;
+    const struct legacy *lg = ctx;
+    uint32_t px = lg->plane_pid[x->plane], py = lg->plane_pid[y->plane];
+
+    if (px != py)
+        return px < py ? -1 : 1;
+    if (x->plane != y->plane)
+        return x->plane < y->plane ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void write_process(struct out *o, const struct legacy *lg, uint32_t p)
+{
+    const char *pname = lg->src->xs->planes[p].name;
+    uint32_t pid = lg->plane_pid[p];
+
+    if (pname[0] != '\0') {
+        out_puts(o, "{\"args\": {\"name\": ");
+        tj_py_str(o, pname, strlen(pname));
+        out_printf(o, "}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u},\n", pid);
+    }
+    out_printf(o,
+               "{\"args\": {\"sort_index\": %u}, \"name\": \"process_sort_index\", \"ph\": "
+               "\"M\", \"pid\": %u},\n",
+               pid, pid);
+}
+
+static void write_thread(struct out *o, uint32_t pid, const struct legacy_res *r)
+{
+    if (r->name[0] != '\0') {
+        out_puts(o, "{\"args\": {\"name\": ");
+        tj_py_str(o, r->name, strlen(r->name));
+        out_printf(o,
+                   "}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": "
+                   "%u},\n",
+                   pid, r->tid);
+    }
+    out_printf(o,
+               "{\"args\": {\"sort_index\": %u}, \"name\": \"thread_sort_index\", \"ph\": "
+               "\"M\", \"pid\": %u, \"tid\": %u},\n",
+               r->tid, pid, r->tid);
+}
+
+/* Python's json.dumps(sort_keys=True) of the metadata objects: processes
+ * by pid (planes without a line too), each followed by its threads by tid,
+ * one per line, a later line with the same tid renaming it. */
 static void write_metadata(struct out *o, const struct legacy *lg)
 {
     const struct xspace *xs = lg->src->xs;
-    uint32_t *pids = malloc((xs->nplanes + 1) * sizeof(*pids)), np = 0, i, j, k;
+    uint32_t *pids = malloc((xs->nplanes + 1) * sizeof(*pids)), np = 0, nr = 0, i, j, k;
+    struct legacy_res *res = malloc((lg->nlines + 1) * sizeof(*res));
 
-    if (pids == NULL) {
+    if (pids == NULL || res == NULL) {
         o->oom = 1;
-        return;
+        goto out;
     }
     for (i = 0; i < xs->nplanes; i++) {
         if (lg->plane_pid[i] != 0)
             pids[np++] = i;
     }
-    /* Devices ascending by pid (insertion sort: few planes). */
-    for (i = 1; i < np; i++) {
-        for (j = i; j > 0 && lg->plane_pid[pids[j - 1]] > lg->plane_pid[pids[j]]; j--) {
-            uint32_t t = pids[j];
-            pids[j] = pids[j - 1];
-            pids[j - 1] = t;
-        }
+    for (j = 0; j < lg->nlines; j++) {
+        uint32_t p = lg->lines[j].plane;
+        if (lg->plane_pid[p] == 0)
+            continue;
+        res[nr].plane = p;
+        res[nr].tid = (uint32_t)line_display_id(lg, &lg->lines[j]);
+        res[nr].line = j;
+        res[nr].name = line_name(lg, &lg->lines[j]);
+        nr++;
     }
-    for (i = 0; i < np; i++) {
-        uint32_t p = pids[i], pid = lg->plane_pid[p], nres = 0;
-        const char *pname = xs->planes[p].name;
-        struct {
-            uint32_t tid;
-            const char *name;
-        } *res = malloc((lg->nlines + 1) * sizeof(*res));
-        if (res == NULL) {
-            o->oom = 1;
-            break;
-        }
-        if (pname[0] != '\0') {
-            out_puts(o, "{\"args\": {\"name\": ");
-            tj_py_str(o, pname, strlen(pname));
-            out_printf(o, "}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u},\n", pid);
-        }
-        out_printf(o,
-                   "{\"args\": {\"sort_index\": %u}, \"name\": \"process_sort_index\", \"ph\": "
-                   "\"M\", \"pid\": %u},\n",
-                   pid, pid);
-        /* Resources: one per line; a later line with the same tid renames. */
-        for (j = 0; j < lg->nlines; j++) {
-            uint32_t tid;
-            if (lg->lines[j].plane != p)
-                continue;
-            tid = (uint32_t)line_display_id(lg, &lg->lines[j]);
-            for (k = 0; k < nres && res[k].tid != tid; k++)
+    if (xp_sort_runs(pids, np, sizeof(*pids), pid_cmp, (void *)lg) != 0 ||
+        xp_sort_runs(res, nr, sizeof(*res), res_cmp, (void *)lg) != 0) {
+        o->oom = 1;
+        goto out;
+    }
+    for (i = 0, k = 0; i < np; i++) {
+        uint32_t p = pids[i];
+        write_process(o, lg, p);
+        while (k < nr && res[k].plane == p) {
+            /* the last line of a tid names it */
+            for (j = k; j + 1 < nr && res[j + 1].plane == p && res[j + 1].tid == res[k].tid; j++)
                 ;
-            if (k == nres)
-                nres++;
-            res[k].tid = tid;
-            res[k].name = line_name(lg, &lg->lines[j]);
+            write_thread(o, lg->plane_pid[p], &res[j]);
+            k = j + 1;
         }
-        for (j = 1; j < nres; j++) {
-            for (k = j; k > 0 && res[k - 1].tid > res[k].tid; k--) {
-                uint32_t t = res[k].tid;
-                const char *n = res[k].name;
-                res[k] = res[k - 1];
-                res[k - 1].tid = t;
-                res[k - 1].name = n;
-            }
-        }
-        for (j = 0; j < nres; j++) {
-            if (res[j].name[0] != '\0') {
-                out_puts(o, "{\"args\": {\"name\": ");
-                tj_py_str(o, res[j].name, strlen(res[j].name));
-                out_printf(o,
-                           "}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": "
-                           "%u},\n",
-                           pid, res[j].tid);
-            }
-            out_printf(o,
-                       "{\"args\": {\"sort_index\": %u}, \"name\": \"thread_sort_index\", \"ph\": "
-                       "\"M\", \"pid\": %u, \"tid\": %u},\n",
-                       res[j].tid, pid, res[j].tid);
-        }
-        free(res);
     }
+out:
+    free(res);
     free(pids);
 }
 
