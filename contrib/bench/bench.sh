@@ -5,8 +5,9 @@
 #
 # Generates profiles with xprofs-synth (BENCH_SIZES, default "80 1000" MB, and
 # BENCH_TRACE_SIZES, default "1700" MB, where only the bare walk and the trace
-# viewer are measured) under BENCH_DIR (default /tmp/xprofs-bench), then
-# measures, for each:
+# viewer are measured; BENCH_TPU_SIZES, default "80" MB, of the grown tpu
+# scenario, where the trace viewer and overview_page are) under BENCH_DIR
+# (default /tmp/xprofs-bench), then measures, for each:
 #   - the bare walk (contrib/bench/barewalk.c): the baseline every ratio uses,
 #   - the reader: full decode of every event with 2 threads (`xprofs check -j 2`),
 #   - `ls -l` of a run and of the root in a mounted LOGDIR of 1,000 runs,
@@ -20,6 +21,7 @@ set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 SIZES=${BENCH_SIZES:-"80 1000"}
 TRACE_SIZES=${BENCH_TRACE_SIZES-"1700"}
+TPU_SIZES=${BENCH_TPU_SIZES-"80"}
 DIR=${BENCH_DIR:-/tmp/xprofs-bench}
 OUT=${BENCH_OUT:-$PWD/bench-out}
 mkdir -p "$DIR" "$OUT"
@@ -76,6 +78,29 @@ for size in $TRACE_SIZES; do
         grep -v -e '^#' -e '^barewalk' -e '(target)' >> "$ROWS" || echo "bench_trace.sh failed" >&2
 done
 
+# TPU profiles (no derived GPU lines, many steps): rows labelled "TPU: ",
+# with their own bare walk as a sixth column for the ratio.
+for size in $TPU_SIZES; do
+    logdir=$DIR/tpu$size
+    if [ ! -d "$logdir" ]; then
+        echo "generating a $size MB TPU profile in $logdir" >&2
+        "$BUILD/xprofs-synth" --out "$logdir" --run bench --scenario tpu --size-mb "$size" >&2
+    fi
+    file=$(find "$logdir" -name '*.xplane.pb' | head -1)
+    mb=$(du -m "$file" | cut -f1)
+    bare=$(best3 "$BUILD/xprofs-barewalk" "$file")
+    printf 'TPU: bare walk (baseline)\t%s\t%s\t-\t%s\t%s\n' "$mb" "$bare" \
+        "$(peak_mb "$BUILD/xprofs-barewalk" "$file")" "$bare" >> "$ROWS"
+    {
+        sh "$(dirname "$0")/bench_trace.sh" "$BUILD" "$mb" "$logdir" ||
+            echo "bench_trace.sh failed (TPU)" >&2
+        for f in overview_page.json framework_op_stats.json; do
+            one_file "$logdir" bench "$f" "$mb"
+        done
+    } | grep -v -e '^#' -e '^barewalk' -e '(target)' |
+        awk -v bare="$bare" -F '\t' -v OFS='\t' '{ $1 = "TPU: " $1; print $0, bare }' >> "$ROWS"
+done
+
 # ls -l on a LOGDIR of 1,000 runs (hard links to one small profile).
 many=$DIR/many
 if [ ! -d "$many/plugins/profile/run0999" ]; then
@@ -102,13 +127,16 @@ printf 'ls -l of the root (1,000 runs)\t-\t%s\t-\t-\n' "$t_root" >> "$ROWS"
 
 # The table: ratio = cold time / bare walk of the same profile size.
 {
-    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores; profiles from xprofs-synth (4 GPUs, seed 42)."
+    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores; profiles from xprofs-synth (4 GPUs, seed 42;"
+    echo "TPU rows: \`--scenario tpu --size-mb\`, two TensorCores, 64 while iterations a step)."
     echo
     echo "| what | profile MB | cold s | warm s | peak RSS MB | cold / bare walk |"
     echo "| --- | --- | --- | --- | --- | --- |"
-    while IFS="$(printf '\t')" read -r tool mb cold warm rss; do
+    while IFS="$(printf '\t')" read -r tool mb cold warm rss own_bare; do
         ratio="-"
-        if [ "$mb" != "-" ]; then
+        if [ -n "$own_bare" ]; then
+            ratio=$(echo "$cold / $own_bare" | bc -l | awk '{printf "%.2f", $1}')
+        elif [ "$mb" != "-" ]; then
             for size in $SIZES $TRACE_SIZES; do
                 f=$(find "$DIR/p$size" -name '*.xplane.pb' | head -1)
                 if [ "$(du -m "$f" | cut -f1)" = "$mb" ]; then
