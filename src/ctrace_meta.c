@@ -50,6 +50,55 @@ static int meta_args(struct ctrace *ct, const struct ctrace_event *ev, uint32_t 
     return rc;
 }
 
+/* One metadata event: its key in p or t, and what it sets. */
+struct meta_rec {
+    struct ctrace_process p; /* process_name / process_sort_index */
+    struct ctrace_thread t;  /* thread_name / thread_sort_index */
+    int is_name;             /* sets the name (even to none), else the sort index */
+};
+
+static int rec_proc_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return proc_cmp(&((const struct meta_rec *)a)->p, &((const struct meta_rec *)b)->p);
+}
+
+static int rec_thread_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return thread_cmp(&((const struct meta_rec *)a)->t, &((const struct meta_rec *)b)->t);
+}
+
+/* The records of one kind sorted by key, stably: a key's records stay in
+ * file order, so folding them lets a later event override an earlier one
+ * (as a dict would). Returns the number of distinct keys, written to the
+ * front of recs. */
+static uint32_t fold(struct meta_rec *recs, uint32_t n, int threads)
+{
+    uint32_t i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        struct meta_rec *r = &recs[i];
+        int same = k > 0 && (threads ? thread_cmp(&recs[k - 1].t, &r->t) == 0
+                                     : proc_cmp(&recs[k - 1].p, &r->p) == 0);
+        struct meta_rec *out = same ? &recs[k - 1] : &recs[k++];
+        uint32_t name = threads ? r->t.name : r->p.name;
+        int64_t sort_index = threads ? r->t.sort_index : r->p.sort_index;
+        int is_name = r->is_name;
+        if (!same) {
+            *out = *r;
+            out->p.name = out->t.name = 0;
+            out->p.sort_index = out->t.sort_index = CT_NONE;
+        }
+        if (is_name) {
+            out->p.name = out->t.name = name;
+        } else if (sort_index != CT_NONE) {
+            out->p.sort_index = out->t.sort_index = sort_index;
+        }
+    }
+    return k;
+}
+
 int ctr_build_metadata(struct ctrace *ct)
 {
     uint32_t nproc = 0, nthr = 0, i, pn = 0, tn = 0;
@@ -57,7 +106,8 @@ int ctr_build_metadata(struct ctrace *ct)
     uint32_t pid_sort = ctrace_str_find(ct, "process_sort_index");
     uint32_t tid_name = ctrace_str_find(ct, "thread_name");
     uint32_t tid_sort = ctrace_str_find(ct, "thread_sort_index");
-    int rc;
+    struct meta_rec *procs, *threads;
+    int rc = 0;
 
     for (i = 0; i < ct->nevents; i++) {
         const struct ctrace_event *ev = &ct->events[i];
@@ -68,70 +118,57 @@ int ctr_build_metadata(struct ctrace *ct)
         else if (ev->name == tid_name || ev->name == tid_sort)
             nthr++;
     }
-    ct->processes = calloc(nproc ? nproc : 1, sizeof(*ct->processes));
-    ct->threads = calloc(nthr ? nthr : 1, sizeof(*ct->threads));
-    if (ct->processes == NULL || ct->threads == NULL)
-        return -ENOMEM;
-    /* Later metadata events override earlier ones (as a dict would). */
-    for (i = 0; i < ct->nevents; i++) {
+    procs = calloc(nproc ? nproc : 1, sizeof(*procs));
+    threads = calloc(nthr ? nthr : 1, sizeof(*threads));
+    if (procs == NULL || threads == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < ct->nevents && rc == 0; i++) {
         const struct ctrace_event *ev = &ct->events[i];
-        uint32_t name = 0, k;
-        int64_t sort_index = CT_NONE;
+        struct meta_rec *r;
         if (ev->ph != 'M' || ev->name == 0)
             continue;
         if (ev->name == pid_proc || ev->name == pid_sort) {
-            struct ctrace_process *p = NULL;
-            uint16_t pf = ev->flags & CT_PID_STR;
-            for (k = 0; k < pn; k++) {
-                if (ct->processes[k].pid == ev->pid && ct->processes[k].pid_flags == pf) {
-                    p = &ct->processes[k];
-                    break;
-                }
-            }
-            if (p == NULL) {
-                p = &ct->processes[pn++];
-                p->pid = ev->pid;
-                p->pid_flags = pf;
-                p->sort_index = CT_NONE;
-            }
-            rc = meta_args(ct, ev, &name, &sort_index);
-            if (rc != 0)
-                return rc;
-            if (ev->name == pid_proc)
-                p->name = name;
-            else if (sort_index != CT_NONE)
-                p->sort_index = sort_index;
+            r = &procs[pn++];
+            r->p.pid = ev->pid;
+            r->p.pid_flags = ev->flags & CT_PID_STR;
+            r->p.sort_index = CT_NONE;
+            r->is_name = ev->name == pid_proc;
+            rc = meta_args(ct, ev, &r->p.name, &r->p.sort_index);
         } else if (ev->name == tid_name || ev->name == tid_sort) {
-            struct ctrace_thread *t = NULL;
-            uint16_t f = ev->flags & (CT_PID_STR | CT_TID_STR);
-            for (k = tn; k > 0; k--) {
-                struct ctrace_thread *c = &ct->threads[k - 1];
-                if (c->pid == ev->pid && c->tid == ev->tid && c->flags == f) {
-                    t = c;
-                    break;
-                }
-            }
-            if (t == NULL) {
-                t = &ct->threads[tn++];
-                t->pid = ev->pid;
-                t->tid = ev->tid;
-                t->flags = f;
-                t->sort_index = CT_NONE;
-            }
-            rc = meta_args(ct, ev, &name, &sort_index);
-            if (rc != 0)
-                return rc;
-            if (ev->name == tid_name)
-                t->name = name;
-            else if (sort_index != CT_NONE)
-                t->sort_index = sort_index;
+            r = &threads[tn++];
+            r->t.pid = ev->pid;
+            r->t.tid = ev->tid;
+            r->t.flags = ev->flags & (CT_PID_STR | CT_TID_STR);
+            r->t.sort_index = CT_NONE;
+            r->is_name = ev->name == tid_name;
+            rc = meta_args(ct, ev, &r->t.name, &r->t.sort_index);
         }
     }
+    if (rc == 0 && (xp_sort_runs(procs, pn, sizeof(*procs), rec_proc_cmp, NULL) != 0 ||
+                    xp_sort_runs(threads, tn, sizeof(*threads), rec_thread_cmp, NULL) != 0))
+        rc = -ENOMEM;
+    if (rc != 0)
+        goto out;
+    pn = fold(procs, pn, 0);
+    tn = fold(threads, tn, 1);
+    ct->processes = calloc(pn ? pn : 1, sizeof(*ct->processes));
+    ct->threads = calloc(tn ? tn : 1, sizeof(*ct->threads));
+    if (ct->processes == NULL || ct->threads == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < pn; i++)
+        ct->processes[i] = procs[i].p;
+    for (i = 0; i < tn; i++)
+        ct->threads[i] = threads[i].t;
     ct->nprocesses = pn;
     ct->nthreads = tn;
-    xp_qsort(ct->processes, pn, sizeof(*ct->processes), proc_cmp);
-    xp_qsort(ct->threads, tn, sizeof(*ct->threads), thread_cmp);
-    return 0;
+out:
+    free(procs);
+    free(threads);
+    return rc;
 }
 
 const struct ctrace_process *ctrace_process_find(const struct ctrace *ct, int64_t pid,

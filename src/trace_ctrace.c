@@ -19,6 +19,7 @@
 
 #include "sort.h"
 #include "ctrace.h"
+#include "idmap.h"
 #include "trace_index.h"
 #include "trace_json.h"
 
@@ -40,16 +41,22 @@ static int proc_cmp(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Number of process (pid, str) in the sorted table, 1-based. */
-static uint32_t proc_number(const struct proc *procs, uint32_t n, int64_t pid, uint16_t str)
-{
-    uint32_t i;
+/* Process numbers (1-based, in the sorted table) by pid: one map for
+ * numeric pids, one for string ids. */
+struct proc_index {
+    struct idmap num, str;
+};
 
-    for (i = 0; i < n; i++) {
-        if (procs[i].pid == pid && procs[i].str == str)
-            return i + 1;
-    }
-    return 0;
+static uint32_t proc_number(const struct proc_index *x, int64_t pid, uint16_t str)
+{
+    uint32_t v = idmap_get(str ? &x->str : &x->num, pid);
+
+    return v == IDMAP_NONE ? 0 : v;
+}
+
+static int proc_set(struct proc_index *x, int64_t pid, uint16_t str, uint32_t number)
+{
+    return idmap_set(str ? &x->str : &x->num, pid, number);
 }
 
 static uint64_t to_ps(double us, double base)
@@ -138,8 +145,9 @@ static int ctrace_counter(const struct tv_host *h, const struct tv_event *e, str
     return n > 0;
 }
 
-/* Collect and number the processes that have events. */
-static int collect_procs(const struct ctrace *ct, struct proc **procsp, uint32_t *np)
+/* Collect and number the processes that have events (into ix). */
+static int collect_procs(const struct ctrace *ct, struct proc **procsp, uint32_t *np,
+                         struct proc_index *ix)
 {
     struct proc *procs = NULL;
     uint32_t n = 0, cap = 0, i;
@@ -148,7 +156,7 @@ static int collect_procs(const struct ctrace *ct, struct proc **procsp, uint32_t
         const struct ctrace_event *ev = &ct->events[i];
         uint16_t str = ev->flags & CT_PID_STR;
         const struct ctrace_process *cp;
-        if (ev->ph == 'M' || ev->ph == 0 || proc_number(procs, n, ev->pid, str) != 0)
+        if (ev->ph == 'M' || ev->ph == 0 || proc_number(ix, ev->pid, str) != 0)
             continue;
         if (n == cap) {
             struct proc *np2;
@@ -160,6 +168,10 @@ static int collect_procs(const struct ctrace *ct, struct proc **procsp, uint32_t
             }
             procs = np2;
         }
+        if (proc_set(ix, ev->pid, str, n + 1) != 0) {
+            free(procs);
+            return -ENOMEM;
+        }
         cp = ctrace_process_find(ct, ev->pid, str);
         procs[n].pid = ev->pid;
         procs[n].str = str;
@@ -168,6 +180,8 @@ static int collect_procs(const struct ctrace *ct, struct proc **procsp, uint32_t
     }
     if (n > 0)
         xp_qsort(procs, n, sizeof(*procs), proc_cmp);
+    for (i = 0; i < n; i++) /* numbers in sorted order (overwrites, no growth) */
+        proc_set(ix, procs[i].pid, procs[i].str, i + 1);
     *procsp = procs;
     *np = n;
     return 0;
@@ -220,11 +234,13 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
     const struct ctrace *ct;
     struct tv_host *h;
     struct proc *procs = NULL;
+    struct proc_index ix;
     struct open_slice *open = NULL;
     uint32_t nprocs = 0, nopen = 0, capopen = 0, i;
     double base = INFINITY;
     int rc;
 
+    memset(&ix, 0, sizeof(ix));
     rc = ctrace_snapshot(snap, host, &ct, err);
     if (rc != 0)
         return rc;
@@ -240,7 +256,7 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
             base = ev->ts;
     }
     base = isfinite(base) ? floor(base) : 0;
-    rc = collect_procs(ct, &procs, &nprocs);
+    rc = collect_procs(ct, &procs, &nprocs, &ix);
     for (i = 0; i < nprocs && rc == 0; i++)
         rc = declare_proc(h, ct, &procs[i], i + 1);
     if (rc == 0)
@@ -252,7 +268,7 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
         int64_t track;
         if (ev->ph == 'M' || ev->ph == 0)
             continue;
-        pid = proc_number(procs, nprocs, ev->pid, ev->flags & CT_PID_STR);
+        pid = proc_number(&ix, ev->pid, ev->flags & CT_PID_STR);
         memset(&te, 0, sizeof(te));
         te.ts = to_ps(ev->ts, base);
         te.src = i;
@@ -330,6 +346,8 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
     }
     free(procs);
     free(open);
+    idmap_free(&ix.num);
+    idmap_free(&ix.str);
     if (rc == 0)
         rc = tv_finish(h, 2, err);
     else

@@ -219,13 +219,21 @@ int tv_add_device(struct tv_host *h, uint32_t pid, const char *name)
 
 int tv_add_resource(struct tv_host *h, uint32_t pid, uint32_t tid, uint32_t name)
 {
-    uint32_t i = h->build != NULL ? idmap_get(&h->build->devices, pid) : IDMAP_NONE;
+    struct tv_build *b = h->build;
+    int64_t key = (int64_t)(((uint64_t)pid << 32) | tid);
+    uint32_t i = b != NULL ? idmap_get(&b->devices, pid) : IDMAP_NONE, r;
     struct tv_device *d;
 
     if (i == IDMAP_NONE)
         return -ENOENT;
     d = &h->devices[i];
-    if (grow((void **)&d->res, &d->res_cap, d->nres, sizeof(*d->res)) != 0)
+    r = idmap_get(&b->threads, key);
+    if (r != IDMAP_NONE) {
+        d->res[r].name = name;
+        return 0;
+    }
+    if (grow((void **)&d->res, &d->res_cap, d->nres, sizeof(*d->res)) != 0 ||
+        idmap_set(&b->threads, key, d->nres) != 0)
         return -ENOMEM;
     d->res[d->nres].tid = tid;
     d->res[d->nres].name = name;
@@ -239,6 +247,7 @@ static void build_free(struct tv_build *b)
         return;
     free(b->slots);
     idmap_free(&b->devices);
+    idmap_free(&b->threads);
     free(b);
 }
 
@@ -252,22 +261,13 @@ static int resource_cmp(const void *a, const void *b, void *ctx)
 
 void tv_build_end(struct tv_host *h)
 {
-    uint32_t i, j, k;
+    uint32_t i;
 
-    for (i = 0; i < h->ndevices; i++) {
-        struct tv_device *d = &h->devices[i];
-        /* stable: of equal tids the one added last is last; on no memory
-         * the threads stay in the order they came, named */
-        if (xp_sort_runs(d->res, d->nres, sizeof(*d->res), resource_cmp, NULL) != 0)
-            continue;
-        for (j = 0, k = 0; j < d->nres; j++) {
-            if (k > 0 && d->res[k - 1].tid == d->res[j].tid)
-                d->res[k - 1] = d->res[j];
-            else
-                d->res[k++] = d->res[j];
-        }
-        d->nres = k;
-    }
+    /* each tid once (tv_add_resource renames); on no memory the threads
+     * stay in the order they came */
+    for (i = 0; i < h->ndevices; i++)
+        (void)xp_sort_runs(h->devices[i].res, h->devices[i].nres, sizeof(*h->devices[i].res),
+                           resource_cmp, NULL);
     build_free(h->build);
     h->build = NULL;
 }

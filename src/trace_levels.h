@@ -21,10 +21,11 @@ struct tv_build {
     uint32_t track_cap;   /* allocated tracks */
     uint32_t device_cap;  /* allocated devices */
     struct idmap devices; /* pid -> index in devices */
+    struct idmap threads; /* pid << 32 | tid -> index in its device's res */
 };
 
-/* Sort every process's threads by tid, the last name given to a tid kept
- * (tv_add_resource appends), and free the building state. */
+/* Sort every process's threads by tid (tv_add_resource appends) and free
+ * the building state. */
 void tv_build_end(struct tv_host *h);
 
 /* XProf's TraceEventsComparator (start ascending, duration descending, pid,

@@ -187,8 +187,10 @@ void tv_vis_free(struct tv_vis *v)
     uint32_t i;
 
     if (v->rows != NULL) {
-        for (i = 0; i < v->nrows; i++)
+        for (i = 0; i < v->nrows; i++) {
             free(v->rows[i].stack);
+            free(v->rows[i].low);
+        }
     }
     free(v->rows);
     tv_flowmap_free(&v->flows);
@@ -198,16 +200,24 @@ void tv_vis_free(struct tv_vis *v)
 int tv_row_grow(struct tv_vis *v, struct tv_row *r, uint32_t depth)
 {
     uint32_t cap = r->cap ? r->cap * 2 : 8;
-    uint64_t *s;
+    uint64_t *s, *low;
 
-    while (cap <= depth)
+    while (cap <= depth) {
+        if (cap > UINT32_MAX / 2) {
+            v->oom = 1;
+            return -ENOMEM;
+        }
         cap *= 2;
+    }
     s = realloc(r->stack, cap * sizeof(*s));
-    if (s == NULL) {
+    if (s != NULL)
+        r->stack = s;
+    low = s != NULL ? realloc(r->low, cap * sizeof(*low)) : NULL;
+    if (low == NULL) {
         v->oom = 1;
         return -ENOMEM;
     }
-    r->stack = s;
+    r->low = low;
     r->cap = cap;
     return 0;
 }

@@ -40,6 +40,7 @@ uint8_t tv_flowmap_first(struct tv_flowmap *m, uint64_t id, uint8_t val, int era
 /* One row's state. */
 struct tv_row {
     uint64_t *stack;     /* end ps of the visible event at each depth */
+    uint64_t *low;       /* low[d] = min(stack[0..d]): non-increasing */
     uint32_t depth;      /* entries in stack */
     uint32_t cap;        /* allocated entries */
     uint64_t last_flow;  /* end of the last visible flow event */
@@ -71,17 +72,34 @@ struct tv_vis_event {
 int tv_vis_init(struct tv_vis *v, uint64_t res, uint32_t nrows);
 void tv_vis_free(struct tv_vis *v);
 
+/* Rows deeper than this are searched by halves (see tv_row_depth). */
+#define TV_ROW_SCAN 16
+
 /* Nesting depth in row r for an event starting at begin: the first stack
- * entry that ended at or before begin. */
+ * entry that ended at or before begin (XProf scans from the bottom). That
+ * is the first d with low[d] <= begin, and low does not increase: deep
+ * rows (a recursion 50,000 deep) are searched by halves. */
 static inline uint32_t tv_row_depth(const struct tv_row *r, uint64_t begin)
 {
-    uint32_t d;
+    uint32_t d, lo, hi;
 
-    for (d = 0; d < r->depth; d++) {
-        if (r->stack[d] <= begin)
-            break;
+    if (r->depth <= TV_ROW_SCAN) {
+        for (d = 0; d < r->depth; d++) {
+            if (r->stack[d] <= begin)
+                break;
+        }
+        return d;
     }
-    return d;
+    lo = 0;
+    hi = r->depth;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->low[mid] <= begin)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
 }
 
 /* Make room in r's stack for index depth; -ENOMEM (and v->oom) if not. */
@@ -93,6 +111,7 @@ static inline void tv_row_push(struct tv_vis *v, struct tv_row *r, uint32_t dept
     if (depth >= r->cap && tv_row_grow(v, r, depth) != 0)
         return;
     r->stack[depth] = end;
+    r->low[depth] = depth > 0 && r->low[depth - 1] < end ? r->low[depth - 1] : end;
     r->depth = depth + 1;
 }
 

@@ -26,6 +26,8 @@ struct event_writer {
     uint32_t last_pid;              /* key of the open counter track */
     const char *last_name;          /* its name ("" initially) */
     uint64_t counters;              /* counter samples written */
+    struct out values;              /* a sample's values, rewound for each (a
+                                       writer per sample cost a 2 MiB chunk) */
 };
 
 /* "args":{...} for a window response or full args; then "sf". */
@@ -101,13 +103,13 @@ static void write_counter(struct event_writer *w, const struct tv_part *p, const
 {
     struct out *o = w->o;
     const char *name = tv_text(p->h, e->name), *first_arg = "";
-    struct out values;
+    struct out *values = &w->values;
     size_t i;
 
     w->counters++;
-    out_init(&values);
-    if (p->h->counter != NULL && !p->h->counter(p->h, e, &values, &first_arg, NULL))
-        values.len = 0;
+    out_rewind(values);
+    if (p->h->counter != NULL && !p->h->counter(p->h, e, values, &first_arg, NULL))
+        out_rewind(values);
     if (w->last_pid != pid || strcmp(w->last_name, name) != 0) {
         w->last_pid = pid;
         w->last_name = name;
@@ -117,24 +119,26 @@ static void write_counter(struct event_writer *w, const struct tv_part *p, const
         out_puts(o, ",\"name\":\"");
         out_puts(o, name);
         out_puts(o, "\",\"ph\":\"C\"");
-        if (first_arg[0] != '\0' || values.len > 0) {
+        if (first_arg[0] != '\0' || values->len > 0) {
             out_puts(o, ",\"event_stats\":\"");
             out_puts(o, first_arg);
             out_putc(o, '"');
         }
         out_puts(o, ",\"entries\":[");
     }
-    if (values.len > 0) {
+    if (values->len > 0) {
+        size_t used = (values->len + OUT_CHUNK - 1) / OUT_CHUNK;
         out_putc(o, '[');
         tj_us(o, e->ts);
         out_putc(o, ',');
-        for (i = 0; i < values.nchunks; i++) {
-            size_t n = i + 1 < values.nchunks ? OUT_CHUNK : values.len - i * OUT_CHUNK;
-            out_write(o, values.chunks[i], n);
+        for (i = 0; i < used; i++) {
+            size_t n = i + 1 < used ? OUT_CHUNK : values->len - i * OUT_CHUNK;
+            out_write(o, values->chunks[i], n);
         }
         out_putc(o, ']');
     }
-    out_discard(&values);
+    if (values->oom)
+        o->oom = 1;
 }
 
 /* One event (XProf JsonEventWriter::WriteEvent / AddCounterEvent). */
@@ -266,10 +270,12 @@ static int format_batch(void *arg, size_t k)
     w.prev_counter = b->prev_counter;
     w.last_pid = b->last_pid;
     w.last_name = b->last_name;
+    out_init(&w.values);
     for (i = b->lo; i < b->hi; i++) {
         if (part_written(p, i))
             write_event(&w, p, part_event(p, i));
     }
+    out_discard(&w.values);
     b->counters = w.counters;
     return b->out->oom ? -ENOMEM : 0;
 }

@@ -1,9 +1,14 @@
 """Profiles wide rather than long: 20,000 threads on one host plane, 20,000
-device planes, 20,000 streams on one GPU. Small files (under 2 MB) that once
-cost seconds and gigabytes: a quarter-MiB arena block and a 32-row op table
-per thread, huge-page backed (5 GB for overview_page), a line-base lookup
-summing every plane before it, thread and device lists kept sorted by
-insertion, the legacy trace's per-process scan of every line.
+device planes, 20,000 streams on one GPU, and 20,000 events nested in one
+another. Small files (under 2 MB) that once cost seconds and gigabytes: a
+quarter-MiB arena block and a 32-row op table per thread, huge-page backed
+(5 GB for overview_page), a line-base lookup summing every plane before it,
+thread and device lists kept sorted by insertion, the legacy trace's
+per-process scan of every line, the trackers' nesting depth found by a scan
+from the bottom of the stack (test_trace_index.c checks its search). And
+Chrome traces with 20,000 processes (metadata and process numbers were found
+by scanning) and 20,000 counter series (each sample's values had a writer of
+its own: a 2 MiB chunk mapped, touched and unmapped per sample).
 
 Each tool is run in a fresh python process that reports its child's peak RSS
 (RUSAGE_CHILDREN), and must stay under WIDE_RSS_MB; the outputs are checked
@@ -11,6 +16,7 @@ against the profile as built here: every thread named once, in tid order,
 with the name of the last line that has its tid.
 """
 import json
+import resource
 import subprocess
 import sys
 
@@ -88,7 +94,46 @@ def _streams(space):
         e.duration_ps = 10
 
 
-SHAPES = {"threads": _threads, "planes": _planes, "streams": _streams}
+def _nested(space):
+    # host and GPU lines whose events each hold the next
+    for pid, name, line in ((1, "/host:CPU", "main"), (2, "/device:GPU:0", "Stream #1")):
+        p = space.planes.add()
+        p.id = pid
+        p.name = name
+        _meta(p, 1, "nest")
+        ln = p.lines.add()
+        ln.id = 1
+        ln.name = line
+        ln.timestamp_ns = 1000
+        for i in range(N):
+            e = ln.events.add()
+            e.metadata_id = 1
+            e.offset_ps = i
+            e.duration_ps = 2 * (N - i)
+
+
+SHAPES = {"threads": _threads, "planes": _planes, "streams": _streams, "nested": _nested}
+
+
+def _ct_pids():
+    ev = []
+    for i in range(N):
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": i + 1, "tid": 1,
+                   "ts": i, "dur": 3})
+        ev.append({"ph": "M", "name": "process_name", "pid": i + 1, "args": {"name": "p%d" % i}})
+    # a later metadata event renames a process
+    ev.append({"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "seven"}})
+    return ev
+
+
+def _ct_counters():
+    ev = []
+    for i in range(N):
+        ev.append({"ph": "C", "name": "ctr%05d" % i, "pid": 1, "ts": i, "args": {"v": i}})
+    return ev
+
+
+CT_SHAPES = {"ct_pids": _ct_pids, "ct_counters": _ct_counters}
 
 
 @pytest.fixture(scope="module")
@@ -100,21 +145,31 @@ def wide_logdir(tmp_path_factory):
         d = out / "plugins/profile" / run
         d.mkdir(parents=True)
         (d / "h.xplane.pb").write_bytes(space.SerializeToString())
+    for run, build in CT_SHAPES.items():
+        d = out / run
+        d.mkdir()
+        (d / "w.pt.trace.json").write_text(json.dumps({"traceEvents": build()}))
     return out
 
 
-def _cat_rss(xprofs_build, logdir, path):
-    """(stdout, peak RSS in MB) of `xprofs cat` run alone in a fresh process."""
+def _cat_usage(xprofs_build, logdir, path):
+    """(stdout, peak RSS in MB, minor page faults) of `xprofs cat` run alone
+    in a fresh process."""
     code = ("import resource, subprocess, sys\n"
             "r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=600)\n"
             "sys.stdout.buffer.write(r.stdout)\n"
-            "sys.stderr.write('%d %d' % (r.returncode, "
-            "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n")
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "sys.stderr.write('%d %d %d' % (r.returncode, u.ru_maxrss, u.ru_minflt))\n")
     r = subprocess.run([sys.executable, "-c", code, str(xprofs_build / "xprofs"), "cat",
                         str(logdir), path], capture_output=True, timeout=660)
-    rc, rss_kb = map(int, r.stderr.decode().split()[-2:])
+    rc, rss_kb, minflt = map(int, r.stderr.decode().split()[-3:])
     assert rc == 0, path
-    return r.stdout, rss_kb / 1024
+    return r.stdout, rss_kb / 1024, minflt
+
+
+def _cat_rss(xprofs_build, logdir, path):
+    out, rss, _ = _cat_usage(xprofs_build, logdir, path)
+    return out, rss
 
 
 @pytest.mark.parametrize("run", sorted(SHAPES))
@@ -162,3 +217,39 @@ def test_wide_streams_all_events_shown(wide_logdir, xcat):
     assert len(kernels) == N
     tids = [tid for _, tid, _ in _thread_names(data)]
     assert tids == sorted(tids) and len(set(tids)) == len(tids)
+
+
+def test_wide_nested_all_events_shown(wide_logdir, xcat):
+    data = json.loads(xcat(wide_logdir, "nested/trace_viewer.json"))
+    events = [e for e in data["traceEvents"] if e.get("ph") == "X"]
+    assert len(events) == 2 * N
+    # the outermost first (XProf's order: start, then longest)
+    host = min(e["pid"] for e in events)
+    durs = [e["dur"] for e in events if e["pid"] == host]
+    assert durs == sorted(durs, reverse=True) and len(set(durs)) == N
+
+
+def test_wide_chrome_trace_processes(wide_logdir, xcat):
+    data = json.loads(xcat(wide_logdir, "ct_pids/trace_viewer.json"))
+    names = {e["pid"]: e["args"]["name"] for e in data["traceEvents"]
+             if e.get("name") == "process_name"}
+    assert len(names) == N
+    # processes numbered 1..N in pid order, shown as 1000 (host + 1) + number
+    pids = sorted(names)
+    assert pids == list(range(1001, 1001 + N))
+    assert names[1001].endswith(" p0") and names[1000 + N].endswith(" p%d" % (N - 1))
+    assert names[1007].endswith(" seven")
+    adds = [e for e in data["traceEvents"] if e.get("ph") == "X"]
+    assert len(adds) == N and {e["pid"] for e in adds} == set(pids)
+
+
+def test_wide_chrome_trace_counters(wide_logdir, xprofs_build):
+    out, rss, minflt = _cat_usage(xprofs_build, wide_logdir, "ct_counters/trace_viewer.json")
+    data = json.loads(out)
+    series = {e["name"]: e["entries"] for e in data["traceEvents"] if e.get("ph") == "C"}
+    assert len(series) == N
+    assert series["ctr00000"] == [[0, 0]] and series["ctr19999"] == [[19999, 19999]]
+    if not SANITIZED:
+        # a few hundred faults with huge pages; one per sample (20,000 and
+        # more) when every sample mapped a chunk of its own
+        assert minflt < N // 2, minflt

@@ -58,6 +58,47 @@ static void test_visibility_rule(void **state)
     tv_vis_free(&v);
 }
 
+/* tv_row_depth against XProf's definition (the first stack entry from the
+ * bottom that ended at or before the start), on stacks far deeper than its
+ * linear scan and not ordered (events that overlap without nesting push
+ * later ends above earlier ones). */
+static void test_row_depth_deep(void **state)
+{
+    struct tv_vis v;
+    struct tv_row *r;
+    uint64_t seed = 12345, ts = 1000000;
+    uint32_t i, d, deepest = 0;
+
+    (void)state;
+    assert_int_equal(tv_vis_init(&v, 10, 1), 0);
+    r = &v.rows[0];
+    for (i = 0; i < 200000; i++) {
+        uint32_t got, want;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        /* mostly nested deeper and deeper, sometimes a step back in depth
+         * or a start past some ends */
+        if ((seed >> 60) == 0)
+            ts += (seed >> 40) % 5000;
+        else
+            ts += (seed >> 40) % 3;
+        got = tv_row_depth(r, ts);
+        for (want = 0; want < r->depth && r->stack[want] > ts; want++)
+            ;
+        assert_int_equal(got, want);
+        /* usually a long event (its end before or after its parent's:
+         * the stack is not ordered), sometimes a short one; now and then
+         * pushed lower, as the other trackers of a level do */
+        d = (seed >> 33) % 64 == 0 && got > 0 ? got - 1 - (uint32_t)((seed >> 20) % got) : got;
+        tv_row_push(&v, r, d,
+                    ts + 1 + ((seed >> 27) % 16 == 0 ? (seed >> 8) % 100 : (seed >> 8) % 3000000));
+        assert_false(v.oom);
+        if (r->depth > deepest)
+            deepest = r->depth;
+    }
+    assert_true(deepest > 10 * TV_ROW_SCAN);
+    tv_vis_free(&v);
+}
+
 static void test_flow_visibility(void **state)
 {
     struct tv_vis v;
@@ -594,6 +635,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_visibility_rule),
+        cmocka_unit_test(test_row_depth_deep),
         cmocka_unit_test(test_flow_visibility),
         cmocka_unit_test(test_flowmap),
         cmocka_unit_test(test_uids_and_cap),
