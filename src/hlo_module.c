@@ -225,10 +225,9 @@ static int link_graph(struct hlo_graph *g, struct hlo_raw_ids *raw, struct raw_c
         const struct hlo_node *nd = &g->nodes[i];
         for (j = 0; j < nd->noperands; j++) {
             struct hlo_node *op = &g->nodes[nd->operands[j]];
-            uint32_t k;
-            for (k = 0; k < op->nusers && op->users[k] != i; k++)
-                ;
-            if (k == op->nusers) /* a user is listed once (XLA's users()) */
+            /* a user is listed once (XLA's users()); users come in
+             * ascending order, so a repeat can only be the last one */
+            if (op->nusers == 0 || op->users[op->nusers - 1] != i)
                 op->users[op->nusers++] = i;
         }
     }

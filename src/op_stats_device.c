@@ -257,7 +257,10 @@ static void enter_op(struct arena *arena, struct op_metrics_db *db, uint64_t pro
 }
 
 /* The rows of recent HLO ops in one plane's db, by instruction and
- * program: a run of an op seen before skips hashing its name. */
+ * program: a run of an op seen before skips hashing its name. The caches
+ * of a plane hold up to this many slots, fewer on a plane with fewer
+ * events (cache_slots): a profile of 20,000 one-event planes must not
+ * clear 20,000 full caches. */
 #define ROW_CACHE 4096
 
 struct row_cache_slot {
@@ -267,10 +270,10 @@ struct row_cache_slot {
 };
 
 static struct op_metrics *run_row(struct arena *arena, struct op_metrics_db *db,
-                                  struct row_cache_slot *cache, const struct run *r)
+                                  struct row_cache_slot *cache, uint32_t mask, const struct run *r)
 {
     uintptr_t k = (uintptr_t)r->instr ^ (uintptr_t)(r->program_id * 0x9e3779b97f4a7c15ULL);
-    struct row_cache_slot *slot = &cache[(k >> 4) % ROW_CACHE];
+    struct row_cache_slot *slot = &cache[(k >> 4) & mask];
     struct op_metrics *m;
 
     if (slot->instr == r->instr && slot->program_id == r->program_id && slot->row < db->nrows)
@@ -282,11 +285,11 @@ static struct op_metrics *run_row(struct arena *arena, struct op_metrics_db *db,
 }
 
 static void flush_run(struct arena *arena, struct op_metrics_db *db, struct row_cache_slot *cache,
-                      struct run *r)
+                      uint32_t mask, struct run *r)
 {
     struct op_metrics *m;
 
-    if (r->instr != NULL && (m = run_row(arena, db, cache, r)) != NULL)
+    if (r->instr != NULL && (m = run_row(arena, db, cache, mask, r)) != NULL)
         add_to_row(arena, db, m, r->instr->category, r->instr->provenance,
                    r->instr->deduplicated_name, r->instr->expression, r->is_eager, r->occurrences,
                    r->duration, r->instr, (int64_t)r->flops, (int64_t)r->bytes);
@@ -343,18 +346,19 @@ struct hlo_cache_slot {
     uint64_t program_id;
     const struct hlo_instr *instr;
 };
-#define HLO_CACHE 4096
 
-static const struct hlo_instr *cached_instr(struct hlo_cache_slot *c, const struct hlo_map *m,
-                                            const struct gpu_stats *s, const char *hn, size_t hl)
+/* c holds two tables of mask + 1 slots: by pointer, then by content. */
+static const struct hlo_instr *cached_instr(struct hlo_cache_slot *c, uint32_t mask,
+                                            const struct hlo_map *m, const struct gpu_stats *s,
+                                            const char *hn, size_t hl)
 {
-    size_t ix = (((uintptr_t)s->hlo_op >> 3) ^ (size_t)s->program_id) & (HLO_CACHE - 1), cx;
+    size_t ix = (((uintptr_t)s->hlo_op >> 3) ^ (size_t)s->program_id) & mask, cx;
 
     if (c[ix].ptr == s->hlo_op && c[ix].len == s->hlo_op_len && c[ix].program_id == s->program_id)
         return c[ix].instr;
     /* the same bytes elsewhere (string stats are not shared): by content */
-    cx = HLO_CACHE + ((size_t)fnv(s->program_id * 0x9e3779b97f4a7c15ULL, s->hlo_op, s->hlo_op_len) &
-                      (HLO_CACHE - 1));
+    cx = (size_t)mask + 1 +
+         ((size_t)fnv(s->program_id * 0x9e3779b97f4a7c15ULL, s->hlo_op, s->hlo_op_len) & mask);
     if (c[cx].ptr != NULL && c[cx].len == s->hlo_op_len && c[cx].program_id == s->program_id &&
         memcmp(c[cx].ptr, s->hlo_op, s->hlo_op_len) == 0) {
         c[ix] = c[cx];
@@ -389,14 +393,14 @@ struct kernel_recent {
     const struct hlo_instr *instr;
     uint32_t slot; /* index + 1 into v; 0 = empty */
 };
-#define KERNEL_RECENT 4096
 
 struct kernel_cache {
     struct kernel_slot *v;
     uint32_t n, cap;
     uint32_t *slot;
     uint32_t nslots;
-    struct kernel_recent *recent; /* KERNEL_RECENT entries */
+    struct kernel_recent *recent; /* recent_mask + 1 entries (cache_slots) */
+    uint32_t recent_mask;
 };
 
 static int kc_grow(struct kernel_cache *kc)
@@ -482,7 +486,7 @@ static struct kernel_slot *kc_slot(struct kernel_cache *kc, uint32_t meta,
     uint64_t ph = ((uintptr_t)s->kernel_details ^ ((uintptr_t)s->tf_op << 1) ^
                    ((uintptr_t)s->equation << 2) ^ (uintptr_t)instr ^ meta) *
                   0x9e3779b97f4a7c15ULL;
-    struct kernel_recent *rc = &kc->recent[(ph >> 40) & (KERNEL_RECENT - 1)];
+    struct kernel_recent *rc = &kc->recent[(ph >> 40) & kc->recent_mask];
 
     *fresh = 0;
     if (rc->slot != 0 && rc->meta == meta && rc->instr == instr && rc->kd == s->kernel_details &&
@@ -663,6 +667,17 @@ static int kernel_uses_tc(const char *name)
     return 0;
 }
 
+/* Slots of each cache of a plane with n events: a power of two from 16 up
+ * to ROW_CACHE, for the row, HLO (twice) and recent-kernel caches alike. */
+static uint32_t cache_slots(uint64_t n)
+{
+    uint32_t slots = 16;
+
+    while (slots < ROW_CACHE && slots < n)
+        slots *= 2;
+    return slots;
+}
+
 /* ---- the plane ---- */
 
 int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_out *out)
@@ -679,8 +694,9 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
     struct run run;
     char *name_buf = NULL;
     size_t name_cap = 0;
-    struct hlo_cache_slot *hcache = calloc(2 * HLO_CACHE, sizeof(*hcache));
-    struct row_cache_slot *rows = calloc(ROW_CACHE, sizeof(*rows));
+    uint32_t slots = cache_slots(pl->nevents), mask = slots - 1;
+    struct hlo_cache_slot *hcache = calloc(2 * (size_t)slots, sizeof(*hcache));
+    struct row_cache_slot *rows = calloc(slots, sizeof(*rows));
     uint8_t *by_name = calloc(pl->nemeta ? pl->nemeta : 1, 1);
     struct kernel_cache kc;
     struct xp_pick pick;
@@ -697,7 +713,8 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
     ids.flops = pl->stat_id[XS_FLOPS];
     ids.bytes = pl->stat_id[XS_BYTES_ACCESSED];
     memset(&kc, 0, sizeof(kc));
-    kc.recent = calloc(KERNEL_RECENT, sizeof(*kc.recent));
+    kc.recent = calloc(slots, sizeof(*kc.recent));
+    kc.recent_mask = mask;
     if (hcache == NULL || rows == NULL || by_name == NULL || kc.recent == NULL ||
         gpu_pick_init(&pick, pl, &ids) != 0) {
         free(hcache);
@@ -746,11 +763,11 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 const struct hlo_instr *instr = NULL;
                 hlo_op_name(&s, &hn, &hl);
                 if (s.has_program_id)
-                    instr = cached_instr(hcache, ctx->hlo, &s, hn, hl);
+                    instr = cached_instr(hcache, mask, ctx->hlo, &s, hn, hl);
                 if (instr != NULL) {
                     if (run.instr != NULL && (hl != run.name_len || memcmp(hn, run.name, hl) != 0 ||
                                               group < 0 || (uint64_t)group != run.group))
-                        flush_run(arena, db, rows, &run);
+                        flush_run(arena, db, rows, mask, &run);
                     if (run.occurrences == 0) {
                         run.instr = instr;
                         run.name = instr->name;
@@ -771,7 +788,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 size_t nl, evl = strlen(ev_name);
                 char cat[512];
                 char prov[1024];
-                flush_run(arena, db, rows, &run);
+                flush_run(arena, db, rows, mask, &run);
                 tfop_parse(s.tf_op, s.tf_op_len, &op);
                 nl = op.name_len + 1 + evl;
                 if (nl + 1 > name_cap) {
@@ -825,7 +842,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                     const char *hn;
                     size_t hl;
                     hlo_op_name(&s, &hn, &hl);
-                    instr = cached_instr(hcache, ctx->hlo, &s, hn, hl);
+                    instr = cached_instr(hcache, mask, ctx->hlo, &s, hn, hl);
                 }
                 ks = kc_slot(&kc, ev->meta, &s, instr, &fresh);
                 if (ks == NULL) {
@@ -872,7 +889,7 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
                 }
             }
         }
-        flush_run(arena, db, rows, &run);
+        flush_run(arena, db, rows, mask, &run);
     }
     op_db_set_total_time(db, last ? (uint64_t)(last - first) : 0);
     op_db_add_idle(db, arena);

@@ -61,6 +61,7 @@ struct legacy {
     uint32_t *derived_at;      /* per derived event (source record - nfile): its index in h */
     struct legacy_line *lines; /* shown lines */
     uint32_t nlines;           /* entries in lines */
+    uint32_t lines_cap;        /* allocated entries */
     uint32_t *plane_pid;       /* pid per plane (0 = not shown) */
 };
 
@@ -97,11 +98,16 @@ static int legacy_line_cmp(const void *a, const void *b)
 
 static int push_line(struct legacy *lg, uint32_t plane, int32_t file, int32_t derived, int64_t key)
 {
-    struct legacy_line *l = realloc(lg->lines, (lg->nlines + 1) * sizeof(*l));
+    struct legacy_line *l = lg->lines;
 
-    if (l == NULL)
-        return -ENOMEM;
-    lg->lines = l;
+    if (lg->nlines == lg->lines_cap) {
+        uint32_t cap = lg->lines_cap ? lg->lines_cap * 2 : 64;
+        l = lg->lines_cap < UINT32_MAX / 2 ? realloc(lg->lines, cap * sizeof(*l)) : NULL;
+        if (l == NULL)
+            return -ENOMEM;
+        lg->lines = l;
+        lg->lines_cap = cap;
+    }
     l[lg->nlines].plane = plane;
     l[lg->nlines].file = file;
     l[lg->nlines].derived = derived;
