@@ -9,6 +9,7 @@
  */
 #include "derived_int.h"
 #include "bigalloc.h"
+#include "grow.h"
 #include "idmap.h"
 #include "parallel.h"
 #include "sort.h"
@@ -163,17 +164,9 @@ static struct launch_info *launch_entry(struct launch_table *t, int32_t grp, uin
     if (k >= t->n || t->v[k].group != grp)
         k = idmap_get(&t->index, grp);
     if (k == IDMAP_NONE) {
-        if (t->n == t->cap) {
-            uint32_t cap = t->cap ? t->cap * 2 : 16;
-            struct launch_info *v =
-                t->cap < UINT32_MAX / 2 ? realloc(t->v, cap * sizeof(*v)) : NULL;
-            if (v == NULL)
-                return NULL;
-            t->v = v;
-            t->cap = cap;
-        }
         k = t->n;
-        if (idmap_set(&t->index, grp, k) != 0)
+        if (xp_grow((void **)&t->v, &t->cap, k, sizeof(*t->v)) != 0 ||
+            idmap_set(&t->index, grp, k) != 0)
             return NULL;
         li = &t->v[t->n++];
         memset(li, 0, sizeof(*li));

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "grow.h"
 #include "sort.h"
 
 /* Self time of one op category in one step of one core. */
@@ -65,24 +66,6 @@ struct tpu_core_steps {
     struct group_all_reduce *all_reduce; /* sorted by group, line order within one */
     uint32_t nall_reduce, all_reduce_cap;
 };
-
-static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
-{
-    void *nv;
-    uint32_t c;
-
-    if (n < *cap)
-        return 0;
-    if (*cap > UINT32_MAX / 2)
-        return -ENOMEM;
-    c = *cap ? *cap * 2 : 64;
-    nv = realloc(*v, (size_t)c * size);
-    if (nv == NULL)
-        return -ENOMEM;
-    *v = nv;
-    *cap = c;
-    return 0;
-}
 
 static int marker_cmp(const void *a, const void *b, void *ctx)
 {
@@ -137,7 +120,7 @@ static int add_cat_time(struct tpu_core_steps *cs, int64_t group, const char *na
             return 0;
         }
     }
-    if (grow((void **)&cs->times, &cs->times_cap, cs->ntimes, sizeof(*cs->times)) != 0)
+    if (xp_grow((void **)&cs->times, &cs->times_cap, cs->ntimes, sizeof(*cs->times)) != 0)
         return -ENOMEM;
     cs->times[cs->ntimes++] = (struct tpu_cat_time){group, name, len, ps};
     return 0;
@@ -157,7 +140,7 @@ static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const 
     /* groups are sorted and made unique later: a repeat of the last one
      * adds nothing */
     if (cs->ngroups == 0 || cs->groups[cs->ngroups - 1] != f->group) {
-        if (grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
+        if (xp_grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
             return -ENOMEM;
         cs->groups[cs->ngroups++] = f->group;
     }
@@ -211,8 +194,8 @@ static int note_all_reduce(const struct xp_plane *p, const struct xp_line *l,
 
     if (!xp_event_own_stat(p, l, e, ids->all_reduce_unique_id, &id))
         return 0;
-    if (grow((void **)&cs->all_reduce, &cs->all_reduce_cap, cs->nall_reduce,
-             sizeof(*cs->all_reduce)) != 0)
+    if (xp_grow((void **)&cs->all_reduce, &cs->all_reduce_cap, cs->nall_reduce,
+                sizeof(*cs->all_reduce)) != 0)
         return -ENOMEM;
     cs->all_reduce[cs->nall_reduce].group = group;
     ar = &cs->all_reduce[cs->nall_reduce++].info;
@@ -263,35 +246,38 @@ static int tpu_line_steps(const struct group_source *gs, const struct xp_plane *
     return rc;
 }
 
-/* 1 if the group-sorted markers of cs have group g; *pos: its first. */
-static int find_marker(const struct tpu_core_steps *cs, int64_t g, uint32_t *pos)
+/* The first of n entries of size bytes at base, sorted by the int64_t
+ * group each starts with (markers, category times, all-reduce ops, groups),
+ * whose group is g or later: a binary search, since every step asks. */
+static uint32_t group_first(const void *base, uint32_t n, size_t size, int64_t g)
 {
-    uint32_t lo = 0, hi = cs->nmarkers;
+    uint32_t lo = 0, hi = n;
 
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cs->markers[mid].group < g)
+        int64_t mg;
+        memcpy(&mg, (const char *)base + (size_t)mid * size, sizeof(mg));
+        if (mg < g)
             lo = mid + 1;
         else
             hi = mid;
     }
-    *pos = lo;
-    return lo < cs->nmarkers && cs->markers[lo].group == g;
+    return lo;
+}
+
+/* 1 if the group-sorted markers of cs have group g; *pos: its first. */
+static int find_marker(const struct tpu_core_steps *cs, int64_t g, uint32_t *pos)
+{
+    *pos = group_first(cs->markers, cs->nmarkers, sizeof(*cs->markers), g);
+    return *pos < cs->nmarkers && cs->markers[*pos].group == g;
 }
 
 /* 1 if the core's step events hold group g. */
 static int core_has_group(const struct tpu_core_steps *cs, int64_t g)
 {
-    uint32_t lo = 0, hi = cs->ngroups;
+    uint32_t k = group_first(cs->groups, cs->ngroups, sizeof(*cs->groups), g);
 
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (cs->groups[mid] < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < cs->ngroups && cs->groups[lo] == g;
+    return k < cs->ngroups && cs->groups[k] == g;
 }
 
 /* 1 if l is the step line of a core (`Steps` / `Sparse Core Steps`, or the
@@ -318,7 +304,8 @@ static int grouped_markers(const struct group_source *gs, struct tpu_core_steps 
     uint32_t i, n = gs->groups->nsteps[gs->plane];
 
     for (i = 0; i < n; i++) {
-        if (grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers, sizeof(*cs->markers)) != 0)
+        if (xp_grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers, sizeof(*cs->markers)) !=
+            0)
             return -ENOMEM;
         cs->markers[cs->nmarkers++] = (struct tpu_marker){
             .group = mk[i].group_id, .begin = mk[i].begin_ps, .end = mk[i].end_ps};
@@ -351,8 +338,8 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
                 struct tpu_marker *m;
                 if (!event_group(gs, p, li, i, &group))
                     continue;
-                if (grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers,
-                         sizeof(*cs->markers)) != 0)
+                if (xp_grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers,
+                            sizeof(*cs->markers)) != 0)
                     return -ENOMEM;
                 m = &cs->markers[cs->nmarkers++];
                 m->group = group;
@@ -393,38 +380,6 @@ int tpu_step_category_cmp(const void *a, const void *b, void *ctx)
     return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
 }
 
-/* The first of the core's category times of group g or a later group
- * (times are sorted by group first): a binary search, since every step
- * asks. */
-static uint32_t times_first(const struct tpu_core_steps *cs, int64_t g)
-{
-    uint32_t lo = 0, hi = cs->ntimes;
-
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (cs->times[mid].group < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The same for the core's all-reduce ops. */
-static uint32_t all_reduce_first(const struct tpu_core_steps *cs, int64_t g)
-{
-    uint32_t lo = 0, hi = cs->nall_reduce;
-
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (cs->all_reduce[mid].group < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The core's all-reduce ops of step g into out (the step's
  * all_reduce_db_per_core entry). */
 static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g,
@@ -433,7 +388,7 @@ static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs,
     struct all_reduce_info *v;
     uint32_t a, n = 0, i;
 
-    a = all_reduce_first(cs, g);
+    a = group_first(cs->all_reduce, cs->nall_reduce, sizeof(*cs->all_reduce), g);
     while (a + n < cs->nall_reduce && cs->all_reduce[a + n].group == g)
         n++;
     if (n == 0)
@@ -455,7 +410,7 @@ static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64
 {
     struct step_category *cats;
     uint64_t op_ps = 0, idle;
-    uint32_t t = times_first(cs, g), n = 0, i, j = 0;
+    uint32_t t = group_first(cs->times, cs->ntimes, sizeof(*cs->times), g), n = 0, i, j = 0;
     int has_idle = 0;
 
     while (t + n < cs->ntimes && cs->times[t + n].group == g)

@@ -15,6 +15,7 @@
 
 #include "arena.h"
 #include "bigalloc.h"
+#include "grow.h"
 #include "trace_json.h"
 #include "trace_levels.h"
 #include "trace_vis.h"
@@ -173,26 +174,6 @@ struct tv_host *tv_host_new(const char *hostname)
     return h;
 }
 
-/* Room for n + 1 entries of size bytes in *v (cap entries allocated),
- * doubling; 0 or -ENOMEM. */
-static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
-{
-    uint32_t c;
-    void *nv;
-
-    if (n < *cap)
-        return 0;
-    if (*cap > UINT32_MAX / 2)
-        return -ENOMEM;
-    c = *cap ? *cap * 2 : 8;
-    nv = realloc(*v, (size_t)c * size);
-    if (nv == NULL)
-        return -ENOMEM;
-    *v = nv;
-    *cap = c;
-    return 0;
-}
-
 int tv_add_device(struct tv_host *h, uint32_t pid, const char *name)
 {
     struct tv_build *b = h->build;
@@ -207,7 +188,7 @@ int tv_add_device(struct tv_host *h, uint32_t pid, const char *name)
         return (int)i;
     }
     if (h->ndevices >= INT32_MAX ||
-        grow((void **)&h->devices, &b->device_cap, h->ndevices, sizeof(*d)) != 0 ||
+        xp_grow((void **)&h->devices, &b->device_cap, h->ndevices, sizeof(*d)) != 0 ||
         idmap_set(&b->devices, pid, h->ndevices) != 0)
         return -1;
     d = &h->devices[h->ndevices];
@@ -232,7 +213,7 @@ int tv_add_resource(struct tv_host *h, uint32_t pid, uint32_t tid, uint32_t name
         d->res[r].name = name;
         return 0;
     }
-    if (grow((void **)&d->res, &d->res_cap, d->nres, sizeof(*d->res)) != 0 ||
+    if (xp_grow((void **)&d->res, &d->res_cap, d->nres, sizeof(*d->res)) != 0 ||
         idmap_set(&b->threads, key, d->nres) != 0)
         return -ENOMEM;
     d->res[d->nres].tid = tid;
@@ -306,7 +287,7 @@ static int64_t track_get(struct tv_host *h, uint32_t pid, uint32_t key, int has_
             return b->slots[s];
         s = (s + 1) & (b->nslots - 1);
     }
-    if (grow((void **)&h->tracks, &b->track_cap, h->ntracks, sizeof(*t)) != 0)
+    if (xp_grow((void **)&h->tracks, &b->track_cap, h->ntracks, sizeof(*t)) != 0)
         return -1;
     t = &h->tracks[h->ntracks];
     memset(t, 0, sizeof(*t));

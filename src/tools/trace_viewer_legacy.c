@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sort.h"
 #include "stats.h"
 #include "tool.h"
@@ -98,16 +99,11 @@ static int legacy_line_cmp(const void *a, const void *b)
 
 static int push_line(struct legacy *lg, uint32_t plane, int32_t file, int32_t derived, int64_t key)
 {
-    struct legacy_line *l = lg->lines;
+    struct legacy_line *l;
 
-    if (lg->nlines == lg->lines_cap) {
-        uint32_t cap = lg->lines_cap ? lg->lines_cap * 2 : 64;
-        l = lg->lines_cap < UINT32_MAX / 2 ? realloc(lg->lines, cap * sizeof(*l)) : NULL;
-        if (l == NULL)
-            return -ENOMEM;
-        lg->lines = l;
-        lg->lines_cap = cap;
-    }
+    if (xp_grow((void **)&lg->lines, &lg->lines_cap, lg->nlines, sizeof(*l)) != 0)
+        return -ENOMEM;
+    l = lg->lines;
     l[lg->nlines].plane = plane;
     l[lg->nlines].file = file;
     l[lg->nlines].derived = derived;

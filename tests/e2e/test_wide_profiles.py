@@ -29,87 +29,61 @@ N = 20000
 WIDE_RSS_MB = 400  # the fixed code needs 60-90 MB; the old one 0.9 to 5 GB
 
 
-def _meta(plane, key, name):
-    m = plane.event_metadata.add()
-    m.key = key
-    m.value.id = key
-    m.value.name = name
+def _plane(space, pid, name, event_name):
+    """A plane whose event metadata 1 is event_name."""
+    p = space.planes.add()
+    p.id = pid
+    p.name = name
+    m = p.event_metadata.add()
+    m.key = 1
+    m.value.id = 1
+    m.value.name = event_name
+    return p
+
+
+def _line(plane, lid, name):
+    ln = plane.lines.add()
+    ln.id = lid
+    ln.name = name
+    ln.timestamp_ns = 1000
+    return ln
+
+
+def _event(line, offset_ps, duration_ps):
+    e = line.events.add()
+    e.metadata_id = 1
+    e.offset_ps = offset_ps
+    e.duration_ps = duration_ps
 
 
 def _threads(space):
     # one host plane, N threads (ids descending), one event each; two more
     # lines repeat tid 7 (a later line renames the thread)
-    p = space.planes.add()
-    p.id = 1
-    p.name = "/host:CPU"
-    _meta(p, 1, "work")
+    p = _plane(space, 1, "/host:CPU", "work")
     for i in range(N):
-        ln = p.lines.add()
-        ln.id = N - i
-        ln.name = "thread %d" % i
-        ln.timestamp_ns = 1000
-        e = ln.events.add()
-        e.metadata_id = 1
-        e.offset_ps = i * 1000
-        e.duration_ps = 500
+        _event(_line(p, N - i, "thread %d" % i), i * 1000, 500)
     for name in ("seven again", "seven last"):
-        ln = p.lines.add()
-        ln.id = 7
-        ln.name = name
-        ln.timestamp_ns = 1000
-        e = ln.events.add()
-        e.metadata_id = 1
-        e.duration_ps = 500
+        _event(_line(p, 7, name), 0, 500)
 
 
 def _planes(space):
     for i in range(N):
-        p = space.planes.add()
-        p.id = i
-        p.name = "/device:GPU:%d" % i
-        _meta(p, 1, "kernel")
-        ln = p.lines.add()
-        ln.id = 1
-        ln.name = "Stream #1"
-        ln.timestamp_ns = 1000
-        e = ln.events.add()
-        e.metadata_id = 1
-        e.offset_ps = i
-        e.duration_ps = 10
+        p = _plane(space, i, "/device:GPU:%d" % i, "kernel")
+        _event(_line(p, 1, "Stream #1"), i, 10)
 
 
 def _streams(space):
-    p = space.planes.add()
-    p.id = 1
-    p.name = "/device:GPU:0"
-    _meta(p, 1, "kernel")
+    p = _plane(space, 1, "/device:GPU:0", "kernel")
     for i in range(N):
-        ln = p.lines.add()
-        ln.id = i + 1
-        ln.name = "Stream #%d" % (i + 1)
-        ln.timestamp_ns = 1000
-        e = ln.events.add()
-        e.metadata_id = 1
-        e.offset_ps = i
-        e.duration_ps = 10
+        _event(_line(p, i + 1, "Stream #%d" % (i + 1)), i, 10)
 
 
 def _nested(space):
     # host and GPU lines whose events each hold the next
     for pid, name, line in ((1, "/host:CPU", "main"), (2, "/device:GPU:0", "Stream #1")):
-        p = space.planes.add()
-        p.id = pid
-        p.name = name
-        _meta(p, 1, "nest")
-        ln = p.lines.add()
-        ln.id = 1
-        ln.name = line
-        ln.timestamp_ns = 1000
+        ln = _line(_plane(space, pid, name, "nest"), 1, line)
         for i in range(N):
-            e = ln.events.add()
-            e.metadata_id = 1
-            e.offset_ps = i
-            e.duration_ps = 2 * (N - i)
+            _event(ln, i, 2 * (N - i))
 
 
 SHAPES = {"threads": _threads, "planes": _planes, "streams": _streams, "nested": _nested}
