@@ -212,16 +212,61 @@ struct ipl_ref {
     int is_desc;        /* under a stage */
 };
 
-/* ConvertHostThreadsXLineToStepEvents for one line, into se. */
-static int host_line_steps(struct host_ctx *ctx, uint32_t p, uint32_t l, struct step_events *se,
-                           const uint64_t (*parents)[2], size_t nparents)
+/* A producer's (type, id): XProf's async_input_pipeline_parents, kept
+ * sorted so that a consumer finds its parent by halves. */
+struct ctx_pair {
+    uint64_t type;
+    uint64_t id;
+};
+
+static int pair_cmp(const void *a, const void *b)
 {
+    const struct ctx_pair *x = a, *y = b;
+
+    if (x->type != y->type)
+        return x->type < y->type ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* 1 if (type, id) is one of the n sorted pairs v. */
+static int pair_present(const struct ctx_pair *v, size_t n, uint64_t type, uint64_t id)
+{
+    struct ctx_pair key = {type, id};
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = pair_cmp(&v[mid], &key);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+/* One line's step events: a slot per group, and the groups the line touched
+ * (in touched[0..ntouched)), so that combining and clearing them costs what
+ * the line holds, not the number of groups. */
+struct line_steps {
+    struct step_events se; /* slots by group, all empty between lines */
+    uint32_t *touched;     /* groups present in se */
+    uint32_t ntouched;     /* entries in touched */
+};
+
+/* ConvertHostThreadsXLineToStepEvents for one line, into ls (empty). */
+static int host_line_steps(struct host_ctx *ctx, uint32_t p, uint32_t l, struct line_steps *ls,
+                           const struct ctx_pair *parents, size_t nparents)
+{
+    struct step_events *se = &ls->se;
     const struct xp_plane *pl = &ctx->xs->planes[p];
     const struct xp_line *ln = &pl->lines[l];
     int64_t stage_name_id = xp_plane_stat_id_by_name(pl, "_ipl_stage_name");
     struct ipl_ref *stack = malloc((ln->nevents ? ln->nevents : 1) * sizeof(*stack));
     size_t depth = 0;
-    uint32_t e, gi;
+    uint32_t e;
     int rc = 0;
 
     if (stack == NULL)
@@ -238,7 +283,8 @@ static int host_line_steps(struct host_ctx *ctx, uint32_t p, uint32_t l, struct 
         size_t step_name_len = 0;
         int32_t group = xp_group_of(ctx->groups, p, l, e);
         struct ipl_ref cur;
-        size_t k;
+        struct step_details *d;
+        int was_present;
 
         xp_stat_iter_init(&it, pl, ln, ev);
         while (xp_stat_next(&it, &st) == 1) {
@@ -271,14 +317,8 @@ static int host_line_steps(struct host_ctx *ctx, uint32_t p, uint32_t l, struct 
         cur.end = end;
         cur.is_stage = is_stage;
         cur.is_desc = 0;
-        if (has_ct && has_c) {
-            for (k = 0; k < nparents; k++) {
-                if (parents[k][0] == ct && parents[k][1] == c) {
-                    cur.is_desc = 1;
-                    break;
-                }
-            }
-        }
+        if (has_ct && has_c)
+            cur.is_desc = pair_present(parents, nparents, ct, c);
         while (depth > 0 && !(stack[depth - 1].begin <= b && end <= stack[depth - 1].end))
             depth--;
         if (depth > 0)
@@ -286,25 +326,27 @@ static int host_line_steps(struct host_ctx *ctx, uint32_t p, uint32_t l, struct 
         stack[depth++] = cur;
         if (group < 0 || (uint32_t)group >= se->n)
             continue;
+        d = &se->by_group[group];
+        was_present = d->present;
         if (is_explicit_marker(name)) {
-            rc = step_add_marker(&se->by_group[group], b, end, MK_HOST_EXPLICIT);
+            rc = step_add_marker(d, b, end, MK_HOST_EXPLICIT);
         } else if (step_name_len > 0) {
-            rc = step_add_marker(&se->by_group[group], b, end, MK_HOST_IMPLICIT);
+            rc = step_add_marker(d, b, end, MK_HOST_IMPLICIT);
         } else if (is_real_cpu_compute(name)) {
             rc = step_add_event(
-                &se->by_group[group], b, end,
-                classify_cpu_event(name, 0, corr >= 0, cur.is_stage && !cur.is_desc));
+                d, b, end, classify_cpu_event(name, 0, corr >= 0, cur.is_stage && !cur.is_desc));
         }
         if (rc == 0 && step_name_len > 0) {
             char *nm = arena_strndup(&ctx->os->arena, step_name, step_name_len);
             if (nm == NULL)
                 rc = -ENOMEM;
             else
-                se->by_group[group].step_name = nm;
-            se->by_group[group].present = 1;
+                d->step_name = nm;
+            d->present = 1;
         }
+        if (!was_present && d->present)
+            ls->touched[ls->ntouched++] = (uint32_t)group;
     }
-    (void)gi;
     free(stack);
     return rc;
 }
@@ -572,46 +614,75 @@ int host_plane_begin(struct host_ctx *ctx, uint32_t p, struct host_plane_work **
     return 0;
 }
 
-/* Host step events of a host without devices. */
-static int host_plane_steps(struct host_ctx *ctx, uint32_t p, struct step_events *host_steps)
+/* The (type, id) of every producer event of the plane, sorted, without
+ * repeats; *out NULL when there is none. Returns 0 or -ENOMEM. */
+static int producer_pairs(const struct xp_plane *pl, struct ctx_pair **out, size_t *n)
 {
-    const struct xp_plane *pl = &ctx->xs->planes[p];
-    uint64_t(*parents)[2] = NULL;
-    size_t nparents = 0, parents_cap = 0;
+    struct ctx_pair *v = NULL;
+    size_t cap = 0, used = 0, i, keep;
     uint32_t l, e;
-    int rc = 0;
 
     for (l = 0; l < pl->nlines; l++) {
         const struct xp_line *ln = &pl->lines[l];
         for (e = 0; e < ln->nevents; e++) {
             struct xp_stat pt, pp;
-            if (xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) &&
-                xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp)) {
-                if (nparents == parents_cap) {
-                    size_t nc = parents_cap ? parents_cap * 2 : 16;
-                    uint64_t(*v)[2] = realloc(parents, nc * sizeof(*v));
-                    if (v == NULL) {
-                        free(parents);
-                        return -ENOMEM;
-                    }
-                    parents = v;
-                    parents_cap = nc;
+            if (!xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) ||
+                !xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp))
+                continue;
+            if (used == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                struct ctx_pair *nv = realloc(v, nc * sizeof(*nv));
+                if (nv == NULL) {
+                    free(v);
+                    return -ENOMEM;
                 }
-                parents[nparents][0] = (uint64_t)xp_stat_int(&pt);
-                parents[nparents][1] = (uint64_t)xp_stat_int(&pp);
-                nparents++;
+                v = nv;
+                cap = nc;
             }
+            v[used].type = (uint64_t)xp_stat_int(&pt);
+            v[used].id = (uint64_t)xp_stat_int(&pp);
+            used++;
         }
     }
-    for (l = 0; l < pl->nlines && rc == 0; l++) {
-        struct step_events line_steps;
-        if ((rc = step_events_init(&line_steps, host_steps->n)) != 0)
-            break;
-        rc = host_line_steps(ctx, p, l, &line_steps, (const uint64_t(*)[2])parents, nparents);
-        if (rc == 0)
-            rc = step_events_union(host_steps, &line_steps);
-        step_events_free(&line_steps);
+    xp_qsort(v, used, sizeof(*v), pair_cmp);
+    for (i = 0, keep = 0; i < used; i++) {
+        if (keep == 0 || pair_cmp(&v[keep - 1], &v[i]) != 0)
+            v[keep++] = v[i];
     }
+    *out = v;
+    *n = keep;
+    return 0;
+}
+
+/* Host step events of a host without devices (and of a TPU host): each
+ * line's, combined into host_steps (UnionCombineStepEvents). */
+static int host_plane_steps(struct host_ctx *ctx, uint32_t p, struct step_events *host_steps)
+{
+    const struct xp_plane *pl = &ctx->xs->planes[p];
+    struct ctx_pair *parents = NULL;
+    size_t nparents = 0;
+    struct line_steps ls = {{NULL, 0}, NULL, 0};
+    uint32_t l, i;
+    int rc = producer_pairs(pl, &parents, &nparents);
+
+    if (rc == 0)
+        rc = step_events_init(&ls.se, host_steps->n);
+    if (rc == 0 &&
+        (ls.touched = malloc((host_steps->n ? host_steps->n : 1) * sizeof(*ls.touched))) == NULL)
+        rc = -ENOMEM;
+    for (l = 0; l < pl->nlines && rc == 0; l++) {
+        ls.ntouched = 0;
+        rc = host_line_steps(ctx, p, l, &ls, parents, nparents);
+        for (i = 0; i < ls.ntouched; i++) {
+            struct step_details *d = &ls.se.by_group[ls.touched[i]];
+            if (rc == 0)
+                rc = step_details_combine(&host_steps->by_group[ls.touched[i]], d);
+            step_details_release(d);
+            memset(d, 0, sizeof(*d));
+        }
+    }
+    step_events_free(&ls.se);
+    free(ls.touched);
     free(parents);
     return rc;
 }

@@ -5,11 +5,15 @@ corpus        ../shared/corpus, or the test is skipped with a clear message
 mount         factory: mount(logdir, *opts) -> mountpoint (unmounted at teardown)
 xcat          xcat(logdir, path) -> bytes printed by `xprofs cat` (raises on failure)
 synth         factory: synth(tmp_path_dir, *args) runs xprofs-synth --out DIR args
+
+cat_usage(xprofs_build, logdir, path) -> (stdout, peak RSS MB, minor faults,
+CPU seconds) of one `xprofs cat` run alone in a fresh process.
 """
 import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -21,6 +25,23 @@ SANITIZED = os.environ.get("XPROFS_SANITIZED") == "1"
 
 def build_dir():
     return pathlib.Path(os.environ.get("XPROFS_BUILD", REPO / "build"))
+
+
+def cat_usage(xprofs_build, logdir, path):
+    """(stdout, peak RSS in MB, minor page faults, user + system CPU seconds)
+    of `xprofs cat` run alone in a fresh python process (RUSAGE_CHILDREN
+    then covers that one child only)."""
+    code = ("import resource, subprocess, sys\n"
+            "r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=600)\n"
+            "sys.stdout.buffer.write(r.stdout)\n"
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "sys.stderr.write('%d %d %d %.3f' % (r.returncode, u.ru_maxrss, u.ru_minflt,\n"
+            "                                   u.ru_utime + u.ru_stime))\n")
+    r = subprocess.run([sys.executable, "-c", code, str(xprofs_build / "xprofs"), "cat",
+                        str(logdir), path], capture_output=True, timeout=660)
+    fields = r.stderr.decode().split()[-4:]
+    assert int(fields[0]) == 0, path
+    return r.stdout, int(fields[1]) / 1024, int(fields[2]), float(fields[3])
 
 
 @pytest.fixture(scope="session")

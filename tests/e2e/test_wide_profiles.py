@@ -16,14 +16,11 @@ against the profile as built here: every thread named once, in tid order,
 with the name of the last line that has its tid.
 """
 import json
-import resource
-import subprocess
-import sys
 
 import pytest
 
 import xplane_py
-from conftest import SANITIZED
+from conftest import SANITIZED, cat_usage
 
 N = 20000
 WIDE_RSS_MB = 400  # the fixed code needs 60-90 MB; the old one 0.9 to 5 GB
@@ -126,23 +123,8 @@ def wide_logdir(tmp_path_factory):
     return out
 
 
-def _cat_usage(xprofs_build, logdir, path):
-    """(stdout, peak RSS in MB, minor page faults) of `xprofs cat` run alone
-    in a fresh process."""
-    code = ("import resource, subprocess, sys\n"
-            "r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=600)\n"
-            "sys.stdout.buffer.write(r.stdout)\n"
-            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-            "sys.stderr.write('%d %d %d' % (r.returncode, u.ru_maxrss, u.ru_minflt))\n")
-    r = subprocess.run([sys.executable, "-c", code, str(xprofs_build / "xprofs"), "cat",
-                        str(logdir), path], capture_output=True, timeout=660)
-    rc, rss_kb, minflt = map(int, r.stderr.decode().split()[-3:])
-    assert rc == 0, path
-    return r.stdout, rss_kb / 1024, minflt
-
-
 def _cat_rss(xprofs_build, logdir, path):
-    out, rss, _ = _cat_usage(xprofs_build, logdir, path)
+    out, rss, _, _ = cat_usage(xprofs_build, logdir, path)
     return out, rss
 
 
@@ -218,7 +200,7 @@ def test_wide_chrome_trace_processes(wide_logdir, xcat):
 
 
 def test_wide_chrome_trace_counters(wide_logdir, xprofs_build):
-    out, rss, minflt = _cat_usage(xprofs_build, wide_logdir, "ct_counters/trace_viewer.json")
+    out, rss, minflt, _ = cat_usage(xprofs_build, wide_logdir, "ct_counters/trace_viewer.json")
     data = json.loads(out)
     series = {e["name"]: e["entries"] for e in data["traceEvents"] if e.get("ph") == "C"}
     assert len(series) == N
