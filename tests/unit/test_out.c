@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -16,9 +17,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "out.h"
+
+/* This test's open(), which the writer's calls reach before the C
+ * library's: while refuse_tmpfile is set it answers O_TMPFILE as a file
+ * system without it does (EOPNOTSUPP), so the writer's mkstemp fallback
+ * runs; everything else goes to the kernel unchanged. */
+static int refuse_tmpfile;
+static int refused;
+
+int open(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    if (refuse_tmpfile && (flags & O_TMPFILE) == O_TMPFILE) {
+        refused++;
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
 
 /* The whole blob as one NUL-terminated string. */
 static char *blob_str(struct blob *b)
@@ -375,6 +402,55 @@ static void test_spill_bad_dir(void **state)
     assert_int_equal(out_len(&o), 0);
 }
 
+/* Entries of dir other than . and .. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* A file system without O_TMPFILE: the writer spills to a named file it
+ * unlinks at once, and reads back the same bytes; nothing is left in the
+ * directory, during or after. */
+static void test_spill_without_tmpfile(void **state)
+{
+    size_t n = 3 * OUT_CHUNK + 777;
+    char dir[] = "/tmp/xprofs-test-spill-XXXXXX";
+    char *buf = malloc(n);
+    struct out o;
+    struct blob *b;
+    int fds = open_fds();
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    refuse_tmpfile = 1;
+    refused = 0;
+    write_pattern(&o, dir, 0, n);
+    refuse_tmpfile = 0;
+    assert_int_equal(refused, 1);
+    assert_false(o.oom);
+    assert_int_equal(open_fds(), fds + 1);
+    assert_int_equal(dir_entries(dir), 0);
+    assert_int_equal(out_finish(&o, &b), 0);
+    assert_int_equal(b->size, n);
+    assert_int_equal(b->file_bytes, 3 * OUT_CHUNK);
+    check_range(b, buf, 0, n);
+    check_range(b, buf, OUT_CHUNK - 3, 10);
+    blob_unref(b);
+    assert_int_equal(open_fds(), fds);
+    assert_int_equal(dir_entries(dir), 0);
+    assert_int_equal(rmdir(dir), 0);
+    free(buf);
+}
+
 /* Reading a pipe to its end from a thread while the blob is written. */
 struct drain {
     int fd;
@@ -624,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_spill_reads),
         cmocka_unit_test(test_spill_threshold),
         cmocka_unit_test(test_spill_bad_dir),
+        cmocka_unit_test(test_spill_without_tmpfile),
         cmocka_unit_test(test_blob_write_fd),
         cmocka_unit_test(test_blob_write_fd_error),
         cmocka_unit_test(test_stream),
