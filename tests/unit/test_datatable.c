@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,78 @@ static void test_py_numbers(void **state)
     check_py_num(123456789012345678.0, "1.2345678901234568e+17");
     check_py_num(-0.0, "-0.0");
     check_py_num(1.8075825029947709e-06, "1.8075825029947709e-06");
+}
+
+/* Significant digits of a number as text: the digits before any exponent,
+ * without sign, dot, leading and trailing zeros. */
+static void significant_digits(const char *s, char *out)
+{
+    size_t k = 0, start = 0;
+
+    for (; *s != '\0' && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            out[k++] = *s;
+    while (k > 0 && out[k - 1] == '0')
+        k--;
+    while (start < k && out[start] == '0')
+        start++;
+    memmove(out, out + start, k - start);
+    out[k - start] = '\0';
+}
+
+/* The shortest digits that read back as v, by the definition: the first p
+ * of 1, 2, ... 17 whose correctly rounded p-digit decimal reads back. */
+static void shortest_by_definition(double v, char *digits)
+{
+    char buf[40];
+    int p;
+
+    for (p = 1; p < 17; p++) {
+        snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
+    significant_digits(buf, digits);
+}
+
+/* Random doubles of three kinds (any finite bit pattern, short decimals,
+ * products of the kind a tool computes): each formatted number reads back
+ * as itself with the digits of the definition. */
+static void test_numbers_shortest(void **state)
+{
+    char text[40], got[40], want[40];
+    uint64_t x = 88172645463325252ull;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 100000; i++) {
+        double v;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (i % 3 == 0) {
+            memcpy(&v, &x, sizeof(v));
+            if (!isfinite(v) || v == 0)
+                continue;
+        } else if (i % 3 == 1) {
+            v = (double)(int64_t)(x % 2000001) / 1000.0 - 1000.0;
+        } else {
+            v = (double)(x >> 11) / 9007199254740992.0 * ((double)(x % 977) + 0.5) / 3.0;
+        }
+        if (v == 0)
+            continue;
+        dt_fmt_json_double(v, text);
+        assert_true(strtod(text, NULL) == v);
+        significant_digits(text, got);
+        shortest_by_definition(v, want);
+        if (strcmp(got, want) != 0)
+            fail_msg("%.17g: %s has digits %s, the definition %s", v, text, got, want);
+        dt_fmt_py_float(v, text);
+        assert_true(strtod(text, NULL) == v);
+        significant_digits(text, got);
+        assert_string_equal(got, want);
+    }
 }
 
 static void test_strings(void **state)
@@ -167,9 +240,9 @@ static void test_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_numbers), cmocka_unit_test(test_py_numbers),
-        cmocka_unit_test(test_strings),      cmocka_unit_test(test_empty_table),
-        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_json_numbers),     cmocka_unit_test(test_py_numbers),
+        cmocka_unit_test(test_numbers_shortest), cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_empty_table),      cmocka_unit_test(test_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
