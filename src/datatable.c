@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shortest.h"
+
 void dt_init(struct dt_table *t)
 {
     memset(t, 0, sizeof(*t));
@@ -182,47 +184,6 @@ void dt_bool(struct dt_table *t, int b)
 
 /* ---- numbers ---- */
 
-/* Shortest round-trip digits of finite v != 0: digits (no dot) and the
- * decimal point position n (v = 0.d1d2... x 10^n). Returns the digit count.
- *
- * The fewest significant digits p (1..17) whose correctly rounded decimal
- * reads back as v, found by halves: if p digits read back, p + 1 do too
- * (the p-digit decimal is also a (p + 1)-digit one, and the nearest
- * (p + 1)-digit decimal is no farther from v), so the test is monotonic in
- * p. Five formatting rounds at most instead of up to seventeen. */
-static int shortest_digits(double v, char *digits, int *n)
-{
-    char buf[40], cand[40];
-    int lo = 1, hi = 17, k = 0, i;
-    char *e;
-
-    buf[0] = '\0'; /* the text of hi digits, once some reads back */
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        snprintf(cand, sizeof(cand), "%.*e", mid - 1, v);
-        if (strtod(cand, NULL) == v) {
-            hi = mid;
-            memcpy(buf, cand, sizeof(buf));
-        } else {
-            lo = mid + 1;
-        }
-    }
-    if (buf[0] == '\0')
-        snprintf(buf, sizeof(buf), "%.*e", hi - 1, v);
-    /* buf: [-]d[.ddd]e[+-]XX */
-    i = buf[0] == '-' ? 1 : 0;
-    for (; buf[i] != 'e'; i++) {
-        if (buf[i] != '.')
-            digits[k++] = buf[i];
-    }
-    e = &buf[i + 1];
-    *n = atoi(e) + 1;
-    while (k > 1 && digits[k - 1] == '0')
-        k--;
-    digits[k] = '\0';
-    return k;
-}
-
 /* Format with fixed notation for lo < n <= hi, exponent otherwise. */
 static char *fmt_float(double v, char *buf, int hi)
 {
@@ -235,6 +196,7 @@ static char *fmt_float(double v, char *buf, int hi)
         return buf;
     }
     k = shortest_digits(v, d, &n);
+    n++; /* v = 0.d1d2... x 10^n */
     if (v < 0)
         *o++ = '-';
     if (k <= n && n <= hi) {

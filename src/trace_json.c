@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shortest.h"
+
 /* 1 for bytes XProf's JsonEscape rewrites, 0 for bytes copied as they are. */
 static const unsigned char escape_class[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00 */
@@ -287,9 +289,9 @@ uint64_t tj_std_hash(const void *ptr, size_t len)
 
 void tj_py_float(struct out *o, double v)
 {
-    char buf[40], out_buf[48];
-    int prec, len, x, nd, i, olen = 0;
-    char *e, *dot;
+    char out_buf[48];
+    int len, x, nd, i, olen = 0;
+    char *dot;
     char digits[20];
 
     if (isnan(v)) {
@@ -304,23 +306,7 @@ void tj_py_float(struct out *o, double v)
         out_puts(o, signbit(v) ? "-0.0" : "0.0");
         return;
     }
-    /* Shortest "%.Ne" that reads back as v. */
-    for (prec = 0; prec < 17; prec++) {
-        snprintf(buf, sizeof(buf), "%.*e", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    e = strchr(buf, 'e');
-    if (e == NULL)
-        return;
-    x = atoi(e + 1);
-    nd = 0;
-    for (i = 0; buf + i < e; i++) {
-        if (buf[i] >= '0' && buf[i] <= '9')
-            digits[nd++] = buf[i];
-    }
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
+    nd = shortest_digits(v, digits, &x);
     if (v < 0)
         out_buf[olen++] = '-';
     if (x < -4 || x >= 16) {
