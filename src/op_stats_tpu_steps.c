@@ -157,9 +157,11 @@ static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const 
 
 /* Where a core's events have their groups: the grouping (ungrouped files:
  * XProf groups them before reading group_id stats), or their own group_id
- * stats (files saved grouped). */
+ * stats (files saved grouped), which the grouping has read already where
+ * their values are 0 .. 2^24 - 1 (gr_read_pre_grouped). */
 struct group_source {
     const struct xp_groups *groups; /* NULL: read the stats */
+    const struct xp_groups *saved;  /* a grouped file's stats as read, or NULL */
     uint32_t plane;                 /* plane index */
 };
 
@@ -169,12 +171,18 @@ static int event_group(const struct group_source *gs, const struct xp_plane *p, 
 {
     const struct xp_line *l = &p->lines[li];
     struct xp_stat st;
+    int32_t g;
 
     if (gs->groups != NULL) {
-        int32_t g = xp_group_of(gs->groups, gs->plane, li, i);
+        g = xp_group_of(gs->groups, gs->plane, li, i);
         *group = g;
         return g >= 0;
     }
+    if (gs->saved != NULL && (g = xp_group_of(gs->saved, gs->plane, li, i)) >= 0) {
+        *group = g;
+        return 1;
+    }
+    /* no group_id stat, or one the grouping did not keep */
     if (!xp_event_own_stat(p, l, &l->events[i], p->stat_id[XS_GROUP_ID], &st))
         return 0;
     *group = (int64_t)tpu_stat_u64(&st);
@@ -570,10 +578,12 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
             continue;
         if (sparse && tpu_core_details(pl, &chip))
             ctx->os->has_sparse_core = 1;
-        struct group_source gs = {NULL, p};
+        struct group_source gs = {NULL, NULL, p};
         /* an ungrouped file: XProf groups it first (GroupTpuEventsOSS) */
         if (ctx->groups != NULL && !ctx->groups->pre_grouped)
             gs.groups = ctx->groups;
+        else if (ctx->groups != NULL)
+            gs.saved = ctx->groups;
         rc = tpu_core_steps(&gs, pl, sparse, &cores[n++]);
     }
     if (rc == 0)
