@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bigalloc.h"
+#include "parallel.h"
 
 /* IsXSpaceGrouped: some plane has a "group_id" stat metadata. */
 int gr_space_is_grouped(const struct xspace *xs)
@@ -24,6 +25,43 @@ int gr_space_is_grouped(const struct xspace *xs)
     return 0;
 }
 
+/* The group_id pass: lines side by side, each into its own row of gid. */
+struct gid_job {
+    const struct xspace *xs;
+    const uint32_t *line_base; /* first event of each line (flat numbering) */
+    uint32_t *plane_of;        /* [line] its plane */
+    uint32_t *line_of;         /* [line] its index in the plane */
+    int32_t *gid;              /* [event] group id, or -1 */
+    int64_t *line_max;         /* [line] largest group id kept, or -1 */
+};
+
+/* Group ids of flat line i from their group_id stats: values 0 .. 2^24 - 1
+ * kept, others read as none (parallel_for item). */
+static int read_line_gids(void *arg, size_t i)
+{
+    struct gid_job *job = arg;
+    const struct xp_plane *pl = &job->xs->planes[job->plane_of[i]];
+    const struct xp_line *ln = &pl->lines[job->line_of[i]];
+    int64_t gsid = pl->stat_id[XS_GROUP_ID], max_id = -1;
+    int32_t *row = job->gid + job->line_base[i];
+    uint32_t e;
+
+    for (e = 0; e < ln->nevents; e++) {
+        struct xp_stat st;
+        row[e] = -1;
+        if (gsid != XP_NO_STAT && xp_event_own_stat(pl, ln, &ln->events[e], gsid, &st)) {
+            int64_t v = xp_stat_int(&st);
+            if (v >= 0 && v < (1 << 24)) {
+                row[e] = (int32_t)v;
+                if (v > max_id)
+                    max_id = v;
+            }
+        }
+    }
+    job->line_max[i] = max_id;
+    return 0;
+}
+
 /* Files saved already grouped: read group_id stats and the Steps lines. */
 int gr_read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n)
 {
@@ -31,30 +69,42 @@ int gr_read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n)
     int32_t *gid = big_malloc(((size_t)n ? n : 1) * sizeof(int32_t));
     int64_t max_id = -1;
     char **names = NULL;
-    uint32_t p, l, e, flat = 0;
+    uint32_t p, l, e, flat = 0, nlines = 0;
+    struct gid_job job;
     int rc;
 
-    if (gid == NULL)
+    for (p = 0; p < xs->nplanes; p++)
+        nlines += xs->planes[p].nlines;
+    job = (struct gid_job){xs,
+                           line_base,
+                           malloc(((size_t)nlines + 1) * sizeof(uint32_t)),
+                           malloc(((size_t)nlines + 1) * sizeof(uint32_t)),
+                           gid,
+                           malloc(((size_t)nlines + 1) * sizeof(int64_t))};
+    if (gid == NULL || job.plane_of == NULL || job.line_of == NULL || job.line_max == NULL) {
+        big_free(gid);
+        free(job.plane_of);
+        free(job.line_of);
+        free(job.line_max);
         return -ENOMEM;
+    }
     for (p = 0; p < xs->nplanes; p++) {
-        const struct xp_plane *pl = &xs->planes[p];
-        int64_t gsid = pl->stat_id[XS_GROUP_ID];
-        for (l = 0; l < pl->nlines; l++, flat++) {
-            const struct xp_line *ln = &pl->lines[l];
-            int32_t *row = gid + line_base[flat];
-            for (e = 0; e < ln->nevents; e++) {
-                struct xp_stat st;
-                row[e] = -1;
-                if (gsid != XP_NO_STAT && xp_event_own_stat(pl, ln, &ln->events[e], gsid, &st)) {
-                    int64_t v = xp_stat_int(&st);
-                    if (v >= 0 && v < (1 << 24)) {
-                        row[e] = (int32_t)v;
-                        if (v > max_id)
-                            max_id = v;
-                    }
-                }
-            }
+        for (l = 0; l < xs->planes[p].nlines; l++, flat++) {
+            job.plane_of[flat] = p;
+            job.line_of[flat] = l;
         }
+    }
+    rc = parallel_for(nlines, 0, read_line_gids, &job);
+    for (flat = 0; flat < nlines; flat++) {
+        if (job.line_max[flat] > max_id)
+            max_id = job.line_max[flat];
+    }
+    free(job.plane_of);
+    free(job.line_of);
+    free(job.line_max);
+    if (rc != 0) {
+        big_free(gid);
+        return rc;
     }
     if ((rc = gr_attach_tables(g, gid, NULL, line_base)) != 0)
         return rc;
