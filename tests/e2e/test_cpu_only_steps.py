@@ -66,14 +66,6 @@ def _host_plane(space):
     return p
 
 
-def _line(plane, lid, name):
-    ln = plane.lines.add()
-    ln.id = lid
-    ln.name = name
-    ln.timestamp_ns = 1000
-    return ln
-
-
 def _event(line, name, lo_us, hi_us, *stats):
     e = line.events.add()
     e.metadata_id = NAMES.index(name) + 1
@@ -90,7 +82,7 @@ def _event(line, name, lo_us, hi_us, *stats):
 
 def _hand(space):
     p = _host_plane(space)
-    main, work = _line(p, 1, "python"), _line(p, 2, "worker")
+    main, work = xplane_py.add_line(p, 1, "python"), xplane_py.add_line(p, 2, "worker")
     for k in range(3):
         b = 1000 * k
         _event(main, "train", b + 100, b + 900, ("_r", 1), ("step_num", 7 + k))
@@ -109,7 +101,7 @@ def _wide(space):
     # WIDE threads, each one "train" root of its own step holding a matmul
     p = _host_plane(space)
     for i in range(WIDE):
-        ln = _line(p, i + 1, "t%d" % i)
+        ln = xplane_py.add_line(p, i + 1, "t%d" % i)
         _event(ln, "train", 10 * i, 10 * i + 8, ("_r", 1), ("step_num", i))
         _event(ln, "matmul", 10 * i + 1, 10 * i + 6)
 
@@ -119,7 +111,7 @@ def _pairs(space):
     # a second thread, and there a consumer of no producer (no step of its
     # own, but looked up among the producers all the same)
     p = _host_plane(space)
-    main, work = _line(p, 1, "python"), _line(p, 2, "worker")
+    main, work = xplane_py.add_line(p, 1, "python"), xplane_py.add_line(p, 2, "worker")
     for i in range(PAIRS):
         _event(main, "train", 10 * i, 10 * i + 8, ("_r", 1), ("step_num", i))
         _event(main, "launch", 10 * i + 1, 10 * i + 2, ("_pt", 1), ("_p", i))

@@ -38,14 +38,6 @@ def _plane(space, pid, name, event_name):
     return p
 
 
-def _line(plane, lid, name):
-    ln = plane.lines.add()
-    ln.id = lid
-    ln.name = name
-    ln.timestamp_ns = 1000
-    return ln
-
-
 def _event(line, offset_ps, duration_ps):
     e = line.events.add()
     e.metadata_id = 1
@@ -58,27 +50,27 @@ def _threads(space):
     # lines repeat tid 7 (a later line renames the thread)
     p = _plane(space, 1, "/host:CPU", "work")
     for i in range(N):
-        _event(_line(p, N - i, "thread %d" % i), i * 1000, 500)
+        _event(xplane_py.add_line(p, N - i, "thread %d" % i), i * 1000, 500)
     for name in ("seven again", "seven last"):
-        _event(_line(p, 7, name), 0, 500)
+        _event(xplane_py.add_line(p, 7, name), 0, 500)
 
 
 def _planes(space):
     for i in range(N):
         p = _plane(space, i, "/device:GPU:%d" % i, "kernel")
-        _event(_line(p, 1, "Stream #1"), i, 10)
+        _event(xplane_py.add_line(p, 1, "Stream #1"), i, 10)
 
 
 def _streams(space):
     p = _plane(space, 1, "/device:GPU:0", "kernel")
     for i in range(N):
-        _event(_line(p, i + 1, "Stream #%d" % (i + 1)), i, 10)
+        _event(xplane_py.add_line(p, i + 1, "Stream #%d" % (i + 1)), i, 10)
 
 
 def _nested(space):
     # host and GPU lines whose events each hold the next
     for pid, name, line in ((1, "/host:CPU", "main"), (2, "/device:GPU:0", "Stream #1")):
-        ln = _line(_plane(space, pid, name, "nest"), 1, line)
+        ln = xplane_py.add_line(_plane(space, pid, name, "nest"), 1, line)
         for i in range(N):
             _event(ln, i, 2 * (N - i))
 

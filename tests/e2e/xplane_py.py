@@ -30,3 +30,12 @@ def load(path):
     space = pb2().XSpace()
     space.ParseFromString(data)
     return space
+
+
+def add_line(plane, lid, name, timestamp_ns=1000):
+    """A new line of plane (for profiles built by tests)."""
+    ln = plane.lines.add()
+    ln.id = lid
+    ln.name = name
+    ln.timestamp_ns = timestamp_ns
+    return ln
