@@ -28,7 +28,7 @@ step 7: input IteratorGetNext [110, 210) + Prefetch [220, 270) = 150;
 step 8: work runs to 1000, clipped at the step end 900: compute 200 + 10 +
   360 = 570, input 150, others 80.
 step 9: IteratorGetNext runs to 350 over matmul's start: input [110, 350) =
-  240, compute matmul [350, 500) + 10 + 300 = 460; FunctionRun [600, 650) is
+  240, compute matmul [350, 500) + 10 + 300 = 460; FunctionRun [860, 890) is
   not counted; others 100.
 
 Then two shapes that once cost quadratic time: 20,000 threads that are each
@@ -92,7 +92,7 @@ def _hand(space):
         _event(main, "matmul", b + 300, b + 500)
         _event(main, "launch", b + 520, b + 530, ("_pt", 1), ("_p", 100 + k))
         if k == 2:
-            _event(main, "FunctionRun", b + 600, b + 650)
+            _event(main, "FunctionRun", b + 860, b + 890)
         _event(work, "work", b + 540, b + (1000 if k == 1 else 840), ("_ct", 1), ("_c", 100 + k))
         _event(work, "conv", b + 550, b + 650, ("_ipl_stage_name", "Map"))
 
