@@ -10,7 +10,7 @@
 /* Blocks double from ARENA_FIRST_BLOCK to ARENA_BLOCK (the bytes held so
  * far decide): an arena that holds a few names (one per thread of a profile
  * with 100,000 threads) costs a few KiB, not a quarter MiB. */
-#define ARENA_FIRST_BLOCK 1024
+#define ARENA_FIRST_BLOCK 256
 #define ARENA_BLOCK (256 * 1024)
 
 struct arena_block {

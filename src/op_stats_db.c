@@ -106,7 +106,7 @@ struct op_metrics *op_db_row(struct op_metrics_db *db, struct arena *arena, uint
         s = (s + 1) & (db->index_cap - 1);
     }
     if (db->nrows == db->cap) {
-        uint32_t cap = db->cap ? db->cap * 2 : 4; /* many dbs hold a few rows */
+        uint32_t cap = db->cap ? db->cap * 2 : 1; /* many dbs hold one row (IDLE) */
         struct op_metrics *rows = realloc(db->rows, cap * sizeof(*rows));
         if (rows == NULL) {
             db->oom = 1;
