@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "bigalloc.h"
+#include "grow.h"
 #include "op_stats_tfop.h"
 
 /* A framework op an event stands for. */
@@ -619,8 +620,7 @@ int host_plane_begin(struct host_ctx *ctx, uint32_t p, struct host_plane_work **
 static int producer_pairs(const struct xp_plane *pl, struct ctx_pair **out, size_t *n)
 {
     struct ctx_pair *v = NULL;
-    size_t cap = 0, used = 0, i, keep;
-    uint32_t l, e;
+    uint32_t cap = 0, used = 0, i, keep, l, e;
 
     for (l = 0; l < pl->nlines; l++) {
         const struct xp_line *ln = &pl->lines[l];
@@ -629,15 +629,9 @@ static int producer_pairs(const struct xp_plane *pl, struct ctx_pair **out, size
             if (!xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_TYPE], &pt) ||
                 !xp_event_own_stat(pl, ln, &ln->events[e], pl->stat_id[XS_PRODUCER_ID], &pp))
                 continue;
-            if (used == cap) {
-                size_t nc = cap ? cap * 2 : 16;
-                struct ctx_pair *nv = realloc(v, nc * sizeof(*nv));
-                if (nv == NULL) {
-                    free(v);
-                    return -ENOMEM;
-                }
-                v = nv;
-                cap = nc;
+            if (xp_grow((void **)&v, &cap, used, sizeof(*v)) != 0) {
+                free(v);
+                return -ENOMEM;
             }
             v[used].type = (uint64_t)xp_stat_int(&pt);
             v[used].id = (uint64_t)xp_stat_int(&pp);
