@@ -36,6 +36,7 @@ struct tpu_op {
     uint64_t program_id;
     uint64_t symbol_id;
     struct op_metrics m;
+    int custom_call; /* m.category is "custom-call" (set at the first occurrence) */
 };
 
 struct tpu_plane_db {
@@ -205,7 +206,9 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         if (min_time < m->min_time_ps)
             m->min_time_ps = min_time;
     }
-    if (strcmp(m->category, "custom-call") == 0) {
+    if (m->occurrences == 1)
+        op->custom_call = strcmp(m->category, "custom-call") == 0;
+    if (op->custom_call) {
         /* every occurrence brings its metadata values too (MergeOpMetrics sums
          * custom-calls), then the event's own stats */
         if (m->occurrences > 1) {
@@ -307,7 +310,7 @@ static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *m
         struct op_metrics *s = &db.ops[i].m;
         struct op_metrics *d;
         uint64_t occ = s->occurrences;
-        if (strcmp(s->category, "custom-call") != 0) {
+        if (!db.ops[i].custom_call) {
             /* AdjustFlopsAndBytesAccessed */
             s->flops *= occ;
             s->flops_v2 *= (double)occ;
