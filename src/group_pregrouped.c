@@ -48,8 +48,15 @@ static int read_line_gids(void *arg, size_t i)
 
     for (e = 0; e < ln->nevents; e++) {
         struct xp_stat st;
+        int32_t known = ln->gids != NULL ? ln->gids[e] : XP_GID_WALK;
         row[e] = -1;
-        if (gsid != XP_NO_STAT && xp_event_own_stat(pl, ln, &ln->events[e], gsid, &st)) {
+        if (known >= 0 && known < (1 << 24)) {
+            /* the one group_id the decoder saw */
+            row[e] = known;
+            if (known > max_id)
+                max_id = known;
+        } else if (known == XP_GID_WALK && gsid != XP_NO_STAT &&
+                   xp_event_own_stat(pl, ln, &ln->events[e], gsid, &st)) {
             int64_t v = xp_stat_int(&st);
             if (v >= 0 && v < (1 << 24)) {
                 row[e] = (int32_t)v;

@@ -149,7 +149,11 @@ static int event_specials(struct builder *b, const struct plane_state *ps, uint3
         sp->step_len = x->step_len;
     }
     special_clear(&own);
-    if (ps->roles.any) {
+    if (ps->roles.only_group && ln->gids != NULL && ln->gids[ei] != XP_GID_WALK) {
+        /* its group_id, the one stat wanted here, as the decoder saw it */
+        own.has_group = ln->gids[ei] >= 0;
+        own.group = ln->gids[ei];
+    } else if (ps->roles.any) {
         xp_stat_iter_init(&it, pl, ln, ev);
         while (xp_stat_next_wanted(&it, &st, has_role, &ps->roles) == 1) {
             uint16_t r = txp_role_of(&ps->roles, st.meta_id);

@@ -80,6 +80,7 @@ struct stat_roles {
     int64_t *hlo;    /* ids named "hlo_text" */
     uint32_t nhlo;   /* entries in hlo */
     int any;         /* some role exists: stats must be read */
+    int only_group;  /* group_id is the only role (xp_line.gids may do) */
 };
 
 /* What an event's metadata stats set, folded once per metadata. */

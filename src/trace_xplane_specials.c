@@ -80,10 +80,13 @@ int txp_roles_init(struct stat_roles *r, const struct xp_plane *pl)
     }
     for (i = 0; i < 9; i++)
         r->ids[i] = pl->stat_id[role_stat[i]];
+    r->only_group = r->nhlo == 0;
     for (i = 0; i < 9 + r->nhlo; i++) {
         int64_t id = i < 9 ? r->ids[i] : r->hlo[i - 9];
         if (id == XP_NO_STAT)
             continue;
+        if (i >= 9 || (1u << i) != R_GROUP)
+            r->only_group = 0;
         r->any = 1;
         if (id < 0 || id >= ROLE_TABLE_MAX)
             small = 0;

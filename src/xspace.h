@@ -94,7 +94,19 @@ struct xp_line {
     size_t body_len;          /* their length */
     uint32_t *splits;         /* rec offset of every XP_SPLIT-th event */
     uint32_t nsplits;         /* entries in splits */
+    int32_t *gids;            /* with events, on planes with a group_id stat:
+                                 each event's own group_id (XP_GID_*) */
 };
+
+/* What xspace_decode learns of an event's own group_id stats while it
+ * passes them, for the readers of files saved grouped (one stat read per
+ * event): XP_GID_NONE when the event has none, the value when it has
+ * exactly one, an int64 or uint64 in [0, 2^31), and XP_GID_WALK when
+ * anything else may be there (two of them, another kind or value, a stat
+ * of unusual shape): then the stats must be read. */
+#define XP_GID_NONE (-1)
+#define XP_GID_WALK (-2)
+
 
 #define XP_SPLIT 65536 /* events per decode task on long lines */
 

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bigalloc.h"
 #include "parallel.h"
 
 enum { F_EV_META = 1, F_EV_OFFSET = 2, F_EV_DURATION = 3, F_EV_OCCURRENCES = 5 };
@@ -36,11 +37,62 @@ struct decode_job {
     struct xp_err err;         /* the first failure */
 };
 
-/* Decode one XEvent body at rec into *ev. Returns 0 or -1. */
+/* Fold the XStat body [p, end) into an event's gid so far (XP_GID_NONE
+ * before its first stat; gsid: the plane's group_id stat id). Only the
+ * usual shape, as xp_stat_next reads it (metadata_id, then one value
+ * field, nothing else), is known: any other may hide a group_id. */
+static inline int32_t gid_fold(int32_t gid, const uint8_t *p, const uint8_t *end, int64_t gsid)
+{
+    struct wire w = {p, end}, sub;
+    uint64_t id, v = 0;
+    uint8_t key;
+
+    if (gid == XP_GID_WALK || w.p >= w.end || *w.p != 0x08)
+        return XP_GID_WALK;
+    w.p++;
+    if (wire_varint(&w, &id) != 0)
+        return XP_GID_WALK;
+    if (w.p == w.end) /* an id without a value */
+        return (int64_t)id == gsid ? XP_GID_WALK : gid;
+    key = *w.p++;
+    switch (key) {
+    case 0x18: /* uint64_value */
+    case 0x20: /* int64_value */
+    case 0x38: /* ref_value */
+        if (wire_varint(&w, &v) != 0 || w.p != w.end)
+            return XP_GID_WALK;
+        break;
+    case 0x11: /* double_value */
+        if (w.end - w.p != 8)
+            return XP_GID_WALK;
+        break;
+    case 0x2a: /* str_value */
+    case 0x32: /* bytes_value */
+    case 0x42: /* compressed value */
+        if (wire_bytes(&w, &sub) != 0 || w.p != w.end)
+            return XP_GID_WALK;
+        break;
+    default:
+        return XP_GID_WALK;
+    }
+    if ((int64_t)id != gsid)
+        return gid;
+    if (gid != XP_GID_NONE)
+        return XP_GID_WALK;
+    if ((key == 0x20 && (int64_t)v >= 0 && (int64_t)v <= INT32_MAX) ||
+        (key == 0x18 && v <= INT32_MAX))
+        return (int32_t)v;
+    return XP_GID_WALK;
+}
+
+/* Decode one XEvent body at rec into *ev, and its group_id stats into
+ * *gid when gid is not NULL (gsid: the plane's group_id stat id). Returns 0
+ * or -1. */
 static int decode_event(const struct xp_plane *pl, struct wire rec, struct xp_event *ev,
-                        int64_t *cache_id, uint32_t *cache_ix)
+                        int32_t *gid, int64_t gsid, int64_t *cache_id, uint32_t *cache_ix)
 {
     int64_t meta_id = 0;
+    int32_t g = XP_GID_NONE;
 
     ev->offset_ps = 0;
     ev->duration_ps = 0;
@@ -53,11 +105,20 @@ static int decode_event(const struct xp_plane *pl, struct wire rec, struct xp_ev
         if (rec.p[0] == 0x22 && rec.end - rec.p >= 2 && rec.p[1] < 0x80) {
             if (rec.p[1] > rec.end - rec.p - 2)
                 return -1;
+            if (gid != NULL)
+                g = gid_fold(g, rec.p + 2, rec.p + 2 + rec.p[1], gsid);
             rec.p += 2 + rec.p[1];
             continue;
         }
         if (wire_key(&rec, &field, &type) != 0)
             return -1;
+        if (gid != NULL && field == 4 && type == WIRE_LEN) {
+            struct wire sub;
+            if (wire_bytes(&rec, &sub) != 0)
+                return -1;
+            g = gid_fold(g, sub.p, sub.end, gsid);
+            continue;
+        }
         if (type == WIRE_VARINT && field <= F_EV_OCCURRENCES && field != 4) {
             if (wire_varint(&rec, &v) != 0)
                 return -1;
@@ -78,6 +139,8 @@ static int decode_event(const struct xp_plane *pl, struct wire rec, struct xp_ev
         *cache_ix = ix == IDMAP_NONE ? 0 : ix;
     }
     ev->meta = *cache_ix;
+    if (gid != NULL)
+        *gid = g;
     return 0;
 }
 
@@ -86,7 +149,7 @@ static int run_task(struct decode_job *job, const struct decode_task *t)
     const struct xp_line *ln = t->line;
     struct wire w;
     uint32_t done = 0;
-    int64_t cache_id = INT64_MIN;
+    int64_t cache_id = INT64_MIN, gsid = t->plane->stat_id[XS_GROUP_ID];
     uint32_t cache_ix = 0;
 
     wire_init(&w, ln->body + t->rec_start, ln->body_len - t->rec_start);
@@ -107,7 +170,8 @@ static int run_task(struct decode_job *job, const struct decode_task *t)
             goto bad;
         struct xp_event *ev = &ln->events[t->first + done];
         ev->rec_off = (uint32_t)(at - ln->body);
-        if (decode_event(t->plane, rec, ev, &cache_id, &cache_ix) != 0) {
+        if (decode_event(t->plane, rec, ev, ln->gids != NULL ? &ln->gids[t->first + done] : NULL,
+                         gsid, &cache_id, &cache_ix) != 0) {
             w.p = at;
             goto bad;
         }
@@ -186,7 +250,10 @@ static int plan_tasks(struct xspace *xs, struct decode_job *job, struct xp_err *
             if (ln->nevents == 0)
                 continue;
             ln->events = events_alloc(ln->nevents);
-            if (ln->events == NULL)
+            if (ln->events != NULL && pl->stat_id[XS_GROUP_ID] != XP_NO_STAT)
+                ln->gids = big_malloc((size_t)ln->nevents * sizeof(*ln->gids));
+            if (ln->events == NULL ||
+                (pl->stat_id[XS_GROUP_ID] != XP_NO_STAT && ln->gids == NULL))
                 return xp_err_set(err, -ENOMEM, "%s: out of memory for %u events", xs->path,
                                   ln->nevents);
             for (s = 0; s < ln->nsplits; s++) {
@@ -235,6 +302,8 @@ int xspace_decode(struct xspace *xs, int nthreads, struct xp_err *err)
                 for (j = 0; j < xs->planes[i].nlines; j++) {
                     xp_events_free(xs->planes[i].lines[j].events, xs->planes[i].lines[j].nevents);
                     xs->planes[i].lines[j].events = NULL;
+                    big_free(xs->planes[i].lines[j].gids);
+                    xs->planes[i].lines[j].gids = NULL;
                 }
             }
         }

@@ -693,6 +693,7 @@ void xspace_close(struct xspace *xs)
         struct xp_plane *pl = &xs->planes[i];
         for (j = 0; j < pl->nlines; j++) {
             xp_events_free(pl->lines[j].events, pl->lines[j].nevents);
+            big_free(pl->lines[j].gids);
             free(pl->lines[j].splits);
         }
         idmap_free(&pl->emeta_index);

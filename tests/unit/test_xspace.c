@@ -550,6 +550,173 @@ static void test_pick_matches_walk(void **state)
     free(space.p);
 }
 
+/* ---- group ids the decoder reads (xp_line.gids) against a walk ---- */
+
+#define GID_STAT 5
+
+/* One event of gid_space: metadata 10 at k * 10 ps, its stats in stats. */
+static void gid_event(struct pbw *line, int k, struct pbw *stats)
+{
+    struct pbw ev = {0};
+
+    pbw_uint(&ev, 1, 10);
+    pbw_uint(&ev, 2, (uint64_t)k * 10);
+    pbw_uint(&ev, 3, 5);
+    if (stats != NULL)
+        pbw_raw(&ev, stats->p, stats->n);
+    pbw_msg(line, 4, &ev);
+    if (stats != NULL) {
+        free(stats->p);
+        memset(stats, 0, sizeof(*stats));
+    }
+}
+
+/* Events whose stats take every shape a group_id can (what the decoder
+ * should make of each in gid_want). */
+static const int32_t gid_want[] = {
+    XP_GID_NONE, 7,           9,           XP_GID_WALK, XP_GID_WALK,
+    XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, 12,          13,
+    XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, XP_GID_NONE, XP_GID_WALK,
+};
+
+static struct pbw gid_space(void)
+{
+    struct pbw space = {0}, plane = {0}, line = {0}, st = {0}, one = {0};
+    char longs[300];
+    int k = 0;
+
+    memset(longs, 'q', sizeof(longs) - 1);
+    longs[sizeof(longs) - 1] = '\0';
+    pbw_str(&plane, 2, "/device:TPU:0");
+    stat_meta(&plane, 1, "a");
+    stat_meta(&plane, 2, "b");
+    stat_meta(&plane, GID_STAT, "group_id");
+    event_meta(&plane, 10, "op", NULL);
+    pbw_uint(&line, 1, 1);
+    gid_event(&line, k++, NULL); /* none */
+    stat_int(&st, 4, GID_STAT, 7);
+    gid_event(&line, k++, &st); /* int64 */
+    pbw_uint(&one, 1, GID_STAT);
+    pbw_uint(&one, 3, 9);
+    pbw_msg(&st, 4, &one);
+    gid_event(&line, k++, &st); /* uint64 */
+    pbw_uint(&one, 1, GID_STAT);
+    pbw_double(&one, 2, 2.5);
+    pbw_msg(&st, 4, &one);
+    gid_event(&line, k++, &st); /* double */
+    stat_str(&st, 4, GID_STAT, "x");
+    gid_event(&line, k++, &st); /* string */
+    stat_int(&st, 4, GID_STAT, 1);
+    stat_int(&st, 4, GID_STAT, 1);
+    gid_event(&line, k++, &st); /* two */
+    stat_int(&st, 4, GID_STAT, (int64_t)1 << 31);
+    gid_event(&line, k++, &st); /* too big */
+    stat_int(&st, 4, GID_STAT, -3);
+    gid_event(&line, k++, &st); /* negative */
+    stat_int(&st, 4, 1, 4);
+    stat_str(&st, 4, 2, "zz");
+    stat_int(&st, 4, GID_STAT, 12);
+    gid_event(&line, k++, &st); /* among others */
+    stat_str(&st, 4, 2, longs);
+    stat_int(&st, 4, GID_STAT, 13);
+    gid_event(&line, k++, &st); /* after a stat of two-byte length */
+    pbw_uint(&one, 4, 3);
+    pbw_uint(&one, 1, GID_STAT);
+    pbw_msg(&st, 4, &one);
+    gid_event(&line, k++, &st); /* value first */
+    pbw_uint(&one, 1, GID_STAT);
+    pbw_msg(&st, 4, &one);
+    gid_event(&line, k++, &st); /* id alone */
+    pbw_uint(&one, 1, 1);
+    pbw_uint(&one, 4, 3);
+    pbw_uint(&one, 1, GID_STAT);
+    pbw_msg(&st, 4, &one);
+    gid_event(&line, k++, &st); /* two ids, the last one counts */
+    stat_int(&st, 4, 1, 4);
+    gid_event(&line, k++, &st); /* other stats only */
+    stat_ref(&st, 4, GID_STAT, 2);
+    gid_event(&line, k++, &st); /* a reference */
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    return space;
+}
+
+/* What the decoder says of each event agrees with a walk of its stats:
+ * none found, or exactly this one; XP_GID_WALK claims nothing. */
+static void check_gids(const struct xspace *xs)
+{
+    const struct xp_plane *pl = &xs->planes[0];
+    const struct xp_line *ln = &pl->lines[0];
+    uint32_t e;
+
+    assert_non_null(ln->gids);
+    for (e = 0; e < ln->nevents; e++) {
+        struct xp_stat_iter it;
+        struct xp_stat st, found = {0};
+        int n = 0;
+        xp_stat_iter_init(&it, pl, ln, &ln->events[e]);
+        while (xp_stat_next(&it, &st) == 1) {
+            if (st.meta_id == pl->stat_id[XS_GROUP_ID]) {
+                found = st;
+                n++;
+            }
+        }
+        if (ln->gids[e] == XP_GID_NONE) {
+            assert_int_equal(n, 0);
+        } else if (ln->gids[e] != XP_GID_WALK) {
+            assert_true(ln->gids[e] >= 0);
+            assert_int_equal(n, 1);
+            assert_true(found.kind == XP_STAT_INT || found.kind == XP_STAT_UINT);
+            assert_int_equal(xp_stat_int(&found), ln->gids[e]);
+        }
+    }
+}
+
+static void test_group_ids_match_walk(void **state)
+{
+    struct pbw space = gid_space(), plain = build_space();
+    struct xspace *xs;
+    struct xp_err err = {0};
+    const struct xp_line *ln;
+    size_t ev_at, ev_len, i;
+    uint32_t e, p, l;
+    unsigned seed = 11;
+
+    (void)state;
+    assert_int_equal(open_bytes(space.p, space.n, &xs, &err), 0);
+    ln = &xs->planes[0].lines[0];
+    assert_int_equal(ln->nevents, sizeof(gid_want) / sizeof(gid_want[0]));
+    for (e = 0; e < ln->nevents; e++)
+        assert_int_equal(ln->gids[e], gid_want[e]);
+    check_gids(xs);
+    ev_at = (size_t)(ln->body + ln->events[0].rec_off - xs->data);
+    ev_len = (size_t)(ln->body + ln->body_len - xs->data) - ev_at;
+    xspace_close(xs);
+    /* corrupt bytes among the events: whatever decodes still agrees */
+    for (i = 0; i < 2000; i++) {
+        struct pbw m = {0};
+        size_t at = ev_at + (size_t)rand_r(&seed) % ev_len;
+        pbw_raw(&m, space.p, space.n);
+        m.p[at] = (unsigned char)rand_r(&seed);
+        xs = NULL;
+        if (open_bytes(m.p, m.n, &xs, &err) == 0 && xs->nplanes == 1 && xs->planes[0].nlines == 1 &&
+            xs->planes[0].stat_id[XS_GROUP_ID] != XP_NO_STAT)
+            check_gids(xs);
+        xspace_close(xs);
+        free(m.p);
+    }
+    free(space.p);
+    /* planes without a group_id stat keep no gids */
+    assert_int_equal(open_bytes(plain.p, plain.n, &xs, &err), 0);
+    for (p = 0; p < xs->nplanes; p++) {
+        assert_int_equal(xs->planes[p].stat_id[XS_GROUP_ID], XP_NO_STAT);
+        for (l = 0; l < xs->planes[p].nlines; l++)
+            assert_null(xs->planes[p].lines[l].gids);
+    }
+    xspace_close(xs);
+    free(plain.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_decode_twice),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_pick_matches_walk),
+        cmocka_unit_test(test_group_ids_match_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
