@@ -107,7 +107,6 @@ struct xp_line {
 #define XP_GID_NONE (-1)
 #define XP_GID_WALK (-2)
 
-
 #define XP_SPLIT 65536 /* events per decode task on long lines */
 
 struct xp_plane {

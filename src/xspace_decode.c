@@ -252,8 +252,7 @@ static int plan_tasks(struct xspace *xs, struct decode_job *job, struct xp_err *
             ln->events = events_alloc(ln->nevents);
             if (ln->events != NULL && pl->stat_id[XS_GROUP_ID] != XP_NO_STAT)
                 ln->gids = big_malloc((size_t)ln->nevents * sizeof(*ln->gids));
-            if (ln->events == NULL ||
-                (pl->stat_id[XS_GROUP_ID] != XP_NO_STAT && ln->gids == NULL))
+            if (ln->events == NULL || (pl->stat_id[XS_GROUP_ID] != XP_NO_STAT && ln->gids == NULL))
                 return xp_err_set(err, -ENOMEM, "%s: out of memory for %u events", xs->path,
                                   ln->nevents);
             for (s = 0; s < ln->nsplits; s++) {

@@ -574,9 +574,8 @@ static void gid_event(struct pbw *line, int k, struct pbw *stats)
 /* Events whose stats take every shape a group_id can (what the decoder
  * should make of each in gid_want). */
 static const int32_t gid_want[] = {
-    XP_GID_NONE, 7,           9,           XP_GID_WALK, XP_GID_WALK,
-    XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, 12,          13,
-    XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, XP_GID_NONE, XP_GID_WALK,
+    XP_GID_NONE, 7,  9,           XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, XP_GID_WALK,
+    12,          13, XP_GID_WALK, XP_GID_WALK, XP_GID_WALK, XP_GID_NONE, XP_GID_WALK,
 };
 
 static struct pbw gid_space(void)
