@@ -18,6 +18,7 @@
 
 #include "bigalloc.h"
 #include "parallel.h"
+#include "xstat_usual.h"
 
 enum { F_EV_META = 1, F_EV_OFFSET = 2, F_EV_DURATION = 3, F_EV_OCCURRENCES = 5 };
 
@@ -39,49 +40,23 @@ struct decode_job {
 
 /* Fold the XStat body [p, end) into an event's gid so far (XP_GID_NONE
  * before its first stat; gsid: the plane's group_id stat id). Only the
- * usual shape, as xp_stat_next reads it (metadata_id, then one value
- * field, nothing else), is known: any other may hide a group_id. */
+ * usual shape is known: any other may hide a group_id (xp_stat_next reads
+ * those with its general parser). */
 static inline int32_t gid_fold(int32_t gid, const uint8_t *p, const uint8_t *end, int64_t gsid)
 {
-    struct wire w = {p, end}, sub;
-    uint64_t id, v = 0;
-    uint8_t key;
+    struct wire w = {p, end};
+    struct xp_stat st;
 
-    if (gid == XP_GID_WALK || w.p >= w.end || *w.p != 0x08)
+    if (gid == XP_GID_WALK || !xp_stat_parse_usual(&w, &st))
         return XP_GID_WALK;
-    w.p++;
-    if (wire_varint(&w, &id) != 0)
-        return XP_GID_WALK;
-    if (w.p == w.end) /* an id without a value */
-        return (int64_t)id == gsid ? XP_GID_WALK : gid;
-    key = *w.p++;
-    switch (key) {
-    case 0x18: /* uint64_value */
-    case 0x20: /* int64_value */
-    case 0x38: /* ref_value */
-        if (wire_varint(&w, &v) != 0 || w.p != w.end)
-            return XP_GID_WALK;
-        break;
-    case 0x11: /* double_value */
-        if (w.end - w.p != 8)
-            return XP_GID_WALK;
-        break;
-    case 0x2a: /* str_value */
-    case 0x32: /* bytes_value */
-    case 0x42: /* compressed value */
-        if (wire_bytes(&w, &sub) != 0 || w.p != w.end)
-            return XP_GID_WALK;
-        break;
-    default:
-        return XP_GID_WALK;
-    }
-    if ((int64_t)id != gsid)
+    if (st.meta_id != gsid)
         return gid;
     if (gid != XP_GID_NONE)
         return XP_GID_WALK;
-    if ((key == 0x20 && (int64_t)v >= 0 && (int64_t)v <= INT32_MAX) ||
-        (key == 0x18 && v <= INT32_MAX))
-        return (int32_t)v;
+    if (st.kind == XP_STAT_INT && st.v.i >= 0 && st.v.i <= INT32_MAX)
+        return (int32_t)st.v.i;
+    if (st.kind == XP_STAT_UINT && st.v.u <= INT32_MAX)
+        return (int32_t)st.v.u;
     return XP_GID_WALK;
 }
 

@@ -2,23 +2,13 @@
  * xspace_stat.c - stats: parsing XStat records, lookups, string forms.
  */
 #include "xspace.h"
+#include "xstat_usual.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum {
-    F_STAT_META = 1,
-    F_STAT_DOUBLE = 2,
-    F_STAT_UINT = 3,
-    F_STAT_INT = 4,
-    F_STAT_STR = 5,
-    F_STAT_BYTES = 6,
-    F_STAT_REF = 7,
-    F_STAT_COMPRESSED = 8,
-};
 
 const struct xp_event_meta *xp_plane_event_meta(const struct xp_plane *p, int64_t id)
 {
@@ -91,65 +81,10 @@ static inline int fast_varint(struct wire *w, uint64_t *v)
     return -1;
 }
 
-/* The usual shape of an XStat body: metadata_id, then one value field, and
- * nothing else. Returns 1 with *st filled when body has that shape, else 0
- * (then the general parser reads it). */
-static inline int stat_parse_usual(const struct wire *body, struct xp_stat *st)
-{
-    struct wire w = *body;
-    uint64_t id, v;
-    uint8_t key;
-
-    if (w.p >= w.end || w.p[0] != 0x08)
-        return 0;
-    w.p++;
-    if (wire_varint(&w, &id) != 0)
-        return 0;
-    st->meta_id = (int64_t)id;
-    st->kind = XP_STAT_NONE;
-    st->v.u = 0;
-    st->str = NULL;
-    st->len = 0;
-    if (w.p == w.end)
-        return 1;
-    key = *w.p++;
-    switch (key) {
-    case (F_STAT_UINT << 3) | WIRE_VARINT:
-    case (F_STAT_INT << 3) | WIRE_VARINT:
-    case (F_STAT_REF << 3) | WIRE_VARINT:
-        if (wire_varint(&w, &v) != 0 || w.p != w.end)
-            return 0;
-        st->kind = key == ((F_STAT_UINT << 3) | WIRE_VARINT)  ? XP_STAT_UINT
-                   : key == ((F_STAT_INT << 3) | WIRE_VARINT) ? XP_STAT_INT
-                                                              : XP_STAT_REF;
-        st->v.u = v;
-        return 1;
-    case (F_STAT_DOUBLE << 3) | WIRE_I64:
-        if (wire_fixed64(&w, &v) != 0 || w.p != w.end)
-            return 0;
-        st->kind = XP_STAT_DOUBLE;
-        memcpy(&st->v.d, &v, sizeof(v));
-        return 1;
-    case (F_STAT_STR << 3) | WIRE_LEN:
-    case (F_STAT_BYTES << 3) | WIRE_LEN:
-    case (F_STAT_COMPRESSED << 3) | WIRE_LEN: {
-        struct wire sub;
-        if (wire_bytes(&w, &sub) != 0 || w.p != w.end)
-            return 0;
-        st->kind = key == ((F_STAT_STR << 3) | WIRE_LEN) ? XP_STAT_STR : XP_STAT_BYTES;
-        st->str = (const char *)sub.p;
-        st->len = (size_t)(sub.end - sub.p);
-        return 1;
-    }
-    default:
-        return 0;
-    }
-}
-
 /* An XStat body without resolving refs. */
 static inline int stat_parse_raw(struct wire *body, struct xp_stat *st)
 {
-    if (stat_parse_usual(body, st)) {
+    if (xp_stat_parse_usual(body, st)) {
         body->p = body->end;
         return 0;
     }
@@ -317,7 +252,7 @@ uint32_t xp_pick_event(const struct xp_pick *pk, const struct xp_line *l, const 
             if (wire_bytes(&body, &sub) != 0)
                 break;
         }
-        if (!stat_parse_usual(&sub, &st) && stat_parse_raw(&sub, &st) != 0)
+        if (!xp_stat_parse_usual(&sub, &st) && stat_parse_raw(&sub, &st) != 0)
             break;
         slot = pick_slot(pk, st.meta_id);
         if (slot == 0 || (!pk->last_wins && (found & (1u << (slot - 1)))))
@@ -386,7 +321,7 @@ int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
         }
         if (wire_bytes(&it->w, &sub) != 0)
             return -1;
-        if (!stat_parse_usual(&sub, st) && stat_parse_raw(&sub, st) != 0)
+        if (!xp_stat_parse_usual(&sub, st) && stat_parse_raw(&sub, st) != 0)
             return -1;
         if (!want(ctx, st->meta_id))
             continue;
