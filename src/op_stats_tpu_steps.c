@@ -182,7 +182,10 @@ static int event_group(const struct group_source *gs, const struct xp_plane *p, 
         *group = g;
         return 1;
     }
-    /* no group_id stat, or one the grouping did not keep */
+    /* no group_id stat (as the decoder saw: xp_line.gids), or one the
+     * grouping did not keep */
+    if (l->gids != NULL && l->gids[i] == XP_GID_NONE)
+        return 0;
     if (!xp_event_own_stat(p, l, &l->events[i], p->stat_id[XS_GROUP_ID], &st))
         return 0;
     *group = (int64_t)tpu_stat_u64(&st);
