@@ -91,46 +91,23 @@ static int stream_cmp(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static int derive_annotations(struct derived *dv, const struct xspace *xs, uint32_t p,
-                              const struct xp_groups *g, const struct derived_hlo *hlo)
+/* One stream's lines (DeriveEventsFromAnnotations for one stream): its
+ * derived ids start at first_id, and its display ids at first_index (the
+ * stream, then its five derived lines in id order: name scope, tf op,
+ * module, op, source; empty ones included). */
+static int derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, uint32_t line,
+                         int64_t first_id, int64_t first_index, const struct xp_groups *g,
+                         const struct derived_hlo *hlo)
 {
-    const struct xp_plane *pl = &xs->planes[p];
-    struct stream_ref *streams = malloc((pl->nlines + 1) * sizeof(*streams));
-    uint32_t ns = 0, i, next_index = 1;
-    int64_t next_id = THREAD_ID_DEVICE_DERIVED_MIN;
-    int rc = 0;
+    uint32_t k;
+    int rc = dv_derive_stream(dv, xs, p, line, first_id, g, hlo);
 
-    dv->display_ids[p] = calloc(pl->nlines + 1, sizeof(int64_t));
-    if (streams == NULL || dv->display_ids[p] == NULL) {
-        free(streams);
-        return -ENOMEM;
+    dv->display_ids[p][line] = first_index;
+    for (k = 0; k < dv->nlines; k++) {
+        int64_t off = dv->lines[k].id - first_id;
+        int slot = off == 0 ? 1 : off == 1 ? 2 : off == 2 ? 3 : off == 3 ? 4 : 5;
+        dv->lines[k].display_id = first_index + slot;
     }
-    for (i = 0; i < pl->nlines; i++) {
-        if (derived_is_thread_id(pl->lines[i].id))
-            continue;
-        streams[ns].line = i;
-        streams[ns].compute = strstr(pl->lines[i].name, "Compute") != NULL;
-        streams[ns].nevents = pl->lines[i].nevents;
-        ns++;
-    }
-    xp_qsort(streams, ns, sizeof(*streams), stream_cmp);
-    for (i = 0; i < ns && rc == 0; i++) {
-        uint32_t first_line = dv->nlines, k;
-        if (next_id + LINES_PER_STREAM > THREAD_ID_DEVICE_DERIVED_MAX)
-            break;
-        rc = dv_derive_stream(dv, xs, p, streams[i].line, next_id, g, hlo);
-        /* Display ids: the stream, then its five derived lines in id order
-         * (name scope, tf op, module, op, source), empty ones included. */
-        dv->display_ids[p][streams[i].line] = next_index;
-        for (k = first_line; k < dv->nlines; k++) {
-            int64_t off = dv->lines[k].id - next_id;
-            int slot = off == 0 ? 1 : off == 1 ? 2 : off == 2 ? 3 : off == 3 ? 4 : 5;
-            dv->lines[k].display_id = next_index + slot;
-        }
-        next_index += 6;
-        next_id += LINES_PER_STREAM;
-    }
-    free(streams);
     return rc;
 }
 
@@ -311,18 +288,31 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
     return rc;
 }
 
-/* One parallel task of derived_build: the lines of one GPU plane (Steps,
- * then its streams' lines) or the Launch Stats lines, into a part of its
- * own (own arena and lines); the parts are joined in XProf's order after. */
-struct part_task {
+/* One parallel task of derived_build, into a part of its own (own arena
+ * and lines): the Launch Stats lines, one GPU plane's Steps line, or one
+ * stream's lines. The parts are joined in XProf's order after. */
+enum task_kind { TASK_LAUNCH, TASK_STEPS, TASK_STREAM };
+
+struct dv_task {
+    int kind;             /* enum task_kind */
+    uint32_t plane;       /* TASK_STEPS, TASK_STREAM: index in xs->planes */
+    uint32_t line;        /* TASK_STREAM: the stream's line */
+    int64_t first_id;     /* TASK_STREAM: its first derived line id */
+    int64_t first_index;  /* TASK_STREAM: its display id */
+    uint64_t cost;        /* events it reads (the longest run first) */
+    struct derived *part; /* its lines, once run */
+};
+
+struct task_list {
     struct derived *dv;            /* the result: display_ids are written here */
     const struct xspace *xs;       /* the profile */
     const struct xp_groups *g;     /* grouping, or NULL */
     const struct derived_hlo *hlo; /* HLO instructions, or NULL */
     const uint32_t *gpu;           /* GPU plane indices */
     uint32_t ngpu;                 /* entries in gpu */
-    struct derived **parts;        /* [0] launch stats, [1 + i] plane gpu[i] */
-    uint32_t *nsteps;              /* [1 + i]: lines of part 1 + i that are Steps lines */
+    struct dv_task *tasks;         /* launch, then per plane: steps, streams */
+    uint32_t ntasks;               /* entries in tasks */
+    uint32_t *order;               /* task indices, most costly first */
 };
 
 static struct derived *part_new(const struct derived *dv)
@@ -332,42 +322,119 @@ static struct derived *part_new(const struct derived *dv)
     if (part == NULL)
         return NULL;
     arena_init(&part->arena);
-    part->display_ids = dv->display_ids; /* shared: each plane writes its own entry */
+    part->display_ids = dv->display_ids; /* shared: each stream writes its own entry */
     part->nplanes = dv->nplanes;
     return part;
 }
 
-static int part_run(void *arg, size_t i)
+static int task_run(void *arg, size_t i)
 {
-    struct part_task *t = arg;
+    struct task_list *t = arg;
+    struct dv_task *task = &t->tasks[t->order[i]];
     struct derived *part = part_new(t->dv);
-    int rc;
 
     if (part == NULL)
         return -ENOMEM;
-    t->parts[i] = part;
-    if (i == 0)
+    task->part = part;
+    if (task->kind == TASK_LAUNCH)
         return derive_launch_stats(part, t->xs, t->gpu, t->ngpu, t->g);
-    rc = derive_steps(part, t->xs, t->gpu[i - 1], t->g);
-    t->nsteps[i] = part->nlines;
-    if (rc == 0)
-        rc = derive_annotations(part, t->xs, t->gpu[i - 1], t->g, t->hlo);
+    if (task->kind == TASK_STEPS)
+        return derive_steps(part, t->xs, task->plane, t->g);
+    return derive_stream(part, t->xs, task->plane, task->line, task->first_id, task->first_index,
+                         t->g, t->hlo);
+}
+
+static uint64_t plane_events(const struct xp_plane *pl)
+{
+    uint64_t n = 0;
+    uint32_t i;
+
+    for (i = 0; i < pl->nlines; i++)
+        n += pl->lines[i].nevents;
+    return n;
+}
+
+/* Queue plane p's tasks: its Steps line, then its streams ("Compute"
+ * streams first, then by event count) with their ids, as long as ids
+ * last. */
+static int plan_plane(struct task_list *t, uint32_t p)
+{
+    const struct xp_plane *pl = &t->xs->planes[p];
+    struct stream_ref *streams = malloc((pl->nlines + 1) * sizeof(*streams));
+    uint32_t ns = 0, i;
+    int64_t next_id = THREAD_ID_DEVICE_DERIVED_MIN, next_index = 1;
+
+    t->dv->display_ids[p] = calloc(pl->nlines + 1, sizeof(int64_t));
+    if (streams == NULL || t->dv->display_ids[p] == NULL) {
+        free(streams);
+        return -ENOMEM;
+    }
+    t->tasks[t->ntasks++] = (struct dv_task){TASK_STEPS, p, 0, 0, 0, plane_events(pl), NULL};
+    for (i = 0; i < pl->nlines; i++) {
+        if (derived_is_thread_id(pl->lines[i].id))
+            continue;
+        streams[ns].line = i;
+        streams[ns].compute = strstr(pl->lines[i].name, "Compute") != NULL;
+        streams[ns].nevents = pl->lines[i].nevents;
+        ns++;
+    }
+    xp_qsort(streams, ns, sizeof(*streams), stream_cmp);
+    for (i = 0; i < ns && next_id + LINES_PER_STREAM <= THREAD_ID_DEVICE_DERIVED_MAX; i++) {
+        t->tasks[t->ntasks++] = (struct dv_task){
+            TASK_STREAM, p, streams[i].line, next_id, next_index, streams[i].nevents, NULL};
+        next_index += 6;
+        next_id += LINES_PER_STREAM;
+    }
+    free(streams);
+    return 0;
+}
+
+static int cost_desc(const void *a, const void *b, void *arg)
+{
+    const struct dv_task *tasks = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    if (tasks[x].cost != tasks[y].cost)
+        return tasks[x].cost > tasks[y].cost ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The tasks: Launch Stats, then per GPU plane its Steps and streams. */
+static int plan_tasks(struct task_list *t)
+{
+    const struct xp_plane *host = xspace_find_plane(t->xs, "/host:CPU");
+    uint32_t ntasks = 1, i;
+    int rc = 0;
+
+    for (i = 0; i < t->ngpu; i++)
+        ntasks += 1 + t->xs->planes[t->gpu[i]].nlines;
+    t->tasks = calloc(ntasks, sizeof(*t->tasks));
+    t->order = malloc(ntasks * sizeof(*t->order));
+    if (t->tasks == NULL || t->order == NULL)
+        return -ENOMEM;
+    t->tasks[0] = (struct dv_task){TASK_LAUNCH, 0, 0, 0, 0, host ? plane_events(host) : 0, NULL};
+    t->ntasks = 1;
+    for (i = 0; i < t->ngpu && rc == 0; i++)
+        rc = plan_plane(t, t->gpu[i]);
+    for (i = 0; i < t->ntasks; i++)
+        t->order[i] = i;
+    qsort_r(t->order, t->ntasks, sizeof(*t->order), cost_desc, t->tasks);
     return rc;
 }
 
-/* Append lines [from, to) of part to dv (moving their events). */
-static int take_lines(struct derived *dv, struct derived *part, uint32_t from, uint32_t to)
+/* Append the lines of part to dv (moving their events). */
+static int take_lines(struct derived *dv, struct derived *part)
 {
     struct dv_line *l;
 
-    if (to <= from)
+    if (part == NULL || part->nlines == 0)
         return 0;
-    l = realloc(dv->lines, (dv->nlines + (to - from)) * sizeof(*l));
+    l = realloc(dv->lines, (dv->nlines + part->nlines) * sizeof(*l));
     if (l == NULL)
         return -ENOMEM;
     dv->lines = l;
-    memcpy(&dv->lines[dv->nlines], &part->lines[from], (to - from) * sizeof(*l));
-    dv->nlines += to - from;
+    memcpy(&dv->lines[dv->nlines], part->lines, part->nlines * sizeof(*l));
+    dv->nlines += part->nlines;
     return 0;
 }
 
@@ -377,7 +444,7 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, const stru
     struct derived *dv = calloc(1, sizeof(*dv));
     uint32_t *gpu = malloc((xs->nplanes + 1) * sizeof(*gpu));
     uint32_t ngpu = 0, i;
-    struct part_task t;
+    struct task_list t;
     int rc = 0;
 
     if (dv == NULL || gpu == NULL) {
@@ -398,9 +465,7 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, const stru
     t.g = g;
     t.gpu = gpu;
     t.ngpu = ngpu;
-    t.parts = calloc(ngpu + 1, sizeof(*t.parts));
-    t.nsteps = calloc(ngpu + 1, sizeof(*t.nsteps));
-    if (dv->display_ids == NULL || t.parts == NULL || t.nsteps == NULL)
+    if (dv->display_ids == NULL)
         rc = -ENOMEM;
     if (rc == 0 && ngpu > 0) {
         struct hlo_modules *own = NULL;
@@ -413,38 +478,48 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, const stru
         hlo_modules_free(own);
         t.hlo = dv->hlo;
         if (rc != 0) {
-            free(t.parts);
-            free(t.nsteps);
             free(gpu);
             derived_free(dv);
             return rc;
         }
     }
     if (rc == 0)
-        rc = parallel_for(ngpu + 1, 0, part_run, &t);
+        rc = plan_tasks(&t);
+    if (rc == 0)
+        rc = parallel_for(t.ntasks, 0, task_run, &t);
     /* XProf's order: Steps of every plane, the streams' lines of every
      * plane, then Launch Stats. */
-    for (i = 1; i <= ngpu && rc == 0; i++)
-        rc = take_lines(dv, t.parts[i], 0, t.nsteps[i]);
-    for (i = 1; i <= ngpu && rc == 0; i++)
-        rc = take_lines(dv, t.parts[i], t.nsteps[i], t.parts[i]->nlines);
-    if (rc == 0)
-        rc = take_lines(dv, t.parts[0], 0, t.parts[0]->nlines);
-    if (t.parts != NULL) {
-        /* Keep the parts' arenas (the names); their lines now belong to dv
-         * (or, on failure, are freed with the part). */
-        for (i = 0; i <= ngpu; i++) {
-            if (t.parts[i] != NULL && rc == 0)
-                t.parts[i]->nlines = 0;
-            if (t.parts[i] != NULL)
-                t.parts[i]->display_ids = NULL;
-        }
-        if (rc != 0)
-            dv->nlines = 0; /* the events still belong to the parts */
-        dv->parts = t.parts;
-        dv->nparts = ngpu + 1;
+    for (i = 1; i < t.ntasks && rc == 0; i++) {
+        if (t.tasks[i].kind == TASK_STEPS)
+            rc = take_lines(dv, t.tasks[i].part);
     }
-    free(t.nsteps);
+    for (i = 1; i < t.ntasks && rc == 0; i++) {
+        if (t.tasks[i].kind == TASK_STREAM)
+            rc = take_lines(dv, t.tasks[i].part);
+    }
+    if (rc == 0 && t.ntasks > 0)
+        rc = take_lines(dv, t.tasks[0].part);
+    /* Keep the parts' arenas (the names); their lines now belong to dv (or,
+     * on failure, are freed with the part). */
+    dv->parts = calloc(t.ntasks ? t.ntasks : 1, sizeof(*dv->parts));
+    if (dv->parts == NULL && rc == 0)
+        rc = -ENOMEM;
+    for (i = 0; i < t.ntasks; i++) {
+        struct derived *part = t.tasks[i].part;
+        if (part == NULL)
+            continue;
+        if (rc == 0)
+            part->nlines = 0;
+        part->display_ids = NULL;
+        if (dv->parts != NULL)
+            dv->parts[dv->nparts++] = part;
+        else
+            derived_free(part);
+    }
+    if (rc != 0)
+        dv->nlines = 0; /* the events still belong to the parts */
+    free(t.tasks);
+    free(t.order);
     free(gpu);
     if (rc != 0) {
         derived_free(dv);

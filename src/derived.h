@@ -82,7 +82,7 @@ struct derived {
     struct arena arena;       /* names */
     struct derived_hlo *hlo;  /* HLO instructions (their names are event names), or NULL */
     struct dv_intern *intern; /* event names stored once each (derived.c) */
-    struct derived **parts;   /* the per-plane parts built in parallel (their names) */
+    struct derived **parts;   /* the parts built in parallel (their names) */
     uint32_t nparts;          /* entries in parts */
 };
 
