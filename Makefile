@@ -44,7 +44,8 @@ UNIT_SRC    = $(wildcard tests/unit/test_*.c)
 UNIT_BIN    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 LIB   = $(BUILD)/libxprofs.a
-BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth $(BUILD)/xprofs-barewalk
+BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth $(BUILD)/xprofs-barewalk \
+        $(BUILD)/xprofs-timeit
 ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
@@ -83,6 +84,9 @@ $(BUILD)/xprofs-synth: $(patsubst %.c,$(BUILD)/%.o,$(SYNTH_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ -lz -lm
 
 $(BUILD)/xprofs-barewalk: $(BUILD)/contrib/bench/barewalk.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/xprofs-timeit: $(BUILD)/contrib/bench/timeit.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/xprofs-ui: $(patsubst %.c,$(BUILD)/%.o,$(UI_SRC))

@@ -30,15 +30,9 @@ ROWS=$OUT/rows.tsv
 
 # best-of-3 wall seconds of a command
 best3() {
-    best=""
     for i in 1 2 3; do
-        s=$(date +%s.%N)
-        "$@" > /dev/null
-        e=$(date +%s.%N)
-        t=$(echo "$e - $s" | bc -l)
-        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
-    done
-    printf '%.4f' "$best"
+        secs "$@"
+    done | sort -n | head -1
 }
 
 # profile SIZE: generate the profile once; set logdir, file, mb; bare walk row.

@@ -13,30 +13,21 @@
 #                      cold = a fresh process converting from scratch (on profiles
 #                      of 200 MB or less the median of 3 such processes, since this
 #                      shared machine is noisy; peak RSS the largest), warm = one
-#                      more process. Needs $BUILD.
+#                      more process.
+# All time with $BUILD/xprofs-timeit (contrib/bench/timeit.c): the clock
+# holds the command and its process start only.
 
 secs() {
-    s=$(date +%s.%N)
-    "$@" > /dev/null
-    e=$(date +%s.%N)
-    echo "$e - $s" | bc -l | awk '{printf "%.4f", $1}'
+    "$BUILD/xprofs-timeit" "$@" | cut -d' ' -f1
 }
 
 peak_mb() {
-    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
+    "$BUILD/xprofs-timeit" "$@" | cut -d' ' -f2
 }
 
 secs_mb() {
-    rssf=$(mktemp)
-    s=$(date +%s.%N)
-    if ! /usr/bin/time -f %M -o "$rssf" "$@" > /dev/null 2>&1; then
-        rm -f "$rssf"
-        return 1
-    fi
-    e=$(date +%s.%N)
-    printf '%s %s\n' "$(echo "$e - $s" | bc -l | awk '{printf "%.4f", $1}')" \
-        "$(tail -1 "$rssf" | awk '{printf "%.0f", $1/1024}')"
-    rm -f "$rssf"
+    timeit_out=$("$BUILD/xprofs-timeit" "$@" 2> /dev/null) || return 1
+    echo "$timeit_out"
 }
 
 cold_mb() {
