@@ -120,12 +120,85 @@ static int sort_track(void *arg, size_t t)
     return xp_sort_runs(ev, h->tracks[t].count, sizeof(*ev), track_cmp, h);
 }
 
+/* The pass over every event that renumbers tracks, in parts run in
+ * parallel: each part counts its events per new track and notes whether
+ * its track numbers never go down (events already grouped by track). */
+struct renumber {
+    struct tv_host *h;
+    const uint32_t *new_of_old; /* new track number of each old one */
+    uint32_t nparts;            /* parts of the event array */
+    uint32_t *counts;           /* [part * ntracks + track]: its events */
+    uint32_t *lo, *hi;          /* per part: first and last track seen */
+    uint8_t *grouped;           /* per part: track numbers never go down */
+};
+
+static int renumber_part(void *arg, size_t p)
+{
+    struct renumber *r = arg;
+    struct tv_host *h = r->h;
+    uint32_t n = h->ntracks, first = (uint32_t)((uint64_t)h->nevents * p / r->nparts);
+    uint32_t end = (uint32_t)((uint64_t)h->nevents * (p + 1) / r->nparts), i, prev = 0;
+    uint32_t *counts = &r->counts[(size_t)p * n];
+    uint8_t grouped = 1;
+
+    for (i = first; i < end; i++) {
+        uint32_t t = r->new_of_old[h->events[i].track];
+        if (h->events[i].track != t)
+            h->events[i].track = t;
+        counts[t]++;
+        if (t < prev)
+            grouped = 0;
+        prev = t;
+    }
+    r->lo[p] = first < end ? h->events[first].track : UINT32_MAX; /* MAX: empty */
+    r->hi[p] = prev;
+    r->grouped[p] = grouped;
+    return 0;
+}
+
+/* Renumber every event's track (new_of_old) and count each new track's
+ * events into sorted[].count; returns 1 if the events were grouped by
+ * track in the new order already, 0 if not, or -ENOMEM. */
+static int renumber_events(struct tv_host *h, const uint32_t *new_of_old, struct tv_track *sorted,
+                           int nthreads)
+{
+    struct renumber r;
+    uint32_t n = h->ntracks, p, t, prev_hi = 0;
+    int grouped = 1, rc;
+
+    memset(&r, 0, sizeof(r));
+    r.h = h;
+    r.new_of_old = new_of_old;
+    r.nparts = nthreads > 1 && h->nevents >= (1u << 16) ? (uint32_t)nthreads : 1;
+    r.counts = calloc((size_t)r.nparts * n, sizeof(*r.counts));
+    r.lo = malloc(r.nparts * sizeof(*r.lo));
+    r.hi = malloc(r.nparts * sizeof(*r.hi));
+    r.grouped = malloc(r.nparts);
+    rc = r.counts != NULL && r.lo != NULL && r.hi != NULL && r.grouped != NULL ? 0 : -ENOMEM;
+    if (rc == 0)
+        rc = parallel_for(r.nparts, (int)r.nparts, renumber_part, &r);
+    for (p = 0; rc == 0 && p < r.nparts; p++) {
+        for (t = 0; t < n; t++)
+            sorted[t].count += r.counts[(size_t)p * n + t];
+        if (r.lo[p] == UINT32_MAX)
+            continue;
+        if (!r.grouped[p] || r.lo[p] < prev_hi)
+            grouped = 0;
+        prev_hi = r.hi[p];
+    }
+    free(r.counts);
+    free(r.lo);
+    free(r.hi);
+    free(r.grouped);
+    return rc != 0 ? rc : grouped;
+}
+
 int tvl_order_tracks(struct tv_host *h, int nthreads)
 {
     uint32_t n = h->ntracks, i, t;
     uint32_t *old_of_new, *new_of_old, *next;
     struct tv_track *sorted;
-    int rc = 0;
+    int rc = 0, grouped;
 
     if (n == 0)
         return 0;
@@ -151,11 +224,16 @@ int tvl_order_tracks(struct tv_host *h, int nthreads)
         old_of_new[i] = sorted[i].first;
         new_of_old[sorted[i].first] = i;
     }
-    for (i = 0; i < h->nevents; i++) {
-        h->events[i].track = new_of_old[h->events[i].track];
-        sorted[h->events[i].track].count++;
+    grouped = renumber_events(h, new_of_old, sorted, nthreads);
+    if (grouped < 0) {
+        free(sorted);
+        free(new_of_old);
+        free(old_of_new);
+        free(next);
+        return grouped;
     }
-    /* First event of each track; then an in-place bucket permutation. */
+    /* First event of each track; then, unless the events are grouped by
+     * track already, an in-place bucket permutation. */
     for (t = 0, i = 0; t < n; t++) {
         sorted[t].first = i;
         next[t] = i;
@@ -164,7 +242,7 @@ int tvl_order_tracks(struct tv_host *h, int nthreads)
     next[n] = i;
     free(h->tracks);
     h->tracks = sorted;
-    for (t = 0; t < n; t++) {
+    for (t = 0; t < n && !grouped; t++) {
         uint32_t end = sorted[t].first + sorted[t].count;
         while (next[t] < end) {
             struct tv_event *e = &h->events[next[t]];

@@ -616,6 +616,67 @@ static void test_parallel_order_matches_sort(void **state)
     }
 }
 
+/* Events of five threads added in one of three orders; after tv_finish
+ * every track's range holds exactly its own events, tracks ascend by tid,
+ * and every source record is there once. 150,000 events, so that the
+ * renumbering pass runs in parts on two threads. */
+enum track_order { ORDER_SHUFFLED, ORDER_GROUPED, ORDER_GROUPED_TWICE };
+
+static void check_tracks_grouped(enum track_order how)
+{
+    static const uint32_t created[5] = {5, 3, 1, 4, 2}; /* track ids != output order */
+    struct tv_host *h = tv_host_new("test");
+    struct xp_err err = {0};
+    const uint32_t n = 150000;
+    uint32_t *tid_of = malloc(n * sizeof(*tid_of)), i, t, total = 0;
+    uint8_t *seen = calloc(n, 1);
+    uint64_t x = 99;
+
+    assert_non_null(h);
+    assert_non_null(tid_of);
+    assert_non_null(seen);
+    assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
+    for (i = 0; i < 5; i++)
+        assert_int_equal(tv_add_resource(h, 1, created[i], tv_cstr(h, "row")), 0);
+    for (i = 0; i < n; i++) {
+        uint32_t k = how == ORDER_GROUPED_TWICE ? i % (n / 2) : i;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        tid_of[i] = how == ORDER_SHUFFLED ? 1 + (uint32_t)(x % 5)
+                                          : 1 + k * 5 / (n / (how == ORDER_GROUPED_TWICE ? 2 : 1));
+        add(h, tid_of[i], 1000 + (x % 100000), 1 + x % 50, "e", i);
+    }
+    assert_int_equal(tv_finish(h, 2, &err), 0);
+    assert_int_equal(h->ntracks, 5);
+    for (t = 0; t < h->ntracks; t++) {
+        const struct tv_track *tr = &h->tracks[t];
+        assert_int_equal(tr->tid, t + 1);
+        assert_int_equal(tr->first, total);
+        for (i = tr->first; i < tr->first + tr->count; i++) {
+            const struct tv_event *e = &h->events[i];
+            assert_int_equal(e->track, t);
+            assert_true(e->src < n);
+            assert_int_equal(tid_of[e->src], tr->tid);
+            assert_int_equal(seen[e->src], 0);
+            seen[e->src] = 1;
+        }
+        total += tr->count;
+    }
+    assert_int_equal(total, n);
+    free(seen);
+    free(tid_of);
+    tv_host_free(h);
+}
+
+static void test_tracks_grouped_after_finish(void **state)
+{
+    (void)state;
+    check_tracks_grouped(ORDER_SHUFFLED);
+    check_tracks_grouped(ORDER_GROUPED);
+    check_tracks_grouped(ORDER_GROUPED_TWICE);
+}
+
 static void test_search(void **state)
 {
     struct tv_host *h = make_host(fill_random, 2000);
@@ -645,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_flow_levels_match_trackers),
         cmocka_unit_test(test_search),
         cmocka_unit_test(test_parallel_order_matches_sort),
+        cmocka_unit_test(test_tracks_grouped_after_finish),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
