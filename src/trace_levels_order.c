@@ -128,7 +128,6 @@ struct renumber {
     const uint32_t *new_of_old; /* new track number of each old one */
     uint32_t nparts;            /* parts of the event array */
     uint32_t *counts;           /* [part * ntracks + track]: its events */
-    uint32_t *lo, *hi;          /* per part: first and last track seen */
     uint8_t *grouped;           /* per part: track numbers never go down */
 };
 
@@ -150,8 +149,6 @@ static int renumber_part(void *arg, size_t p)
             grouped = 0;
         prev = t;
     }
-    r->lo[p] = first < end ? h->events[first].track : UINT32_MAX; /* MAX: empty */
-    r->hi[p] = prev;
     r->grouped[p] = grouped;
     return 0;
 }
@@ -163,7 +160,7 @@ static int renumber_events(struct tv_host *h, const uint32_t *new_of_old, struct
                            int nthreads)
 {
     struct renumber r;
-    uint32_t n = h->ntracks, p, t, prev_hi = 0;
+    uint32_t n = h->ntracks, p, t;
     int grouped = 1, rc;
 
     memset(&r, 0, sizeof(r));
@@ -171,24 +168,21 @@ static int renumber_events(struct tv_host *h, const uint32_t *new_of_old, struct
     r.new_of_old = new_of_old;
     r.nparts = nthreads > 1 && h->nevents >= (1u << 16) ? (uint32_t)nthreads : 1;
     r.counts = calloc((size_t)r.nparts * n, sizeof(*r.counts));
-    r.lo = malloc(r.nparts * sizeof(*r.lo));
-    r.hi = malloc(r.nparts * sizeof(*r.hi));
     r.grouped = malloc(r.nparts);
-    rc = r.counts != NULL && r.lo != NULL && r.hi != NULL && r.grouped != NULL ? 0 : -ENOMEM;
+    rc = r.counts != NULL && r.grouped != NULL ? 0 : -ENOMEM;
     if (rc == 0)
         rc = parallel_for(r.nparts, (int)r.nparts, renumber_part, &r);
     for (p = 0; rc == 0 && p < r.nparts; p++) {
+        /* Grouped: every part is, and no part starts below where the one
+         * before it ended. */
+        uint32_t first = (uint32_t)((uint64_t)h->nevents * p / r.nparts);
         for (t = 0; t < n; t++)
             sorted[t].count += r.counts[(size_t)p * n + t];
-        if (r.lo[p] == UINT32_MAX)
-            continue;
-        if (!r.grouped[p] || r.lo[p] < prev_hi)
+        if (!r.grouped[p] || (first > 0 && first < h->nevents &&
+                              h->events[first].track < h->events[first - 1].track))
             grouped = 0;
-        prev_hi = r.hi[p];
     }
     free(r.counts);
-    free(r.lo);
-    free(r.hi);
     free(r.grouped);
     return rc != 0 ? rc : grouped;
 }

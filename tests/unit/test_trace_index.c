@@ -638,13 +638,14 @@ static void check_tracks_grouped(enum track_order how)
     assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
     for (i = 0; i < 5; i++)
         assert_int_equal(tv_add_resource(h, 1, created[i], tv_cstr(h, "row")), 0);
+    /* Grouped orders: tids 1..5 in runs over the whole array, or twice
+     * over, once per half (the two parts of the renumbering pass). */
+    const uint32_t run = how == ORDER_GROUPED_TWICE ? n / 2 : n;
     for (i = 0; i < n; i++) {
-        uint32_t k = how == ORDER_GROUPED_TWICE ? i % (n / 2) : i;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        tid_of[i] = how == ORDER_SHUFFLED ? 1 + (uint32_t)(x % 5)
-                                          : 1 + k * 5 / (n / (how == ORDER_GROUPED_TWICE ? 2 : 1));
+        tid_of[i] = how == ORDER_SHUFFLED ? 1 + (uint32_t)(x % 5) : 1 + (i % run) * 5 / run;
         add(h, tid_of[i], 1000 + (x % 100000), 1 + x % 50, "e", i);
     }
     assert_int_equal(tv_finish(h, 2, &err), 0);
