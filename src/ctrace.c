@@ -180,8 +180,8 @@ int ctrace_load(const char *path, struct ctrace **ctp, struct xp_err *err)
         close(fd);
         return xp_err_set(err, -EIO, "%s: empty file", path);
     }
-    /* A copy, not a mapping (file_bytes.h): a file cut short under a
-     * loaded trace must not kill the reader. */
+    /* Read, not mapped (file_map.h is for xplanes): most Chrome traces
+     * are gzip, inflated into memory anyway. */
     rc = file_read_all(path, fd, (size_t)st.st_size, &data, &len, err);
     close(fd);
     if (rc != 0)

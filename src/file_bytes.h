@@ -1,13 +1,10 @@
 /*
- * file_bytes.h - a whole file read into memory, the way every source file
- * is read (xplane and Chrome-trace JSON alike).
+ * file_bytes.h - a whole file read into memory: Chrome-trace JSON, and an
+ * xplane that cannot be mapped (file_map.h).
  *
- * The bytes are copied, never mapped: a file cut short while mapped kills
- * the process (SIGBUS) at the next read of its lost pages, and on virtual
- * machines each pass over a mapped file pays a TLB miss per 4 KiB page,
- * where the copy sits on huge pages (bigalloc.h). Pieces are read by every
- * core at once, since the first touch of fresh memory costs as much as the
- * copy there.
+ * The copy sits on huge pages (bigalloc.h). Pieces are read by every core
+ * at once, since the first touch of fresh memory costs as much as the copy
+ * there.
  */
 #ifndef XPROFS_FILE_BYTES_H
 #define XPROFS_FILE_BYTES_H

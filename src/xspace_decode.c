@@ -270,6 +270,9 @@ int xspace_decode(struct xspace *xs, int nthreads, struct xp_err *err)
     pthread_mutex_lock(&xs->decode_lock);
     if (!xs->decoded) {
         xs->decode_rc = decode_all(xs, nthreads, &xs->decode_err);
+        /* Zeros where the file was cut may decode: say what happened. */
+        if (xspace_cut_short(xs, &xs->decode_err) != 0)
+            xs->decode_rc = xs->decode_err.code;
         if (xs->decode_rc != 0) {
             uint32_t i, j;
             for (i = 0; i < xs->nplanes; i++) {

@@ -20,6 +20,7 @@
 
 #include "bigalloc.h"
 #include "file_bytes.h"
+#include "file_map.h"
 #include "parallel.h"
 #include "xplane.pb-c.h"
 
@@ -77,8 +78,19 @@ static size_t file_off(const struct xspace *xs, const uint8_t *p)
     return (size_t)(p - xs->data);
 }
 
+int xspace_cut_short(const struct xspace *xs, struct xp_err *err)
+{
+    if (!xs->mapped || !file_map_cut(xs->data))
+        return 0;
+    return xp_err_set(err, -EIO, "%s: the file was cut short while being read", xs->path);
+}
+
 static int corrupt(const struct xspace *xs, const uint8_t *p, struct xp_err *err, const char *what)
 {
+    int rc = xspace_cut_short(xs, err);
+
+    if (rc != 0)
+        return rc;
     return xp_err_set(err, -EIO, "%s: corrupt profile at byte %zu: %s", xs->path, file_off(xs, p),
                       what);
 }
@@ -160,6 +172,10 @@ static int load_file(struct xspace *xs, struct xp_err *err)
     } else if (st.st_size == 0) {
         xs->data = NULL;
         xs->size = 0;
+    } else if ((size_t)st.st_size >= XS_MAP_FROM &&
+               file_map(fd, (size_t)st.st_size, &xs->data) == 0) {
+        xs->size = (size_t)st.st_size;
+        xs->mapped = 1;
     } else {
         uint8_t *data = NULL;
         rc = file_read_all(xs->path, fd, (size_t)st.st_size, &data, &xs->size, err);
@@ -644,6 +660,8 @@ int xspace_open(const char *path, struct xspace **xsp, struct xp_err *err)
     rc = load_file(xs, err);
     if (rc == 0)
         rc = index_space(xs, err);
+    if (rc == 0)
+        rc = xspace_cut_short(xs, err);
     if (rc != 0) {
         xspace_close(xs);
         return rc;
@@ -699,7 +717,10 @@ void xspace_close(struct xspace *xs)
         idmap_free(&pl->emeta_index);
         idmap_free(&pl->smeta_index);
     }
-    big_free((void *)xs->data);
+    if (xs->mapped)
+        file_unmap(xs->data, xs->size);
+    else
+        big_free((void *)xs->data);
     arena_free(&xs->arena);
     pthread_mutex_destroy(&xs->decode_lock);
     free(xs->path);
