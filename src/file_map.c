@@ -151,6 +151,16 @@ int file_map_cut(const uint8_t *buf)
     return i >= 0 && atomic_load(&guards[i].cut);
 }
 
+void file_map_release(const uint8_t *buf, size_t off, size_t len)
+{
+    uintptr_t lo = ((uintptr_t)buf + off + page_size - 1) & ~(page_size - 1);
+    uintptr_t hi = ((uintptr_t)buf + off + len) & ~(page_size - 1);
+
+    /* Read-only and private: no page was ever written, so none is lost. */
+    if (lo < hi)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 void file_unmap(const uint8_t *buf, size_t size)
 {
     int i;

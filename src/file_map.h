@@ -26,6 +26,11 @@ int file_map(int fd, size_t size, const uint8_t **bufp);
 /* 1 if the file was cut short under the mapping at buf since file_map. */
 int file_map_cut(const uint8_t *buf);
 
+/* Let go of the pages of bytes [off, off + len) of the mapping at buf
+ * (whole pages inside the range): they leave the process's resident memory
+ * but stay in the page cache, and come back on the next read. */
+void file_map_release(const uint8_t *buf, size_t off, size_t len);
+
 /* Unmap what file_map mapped at buf (size as given to it). */
 void file_unmap(const uint8_t *buf, size_t size);
 

@@ -200,6 +200,9 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
         rc = snapshot_hlo_modules(snap, host, &hlo, err);
     if (rc == 0 && b.preprocess)
         rc = derived_build(xs, b.groups, hlo, &b.src->dv, err);
+    /* The passes over the whole profile are done: a mapped one lets go of
+     * its pages, and each fill job then holds only the stretch it reads. */
+    xspace_release(xs, 0, xs->size);
     if (rc == 0)
         rc = xsrc_index_derived(b.src);
     if (rc == 0) {
@@ -223,6 +226,7 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
     if (rc == 0)
         rc = add_planes(&b, planes, nplanes, nthreads);
     free(planes);
+    xspace_release(xs, 0, xs->size);
     /* Lines with no run shown still hold their times: give their half back
      * too before finishing needs memory. */
     if (rc == 0)

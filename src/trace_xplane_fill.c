@@ -364,6 +364,20 @@ static int fill_derived(struct builder *b, const struct line_job *job)
 }
 
 /* Add the events of one job into its slots (runs on several threads). */
+/* The stretch of a mapped profile that a file-line job read: its pages can
+ * go (xspace_release), since no later pass of the build reads them. */
+static void release_job_bytes(const struct builder *b, const struct xp_line *ln,
+                              const struct line_job *job)
+{
+    size_t line_at = (size_t)(ln->body - b->xs->data), from, to;
+
+    if (job->end <= job->first)
+        return;
+    from = line_at + ln->events[job->first].rec_off;
+    to = line_at + ln->events[job->end - 1].rec_off;
+    xspace_release(b->xs, from, to - from);
+}
+
 int txp_fill_job(void *arg, size_t j)
 {
     struct builder *b = arg;
@@ -437,5 +451,6 @@ int txp_fill_job(void *arg, size_t j)
         te->track = (uint32_t)track;
         slot++;
     }
+    release_job_bytes(b, ln, job);
     return 0;
 }

@@ -176,6 +176,11 @@ void xp_events_free(struct xp_event *events, uint32_t n);
  * read as zeros, file_map.h); else 0. */
 int xspace_cut_short(const struct xspace *xs, struct xp_err *err);
 
+/* A pass done with bytes [off, off + len) of a mapped profile lets go of
+ * their pages (file_map_release: out of resident memory, still in the page
+ * cache, back on the next read); a no-op for a profile read into memory. */
+void xspace_release(const struct xspace *xs, size_t off, size_t len);
+
 /* Release everything. NULL is a no-op. */
 void xspace_close(struct xspace *xs);
 

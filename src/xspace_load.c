@@ -85,6 +85,12 @@ int xspace_cut_short(const struct xspace *xs, struct xp_err *err)
     return xp_err_set(err, -EIO, "%s: the file was cut short while being read", xs->path);
 }
 
+void xspace_release(const struct xspace *xs, size_t off, size_t len)
+{
+    if (xs->mapped && off < xs->size)
+        file_map_release(xs->data, off, len < xs->size - off ? len : xs->size - off);
+}
+
 static int corrupt(const struct xspace *xs, const uint8_t *p, struct xp_err *err, const char *what)
 {
     int rc = xspace_cut_short(xs, err);

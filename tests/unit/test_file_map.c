@@ -2,7 +2,8 @@
  * test_file_map.c - mapped files: the bytes are the file's; a file cut
  * short under its mapping reads zeros where it lost pages and says so,
  * without a signal reaching the process; a SIGBUS elsewhere still goes to
- * the handler before ours, or ends the process as it would have; an xplane
+ * the handler before ours, or ends the process as it would have; released
+ * pages leave resident memory and read the same when read again; an xplane
  * cut short between opening and decoding fails to decode with a message
  * that says why.
  */
@@ -89,6 +90,53 @@ static void test_cut_short_reads_zeros(void **state)
     assert_int_equal(file_map_cut(m), 1);
     /* The pages before are untouched. */
     assert_int_equal(v[100], 100 % 251 + 1);
+    file_unmap(m, n);
+    close(fd);
+    unlink(path);
+}
+
+/* Resident KiB of the mapping holding addr (/proc/self/smaps). */
+static long resident_kib(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    long rss = -1;
+    int in = 0;
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* a mapping's first line */
+            in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        else if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
+            break;
+    }
+    fclose(f);
+    return rss;
+}
+
+static void test_release_keeps_bytes(void **state)
+{
+    size_t n = 64 * 4096, i;
+    char path[64];
+    int fd = make_file(path, sizeof(path), n);
+    const uint8_t *m = NULL;
+    unsigned sum = 0;
+    long before, after;
+
+    (void)state;
+    assert_int_equal(file_map(fd, n, &m), 0);
+    for (i = 0; i < n; i++)
+        sum += m[i];
+    before = resident_kib(m);
+    assert_true(before >= 64 * 4);
+    /* Pages 11..49 lie wholly inside the range: they go. */
+    file_map_release(m, 10 * 4096 + 100, 40 * 4096);
+    after = resident_kib(m);
+    assert_true(after <= before - 39 * 4);
+    for (i = 0; i < n; i++)
+        assert_int_equal(m[i], i % 251 + 1);
+    assert_true(sum > 0);
     file_unmap(m, n);
     close(fd);
     unlink(path);
@@ -227,6 +275,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_are_the_files),
         cmocka_unit_test(test_cut_short_reads_zeros),
+        cmocka_unit_test(test_release_keeps_bytes),
         cmocka_unit_test(test_other_faults_pass_on),
         cmocka_unit_test(test_xplane_cut_before_decoding),
     };
