@@ -533,6 +533,20 @@ static void free_xspace(void *v)
     xspace_close(v);
 }
 
+int snapshot_sources_cut(struct snapshot *snap, struct xp_err *err)
+{
+    const struct intermediate *it;
+    int rc = 0;
+
+    pthread_mutex_lock(&snap->lock);
+    for (it = snap->inter; it != NULL && rc == 0; it = it->next) {
+        if (it->free_fn == free_xspace && it->state == 1 && it->rc == 0)
+            rc = xspace_cut_short(it->value, err);
+    }
+    pthread_mutex_unlock(&snap->lock);
+    return rc;
+}
+
 int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
                     struct xp_err *err)
 {

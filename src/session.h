@@ -134,6 +134,11 @@ int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn
 int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
                       struct xp_err *err);
 
+/* -EIO with err if a profile this snapshot opened was cut short under its
+ * mapping since (xspace_cut_short): what was made from it read zeros
+ * there. Else 0. */
+int snapshot_sources_cut(struct snapshot *snap, struct xp_err *err);
+
 /* The opened and indexed profile of host (xspace_open once per snapshot). */
 int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
                     struct xp_err *err);
