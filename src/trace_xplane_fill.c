@@ -363,7 +363,6 @@ static int fill_derived(struct builder *b, const struct line_job *job)
     return rc;
 }
 
-/* Add the events of one job into its slots (runs on several threads). */
 /* The stretch of a mapped profile that a file-line job read: its pages can
  * go (xspace_release), since no later pass of the build reads them. */
 static void release_job_bytes(const struct builder *b, const struct xp_line *ln,
@@ -378,6 +377,7 @@ static void release_job_bytes(const struct builder *b, const struct xp_line *ln,
     xspace_release(b->xs, from, to - from);
 }
 
+/* Add the events of one job into its slots (runs on several threads). */
 int txp_fill_job(void *arg, size_t j)
 {
     struct builder *b = arg;
