@@ -204,13 +204,21 @@ static int node_of(fuse_req_t req, fuse_ino_t ino, struct vfs_node *node, char *
 
 static void xfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    const struct xfs_handle *h = fi != NULL ? (const struct xfs_handle *)(uintptr_t)fi->fh : NULL;
     struct vfs_node node;
     struct stat st;
 
-    (void)fi;
     if (node_of(req, ino, &node, NULL) != 0)
         return;
     fill_attr(xfs_of(req), ino, &node, &st);
+    /* Asked for an open file (the kernel does so before a read past the
+     * size it knows): the size of what that file holds, which its reads
+     * return even once a source changed and the path's new content is not
+     * made yet (reported as 0, it would read as empty). */
+    if (node.kind == VFS_TOOL && h != NULL && h->blob != NULL) {
+        st.st_size = (off_t)h->blob->size;
+        st.st_blocks = (st.st_size + 511) / 512;
+    }
     fuse_reply_attr(req, &st, node.kind == VFS_DIR ? XFS_DIR_TIMEOUT : 0);
     vfs_node_free(&node);
 }

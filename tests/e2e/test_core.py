@@ -214,6 +214,25 @@ def test_invalidation_after_rewrite(corpus, tmp_path, mount):
     assert again == after
 
 
+def test_open_file_reads_its_content_after_source_change(corpus, tmp_path, mount):
+    """A file opened before its source changes reads what it held when it was
+    opened: before reading past the size it knows, the kernel asks for the
+    size again, which used to be the path's new, not yet made, content (0)."""
+    logdir = tmp_path / "logs"
+    run = copy_run(corpus, JAX_RUN, logdir)
+    mnt = mount(logdir)
+    path = mnt / JAX_RUN / "summary.json"
+    source = run / f"{JAX_HOST}.xplane.pb"
+    with open(path, "rb") as f:
+        t = source.stat().st_mtime
+        os.utime(source, (t + 10, t + 10))
+        held = f.read()
+    assert len(held) > 0
+    fresh = path.read_bytes()
+    assert json.loads(held)["hosts"][0]["event_count"] == \
+        json.loads(fresh)["hosts"][0]["event_count"] > 0
+
+
 def test_new_run_appears_without_remount(corpus, tmp_path, mount):
     logdir = tmp_path / "logs"
     copy_run(corpus, JAX_RUN, logdir)
