@@ -429,9 +429,10 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     ctx.err = err;
     rc = t->produce(&ctx, o);
     query_free(&q);
-    /* A mapped profile cut short while the tool read it gave it zeros. */
-    if (rc == 0)
-        rc = snapshot_sources_cut(a->snap, err);
+    /* A mapped profile cut short while the tool read it gave it zeros:
+     * that, not whatever the zeros made the tool say, is the failure. */
+    if (snapshot_sources_cut(a->snap, err) != 0)
+        rc = err->code;
     if (a->live != NULL && live_stopped(a->live)) {
         /* Nobody reads it any more: no failure to report. */
         out_discard(o);
