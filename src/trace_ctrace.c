@@ -263,7 +263,7 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
         rc = tv_reserve(h, ct->nevents);
     for (i = 0; i < ct->nevents && rc == 0; i++) {
         const struct ctrace_event *ev = &ct->events[i];
-        struct tv_event te;
+        struct tv_new_event te;
         uint32_t pid;
         int64_t track;
         if (ev->ph == 'M' || ev->ph == 0)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,7 @@ struct tv_host *tv_host_new(const char *hostname)
         tv_host_free(h);
         return NULL;
     }
+    pthread_mutex_init(&h->build->lock, NULL);
     return h;
 }
 
@@ -227,6 +229,8 @@ static void build_free(struct tv_build *b)
     if (b == NULL)
         return;
     free(b->slots);
+    big_free(b->track_of);
+    pthread_mutex_destroy(&b->lock);
     idmap_free(&b->devices);
     idmap_free(&b->threads);
     free(b);
@@ -311,13 +315,14 @@ int64_t tv_track_channel(struct tv_host *h, uint32_t pid, uint32_t name)
     return track_get(h, pid, name, 0);
 }
 
-/* Events are the bulk of an index: keep them at 32 bytes. */
-_Static_assert(sizeof(struct tv_event) == 32, "struct tv_event grew");
+/* Events are the bulk of an index: keep them at 24 bytes. */
+_Static_assert(sizeof(struct tv_event) == 24, "struct tv_event grew");
 
 int tv_reserve(struct tv_host *h, size_t n)
 {
     struct tv_build *b = h->build;
     struct tv_event *e;
+    uint32_t *t;
 
     if (n <= b->cap)
         return 0;
@@ -327,11 +332,46 @@ int tv_reserve(struct tv_host *h, size_t n)
     if (e == NULL)
         return -ENOMEM;
     h->events = e;
+    t = big_realloc(b->track_of, n * sizeof(*t));
+    if (t == NULL)
+        return -ENOMEM;
+    b->track_of = t;
     b->cap = n;
     return 0;
 }
 
-int tv_add_event(struct tv_host *h, const struct tv_event *e)
+int tv_put_event(struct tv_host *h, uint32_t i, const struct tv_new_event *n)
+{
+    struct tv_build *b = h->build;
+    struct tv_event *e = &h->events[i];
+
+    e->ts = n->ts;
+    e->dur48 = n->dur < TV_DUR_LONG ? n->dur : TV_DUR_LONG;
+    e->serial = 0;
+    e->level = 0;
+    e->flags = n->flags & 7;
+    e->has_flow = n->has_flow ? 1 : 0;
+    e->name = n->name;
+    e->src = n->src;
+    b->track_of[i] = n->track;
+    if (n->dur >= TV_DUR_LONG) {
+        int rc = 0;
+        pthread_mutex_lock(&b->lock);
+        if (xp_grow((void **)&h->long_durs, &b->long_cap, h->nlong_durs, sizeof(*h->long_durs)) !=
+            0) {
+            rc = -ENOMEM;
+        } else {
+            h->long_durs[h->nlong_durs].src = n->src;
+            h->long_durs[h->nlong_durs].dur = n->dur;
+            h->nlong_durs++;
+        }
+        pthread_mutex_unlock(&b->lock);
+        return rc;
+    }
+    return 0;
+}
+
+int tv_add_event(struct tv_host *h, const struct tv_new_event *e)
 {
     struct tv_build *b = h->build;
 
@@ -340,16 +380,76 @@ int tv_add_event(struct tv_host *h, const struct tv_event *e)
         if (tv_reserve(h, cap) != 0)
             return -ENOMEM;
     }
-    h->events[h->nevents++] = *e;
-    return 0;
+    return tv_put_event(h, h->nevents++, e);
 }
 
-int tv_alloc_events(struct tv_host *h, size_t n, struct tv_event **first)
+int tv_alloc_events(struct tv_host *h, size_t n, uint32_t *first)
 {
     if (n > UINT32_MAX - 1 - h->nevents || tv_reserve(h, h->nevents + n) != 0)
         return -ENOMEM;
-    *first = h->events + h->nevents;
+    *first = h->nevents;
     h->nevents += (uint32_t)n;
+    return 0;
+}
+
+uint64_t tv_long_dur(const struct tv_host *h, const struct tv_event *e)
+{
+    uint32_t lo = 0, hi = h->nlong_durs;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->long_durs[mid].src < e->src)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->nlong_durs && h->long_durs[lo].src == e->src ? h->long_durs[lo].dur
+                                                                : TV_DUR_LONG;
+}
+
+uint32_t tv_track_at(const struct tv_host *h, uint32_t i)
+{
+    uint32_t lo = 0, hi = h->ntracks;
+
+    /* The block's first and last events bound the search: usually one
+     * track holds the whole block. */
+    if (h->track_block != NULL) {
+        uint32_t blk = i >> TV_TRACK_BLOCK_SHIFT;
+        lo = h->track_block[blk];
+        hi = h->track_block[blk + 1] + 1;
+    }
+    /* the last track starting at or before i (empty ones start where the
+     * next one does) */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->tracks[mid].first <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tv_track_blocks(struct tv_host *h)
+{
+    uint32_t nblk = (h->nevents >> TV_TRACK_BLOCK_SHIFT) + 1, blk, last, *block;
+
+    free(h->track_block);
+    h->track_block = NULL;
+    if (h->nevents == 0 || h->ntracks == 0)
+        return 0;
+    block = malloc(((size_t)nblk + 1) * sizeof(*block));
+    if (block == NULL)
+        return -ENOMEM;
+    /* entry blk: the track of the block's first event; the one after the
+     * last block: the track of the last event */
+    last = tv_track_at(h, h->nevents - 1);
+    for (blk = 0; blk <= nblk; blk++) {
+        block[blk] = blk < nblk ? tv_track_at(h, blk << TV_TRACK_BLOCK_SHIFT) : last;
+        if (block[blk] > last)
+            block[blk] = last;
+    }
+    h->track_block = block;
     return 0;
 }
 
@@ -471,6 +571,8 @@ void tv_host_free(struct tv_host *h)
     big_free(h->by_level);
     big_free(h->flows);
     big_free(h->groups);
+    free(h->long_durs);
+    free(h->track_block);
     free(h->frames);
     free(h->name_rank);
     build_free(h->build);
@@ -520,7 +622,7 @@ static int dropped_flow_mid(const struct tv_host *h, const struct tv_event *e, i
 
     if (full_dma || !e->has_flow || TV_FLOW_TYPE(h->flows[e->src]) != TV_FLOW_MID)
         return 0;
-    t = &h->tracks[e->track];
+    t = &h->tracks[tv_track_at(h, (uint32_t)(e - h->events))];
     for (i = 0; i < h->ndevices; i++) {
         if (h->devices[i].pid == t->pid)
             return h->devices[i].tpu;
@@ -652,7 +754,7 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
             __builtin_prefetch(&h->events[loaded.v[i + WINDOW_PREFETCH]]);
         if (begin == end) {
             keep = 1; /* an instant window cannot filter */
-        } else if (!(begin <= e->ts + e->dur && e->ts <= end)) {
+        } else if (!(begin <= e->ts + tv_dur(h, e) && e->ts <= end)) {
             keep = 0;
         } else if (res == 0) {
             keep = 1;
@@ -691,11 +793,12 @@ done:
 static int cmp_search(const void *a, const void *b, void *arg)
 {
     const struct tv_host *h = arg;
-    const struct tv_event *x = &h->events[*(const uint32_t *)a];
-    const struct tv_event *y = &h->events[*(const uint32_t *)b];
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const struct tv_event *x = &h->events[i], *y = &h->events[j];
+    uint32_t tx = tv_track_at(h, i), ty = tv_track_at(h, j);
 
-    if (x->track != y->track)
-        return x->track < y->track ? -1 : 1;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
     if (x->level != y->level)
         return x->level < y->level ? -1 : 1;
     if (x->ts != y->ts)
@@ -752,7 +855,7 @@ int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const 
             if (e->serial != uid)
                 continue;
             if (tv_len(h, e->name) == nlen && memcmp(tv_text(h, e->name), name, nlen) == 0 &&
-                e->dur == dur)
+                tv_dur(h, e) == dur)
                 return h->by_level[p];
             break; /* the key matched another event: try the next level */
         }

@@ -5,9 +5,10 @@
  * This is our in-memory form of XProf's per-host trace container and its
  * SSTable (trace_events.{h,cc}): processes (pid before the multi-host offset)
  * with their threads, tracks (one per thread, one per counter or async
- * channel), and every event as a 32-byte record (start, duration, name,
- * track, source record, uid, zoom level); flows and group ids are kept
- * beside, by source record. It is built once per snapshot and
+ * channel), and every event as a 24-byte record (start, duration, name,
+ * source record, uid, zoom level; its track is where it stands); flows,
+ * group ids and the rare durations over 281 s are kept beside, by source
+ * record. It is built once per snapshot and
  * host through snapshot_intermediate() (trace_index_get) from an xplane
  * (trace_xplane.c) or a Chrome-trace JSON file (trace_ctrace.c), and is
  * read-only afterwards.
@@ -42,17 +43,40 @@ enum tv_event_flags {
     TV_EV_ASYNC = 4,   /* async event (track without tid, with flow) */
 };
 
+/* 24 bytes: an index holds one per event (76 M for a 1.6 GB profile). Its
+ * track is implied by its place (tv_track_at): events are grouped by track
+ * once built. A duration of TV_DUR_LONG ps or more is kept beside, by
+ * source record (tv_dur). */
 struct tv_event {
+    uint64_t ts;           /* start, ps */
+    uint64_t dur48 : 48;   /* duration, ps (0 for counters), or TV_DUR_LONG */
+    uint64_t serial : 8;   /* uid among events with the same start (XProf "serial") */
+    uint64_t level : 4;    /* zoom level 0..12 */
+    uint64_t flags : 3;    /* enum tv_event_flags */
+    uint64_t has_flow : 1; /* 1: tv_host.flows[src] is its flow */
+    uint32_t name;         /* string id */
+    uint32_t src;          /* builder's record of the source event, one per event
+                              (args; indexes tv_host.flows and tv_host.groups) */
+};
+
+#define TV_TRACK_BLOCK_SHIFT 12
+#define TV_DUR_LONG ((1ull << 48) - 1) /* 281 s: longer ones are kept beside */
+
+/* An event as a builder gives it (tv_add_event, tv_put_event). */
+struct tv_new_event {
     uint64_t ts;      /* start, ps */
     uint64_t dur;     /* duration, ps (0 for counters) */
     uint32_t name;    /* string id */
     uint32_t track;   /* index into tv_host.tracks */
-    uint32_t src;     /* builder's record of the source event, one per event
-                         (args; indexes tv_host.flows and tv_host.groups) */
-    uint8_t serial;   /* uid among events with the same start (XProf "serial") */
-    uint8_t level;    /* zoom level 0..12 */
+    uint32_t src;     /* builder's record of the source event, unique */
     uint8_t flags;    /* enum tv_event_flags */
-    uint8_t has_flow; /* 1: tv_host.flows[src] is its flow */
+    uint8_t has_flow; /* 1: tv_host.flows[src] is (or will be) its flow */
+};
+
+/* A duration of TV_DUR_LONG ps or more. */
+struct tv_long_dur {
+    uint32_t src; /* the event's source record */
+    uint64_t dur; /* its duration, ps */
 };
 
 /* A flow: id (56 bits) | entry type << 56 | category << 58. */
@@ -134,6 +158,10 @@ struct tv_host {
     uint64_t *flows;                     /* packed flows by source record (has_flow) */
     uint32_t nflows;                     /* entries in flows */
     int32_t *groups;                     /* group ids by source record, or NULL */
+    uint32_t *track_block;               /* track of every TV_TRACK_BLOCK_SHIFT-th event,
+                                            then of the last (tv_track_at) */
+    struct tv_long_dur *long_durs;       /* ascending src (once built) */
+    uint32_t nlong_durs;                 /* entries in long_durs */
     uint32_t ngroups;                    /* entries in groups */
     struct tv_frame *frames;             /* ascending hash, no duplicates */
     uint32_t nframes;                    /* entries in frames */
@@ -183,21 +211,25 @@ int64_t tv_track_channel(struct tv_host *h, uint32_t pid, uint32_t name);
 /* Make room for n events in all. Returns 0 or -ENOMEM. */
 int tv_reserve(struct tv_host *h, size_t n);
 
-/* Append an event (fields as in struct tv_event; serial and level are
- * computed by tv_finish; src must differ between events). Returns 0 or
- * -ENOMEM. */
-int tv_add_event(struct tv_host *h, const struct tv_event *e);
+/* Append an event (serial and level are computed by tv_finish; src must
+ * differ between events). Returns 0 or -ENOMEM. */
+int tv_add_event(struct tv_host *h, const struct tv_new_event *e);
 
 /* Record the flow of the event with source record src (whose has_flow the
  * caller sets). Returns 0 or -ENOMEM. */
 int tv_set_flow(struct tv_host *h, uint32_t src, uint64_t id, unsigned type, unsigned category);
 
 /* For builders filling events from several threads: n new event slots
- * after the current ones (contents undefined); flows and groups for source
- * records below n, written directly (tv_host.flows[src], .groups[src];
- * contents undefined: an entry no event refers to is never read). Return
- * the first new slot in *first; 0 or -ENOMEM. */
-int tv_alloc_events(struct tv_host *h, size_t n, struct tv_event **first);
+ * after the current ones (contents undefined; tv_put_event fills them);
+ * flows and groups for source records below n, written directly
+ * (tv_host.flows[src], .groups[src]; contents undefined: an entry no event
+ * refers to is never read). Return the first new slot in *first; 0 or
+ * -ENOMEM. */
+int tv_alloc_events(struct tv_host *h, size_t n, uint32_t *first);
+
+/* Fill slot i (from tv_alloc_events) with e; safe from several threads on
+ * different slots. Returns 0 or -ENOMEM. */
+int tv_put_event(struct tv_host *h, uint32_t i, const struct tv_new_event *e);
 int tv_alloc_flows(struct tv_host *h, size_t n);
 int tv_alloc_groups(struct tv_host *h, size_t n);
 
@@ -217,6 +249,18 @@ void tv_host_free(struct tv_host *h);
 
 /* XProf's zoom level resolution R[L] in ps (1e12 ... 1). */
 uint64_t tv_level_resolution(int level);
+
+/* A duration kept beside its event (e->dur48 == TV_DUR_LONG). */
+uint64_t tv_long_dur(const struct tv_host *h, const struct tv_event *e);
+
+/* The duration of e, ps. */
+static inline uint64_t tv_dur(const struct tv_host *h, const struct tv_event *e)
+{
+    return e->dur48 != TV_DUR_LONG ? e->dur48 : tv_long_dur(h, e);
+}
+
+/* The track of event i of a built index (the tracks hold it in turn). */
+uint32_t tv_track_at(const struct tv_host *h, uint32_t i);
 
 /* The group id of e (TV_NO_GROUP if none). */
 int32_t tv_event_group(const struct tv_host *h, const struct tv_event *e);

@@ -180,6 +180,13 @@ static int device_cmp(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+static int long_dur_cmp(const void *a, const void *b)
+{
+    const struct tv_long_dur *x = a, *y = b;
+
+    return x->src < y->src ? -1 : x->src > y->src;
+}
+
 static int frame_cmp(const void *a, const void *b)
 {
     const struct tv_frame *x = a, *y = b;
@@ -196,6 +203,9 @@ int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_
 
     memset(&w, 0, sizeof(w));
     w.h = h;
+    /* Long durations by source record before anything reads a duration. */
+    if (h->nlong_durs > 1)
+        xp_qsort(h->long_durs, h->nlong_durs, sizeof(*h->long_durs), long_dur_cmp);
     rc = build_name_ranks(h);
     if (rc == 0)
         rc = tvl_order_tracks(h, nthreads);

@@ -5,6 +5,7 @@
 #ifndef XPROFS_TRACE_LEVELS_H
 #define XPROFS_TRACE_LEVELS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "idmap.h"
@@ -14,6 +15,10 @@
 /* Building state of a tv_host, freed by tv_finish. */
 struct tv_build {
     size_t cap;           /* allocated events */
+    uint32_t *track_of;   /* [cap] each event's track until tvl_order_tracks */
+    pthread_mutex_t lock; /* guards tv_host.long_durs (tv_put_event runs on
+                             several threads; they are sorted by tv_finish) */
+    uint32_t long_cap;    /* allocated long_durs */
     uint32_t flow_cap;    /* allocated flows */
     uint32_t frame_cap;   /* allocated frames */
     uint32_t *slots;      /* track hash table (UINT32_MAX = empty) */
@@ -24,6 +29,10 @@ struct tv_build {
     struct idmap threads; /* pid << 32 | tid -> index in its device's res */
 };
 
+/* The blocks tv_track_at starts from, once events are grouped by track in
+ * tracks' order. Returns 0 or -ENOMEM. */
+int tv_track_blocks(struct tv_host *h);
+
 /* Sort every process's threads by tid (tv_add_resource appends) and free
  * the building state. */
 void tv_build_end(struct tv_host *h);
@@ -31,6 +40,11 @@ void tv_build_end(struct tv_host *h);
 /* XProf's TraceEventsComparator (start ascending, duration descending, pid,
  * thread before channel, tid, name), with the source record as the last
  * tie-break so the order is total. Returns <0, 0, >0. */
+int tv_event_cmp_tracks(const struct tv_host *h, const struct tv_event *a, uint32_t ta,
+                        const struct tv_event *b, uint32_t tb);
+
+/* tv_event_cmp_tracks of two events of the built h->events (their tracks
+ * found by where they stand). */
 int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b);
 
 /* Merge idx[runs[k]..runs[k+1]) for k < nruns, each sorted by tv_event_cmp,

@@ -102,17 +102,18 @@ static void fs_erase(struct flow_states *m, uint32_t s)
 
 /* One flow event on a thread through the trackers (tv_vis_visible until one
  * shows it, tv_vis_set after): returns its level (NTRACKERS = none). */
-static int flow_event_rows(struct tv_vis *vis, const struct tv_event *e, struct flow_state *fs)
+static int flow_event_rows(struct tv_vis *vis, const struct tv_event *e, uint64_t dur,
+                           uint32_t track, struct flow_state *fs)
 {
-    uint64_t end = e->ts + e->dur;
+    uint64_t end = e->ts + dur;
     int fresh = !(fs->state & FS_VIS), L, level = NTRACKERS;
 
     for (L = 0; L < NTRACKERS; L++) {
-        struct tv_row *r = &vis[L].rows[e->track];
+        struct tv_row *r = &vis[L].rows[track];
         uint64_t res = vis[L].res;
         uint16_t bit = (uint16_t)(1u << L);
         uint32_t depth = tv_row_depth(r, e->ts);
-        int visible = e->dur >= res;
+        int visible = dur >= res;
         if (level < NTRACKERS) {
             /* Shown at a lower level: only recorded here. */
             if (fresh)
@@ -143,12 +144,12 @@ static int flow_event_rows(struct tv_vis *vis, const struct tv_event *e, struct 
 
 /* One async flow event (a channel row: the counter rule) through the
  * trackers: returns its level. */
-static int flow_event_channel(struct tv_vis *vis, const struct tv_event *e)
+static int flow_event_channel(struct tv_vis *vis, const struct tv_event *e, uint32_t track)
 {
     int L, level = NTRACKERS;
 
     for (L = 0; L < NTRACKERS; L++) {
-        struct tv_row *r = &vis[L].rows[e->track];
+        struct tv_row *r = &vis[L].rows[track];
         if (level == NTRACKERS && !(!r->has_count || (e->ts - r->last_count) >= vis[L].res))
             continue;
         if (level == NTRACKERS)
@@ -186,7 +187,7 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
         const struct tv_event *e = &h->events[flow_order[i]];
         uint64_t packed;
         int is_end, level;
-        uint32_t s;
+        uint32_t s, track = tv_track_at(h, flow_order[i]);
         struct flow_state *fs;
         /* Global order jumps between tracks: fetch the event a few steps
          * ahead, and the flow of one that came in already. */
@@ -202,11 +203,11 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
             break;
         }
         fs = &open.v[s];
-        if (h->tracks[e->track].has_tid) {
-            level = flow_event_rows(vis, e, fs);
+        if (h->tracks[track].has_tid) {
+            level = flow_event_rows(vis, e, tv_dur(h, e), track, fs);
             fs->state = (uint8_t)(is_end ? fs->state & ~FS_VIS : fs->state | FS_VIS);
         } else {
-            level = flow_event_channel(vis, e);
+            level = flow_event_channel(vis, e, track);
         }
         if (!(fs->state & FS_FIRST)) {
             fs->first = (uint8_t)level;

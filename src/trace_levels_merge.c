@@ -29,6 +29,7 @@ struct merge_tree {
     uint64_t *ts;            /* [k] per leaf: start of its next event */
     uint32_t *pos;           /* [k] per leaf: next event index */
     uint32_t *end;           /* [k] per leaf: end of its range (pos == end: done) */
+    uint32_t *track;         /* [k] per leaf: its track */
     int flows_only;          /* skip events without a flow */
 };
 
@@ -45,7 +46,8 @@ static int leaf_less(const struct merge_tree *m, uint32_t a, uint32_t b)
     done_b = m->pos[b] == m->end[b];
     if (done_a || done_b)
         return !done_a;
-    return tv_event_cmp(m->h, &m->h->events[m->pos[a]], &m->h->events[m->pos[b]]) < 0;
+    return tv_event_cmp_tracks(m->h, &m->h->events[m->pos[a]], m->track[a],
+                               &m->h->events[m->pos[b]], m->track[b]) < 0;
 }
 
 /* The next position at or after p (before end) of an event with a flow. */
@@ -100,7 +102,8 @@ static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32
     m->ts = malloc(k * sizeof(*m->ts));
     m->pos = calloc(k, sizeof(*m->pos));
     m->end = calloc(k, sizeof(*m->end));
-    if (m->node == NULL || m->ts == NULL || m->pos == NULL || m->end == NULL)
+    m->track = calloc(k, sizeof(*m->track));
+    if (m->node == NULL || m->ts == NULL || m->pos == NULL || m->end == NULL || m->track == NULL)
         return -ENOMEM;
     for (t = 0; t < k; t++)
         m->ts[t] = UINT64_MAX; /* padding leaves are finished */
@@ -108,6 +111,7 @@ static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32
         if (from[t] == to[t])
             continue;
         m->end[n] = to[t];
+        m->track[n] = t;
         leaf_set(m, n, from[t]);
         n++;
     }
@@ -121,6 +125,7 @@ static void tree_free(struct merge_tree *m)
     free(m->ts);
     free(m->pos);
     free(m->end);
+    free(m->track);
 }
 
 /* The index of the next event in order (UINT32_MAX when all are done);
@@ -162,9 +167,9 @@ static void number_event(struct numbering *st, struct tv_event *e)
         e->flags |= TV_EV_DROPPED;
 }
 
-static void span_event(struct span_part *s, const struct tv_event *e)
+static void span_event(const struct tv_host *h, struct span_part *s, const struct tv_event *e)
 {
-    uint64_t end = e->ts + e->dur;
+    uint64_t end = e->ts + tv_dur(h, e);
 
     if (!s->any) {
         s->any = 1;
@@ -291,7 +296,7 @@ int tvl_order_one_part(void *arg, size_t p)
     while (rc == 0 && (e = tree_pop(&m)) != UINT32_MAX) {
         struct tv_event *ev = &h->events[e];
         number_event(&st, ev);
-        span_event(&w->span[p], ev);
+        span_event(w->h, &w->span[p], ev);
         if (!(ev->flags & TV_EV_DROPPED))
             h->by_level[fill[ev->level]++] = e;
     }

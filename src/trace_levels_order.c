@@ -2,6 +2,8 @@
  * trace_levels_order.c - XProf's event comparator, and step 1 of finishing
  * a trace index: tracks in the order the JSON lists them, events grouped by
  * track and sorted by the comparator inside each track (tracks in parallel).
+ * Until then each event's track is in the building state's track_of[];
+ * from then on it is where the event stands (tv_track_at).
  */
 #include "sort.h"
 #include "trace_levels_int.h"
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigalloc.h"
 #include "parallel.h"
 
 /* Comparator key of a track: pid, then threads before channels, then tid. */
@@ -19,18 +22,16 @@ static uint64_t track_key(const struct tv_track *t)
            (t->has_tid ? t->tid : 0);
 }
 
-int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b)
+/* The comparator from the tracks on (starts and durations tie). */
+static int cmp_from_tracks(const struct tv_host *h, const struct tv_event *a, uint32_t ta,
+                           const struct tv_event *b, uint32_t tb)
 {
     uint64_t ka, kb;
     uint32_t ra, rb;
 
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    if (a->dur != b->dur)
-        return a->dur > b->dur ? -1 : 1;
-    if (a->track != b->track) {
-        ka = track_key(&h->tracks[a->track]);
-        kb = track_key(&h->tracks[b->track]);
+    if (ta != tb) {
+        ka = track_key(&h->tracks[ta]);
+        kb = track_key(&h->tracks[tb]);
         if (ka != kb)
             return ka < kb ? -1 : 1;
     }
@@ -38,17 +39,49 @@ int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct
     rb = h->name_rank[b->name];
     if (ra != rb)
         return ra < rb ? -1 : 1;
-    if (a->track != b->track)
-        return a->track < b->track ? -1 : 1;
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
     return a->src < b->src ? -1 : a->src > b->src;
+}
+
+/* Starts, then durations (descending); 0 when both tie. */
+static int cmp_times(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b)
+{
+    uint64_t da, db;
+
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    da = tv_dur(h, a);
+    db = tv_dur(h, b);
+    if (da != db)
+        return da > db ? -1 : 1;
+    return 0;
+}
+
+int tv_event_cmp_tracks(const struct tv_host *h, const struct tv_event *a, uint32_t ta,
+                        const struct tv_event *b, uint32_t tb)
+{
+    int c = cmp_times(h, a, b);
+
+    return c != 0 ? c : cmp_from_tracks(h, a, ta, b, tb);
+}
+
+int tv_event_cmp(const struct tv_host *h, const struct tv_event *a, const struct tv_event *b)
+{
+    int c = cmp_times(h, a, b);
+
+    if (c != 0)
+        return c;
+    return cmp_from_tracks(h, a, tv_track_at(h, (uint32_t)(a - h->events)), b,
+                           tv_track_at(h, (uint32_t)(b - h->events)));
 }
 
 void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct tv_vis_event *ve)
 {
     ve->ts = e->ts;
-    ve->dur = e->dur;
-    ve->row = e->track;
-    ve->has_tid = h->tracks[e->track].has_tid;
+    ve->dur = tv_dur(h, e);
+    ve->row = tv_track_at(h, (uint32_t)(e - h->events));
+    ve->has_tid = h->tracks[ve->row].has_tid;
     ve->has_flow = e->has_flow;
     ve->flow_id = e->has_flow ? TV_FLOW_ID(h->flows[e->src]) : 0;
     ve->type = e->has_flow ? TV_FLOW_TYPE(h->flows[e->src]) : 0;
@@ -105,10 +138,11 @@ static int track_out_cmp(const void *a, const void *b, void *arg)
     return c;
 }
 
-/* tv_event_cmp with the host as qsort_r-style context. */
+/* The comparator of two events of one track, with the host as
+ * qsort_r-style context. */
 static int track_cmp(const void *a, const void *b, void *h)
 {
-    return tv_event_cmp(h, a, b);
+    return tv_event_cmp_tracks(h, a, 0, b, 0);
 }
 
 /* Sort the events of track t by the comparator (a parallel_for item). */
@@ -137,13 +171,13 @@ static int renumber_part(void *arg, size_t p)
     struct tv_host *h = r->h;
     uint32_t n = h->ntracks, first = (uint32_t)((uint64_t)h->nevents * p / r->nparts);
     uint32_t end = (uint32_t)((uint64_t)h->nevents * (p + 1) / r->nparts), i, prev = 0;
-    uint32_t *counts = &r->counts[(size_t)p * n];
+    uint32_t *counts = &r->counts[(size_t)p * n], *track_of = h->build->track_of;
     uint8_t grouped = 1;
 
     for (i = first; i < end; i++) {
-        uint32_t t = r->new_of_old[h->events[i].track];
-        if (h->events[i].track != t)
-            h->events[i].track = t;
+        uint32_t t = r->new_of_old[track_of[i]];
+        if (track_of[i] != t)
+            track_of[i] = t;
         counts[t]++;
         if (t < prev)
             grouped = 0;
@@ -179,7 +213,7 @@ static int renumber_events(struct tv_host *h, const uint32_t *new_of_old, struct
         for (t = 0; t < n; t++)
             sorted[t].count += r.counts[(size_t)p * n + t];
         if (!r.grouped[p] || (first > 0 && first < h->nevents &&
-                              h->events[first].track < h->events[first - 1].track))
+                              h->build->track_of[first] < h->build->track_of[first - 1]))
             grouped = 0;
     }
     free(r.counts);
@@ -237,18 +271,30 @@ int tvl_order_tracks(struct tv_host *h, int nthreads)
     free(h->tracks);
     h->tracks = sorted;
     for (t = 0; t < n && !grouped; t++) {
-        uint32_t end = sorted[t].first + sorted[t].count;
+        uint32_t end = sorted[t].first + sorted[t].count, *track_of = h->build->track_of;
         while (next[t] < end) {
-            struct tv_event *e = &h->events[next[t]];
-            if (e->track == t) {
+            uint32_t at = next[t];
+            if (track_of[at] == t) {
                 next[t]++;
             } else {
-                struct tv_event tmp = *e;
-                uint32_t dst = next[tmp.track]++;
-                *e = h->events[dst];
+                struct tv_event tmp = h->events[at];
+                uint32_t tt = track_of[at], dst = next[tt]++;
+                h->events[at] = h->events[dst];
+                track_of[at] = track_of[dst];
                 h->events[dst] = tmp;
+                track_of[dst] = tt;
             }
         }
+    }
+    /* From here on an event's track is where it stands. */
+    big_free(h->build->track_of);
+    h->build->track_of = NULL;
+    rc = tv_track_blocks(h);
+    if (rc != 0) {
+        free(new_of_old);
+        free(old_of_new);
+        free(next);
+        return rc;
     }
     /* Sort inside each track unless already sorted (tracks in parallel). */
     rc = parallel_for(n, nthreads, sort_track, h);

@@ -33,12 +33,12 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
     }
     for (i = tr->first; i < tr->first + tr->count; i++) {
         struct tv_event *e = &h->events[i];
-        uint64_t end = e->ts + e->dur;
+        uint64_t dur = tv_dur(h, e), end = e->ts + dur;
         int set_from;
         if (e->has_flow) {
             uint8_t fl = flow_level[e->src];
             for (L = 0; L < NTRACKERS; L++) {
-                if (L >= fl || e->dur >= res[L])
+                if (L >= fl || dur >= res[L])
                     break;
             }
             set_from = L;
@@ -46,7 +46,7 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
             for (L = 0; L < NTRACKERS; L++) {
                 struct tv_row *r = vis[L].rows;
                 uint32_t depth = tv_row_depth(r, e->ts);
-                if (e->dur >= res[L] || depth >= r->depth || (e->ts - r->stack[depth]) >= res[L]) {
+                if (dur >= res[L] || depth >= r->depth || (e->ts - r->stack[depth]) >= res[L]) {
                     tv_row_push(&vis[L], r, depth, end);
                     break;
                 }
@@ -63,7 +63,7 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
             }
             set_from = L + 1;
         }
-        e->level = (uint8_t)L;
+        e->level = (unsigned)L;
         for (L = set_from; L < NTRACKERS; L++) {
             struct tv_row *r = vis[L].rows;
             if (tr->has_tid) {

@@ -313,7 +313,7 @@ static int size_series(struct pb *pb, struct series *s)
         s->deltas += varint_size(e->ts - last);
         last = e->ts;
         if (s->kind != SERIES_COUNTER)
-            s->durations += varint_size(e->dur);
+            s->durations += varint_size(tv_dur(p->h, e));
         if (s->kind == SERIES_COMPLETE) {
             uint32_t ref;
             rc = intern_id(pb, s->part, e->name, &ref);
@@ -385,8 +385,10 @@ static int collect_series(struct pb *pb)
             continue;
         }
         for (i = 0; i < part->n && rc == 0; i = j) {
-            uint32_t track = h->events[part->idx[i]].track;
-            for (j = i + 1; j < part->n && h->events[part->idx[j]].track == track; j++)
+            uint32_t track = tv_track_at(h, part->idx[i]);
+            uint32_t end = h->tracks[track].first + h->tracks[track].count;
+            /* idx ascends: the track's events come together */
+            for (j = i + 1; j < part->n && part->idx[j] < end; j++)
                 ;
             rc = add_series(pb, (uint32_t)p, track, i, j);
         }
@@ -572,7 +574,7 @@ static int put_series(struct pb *pb, const struct series *s)
     if (s->kind != SERIES_COUNTER) {
         put_len(z, 3, s->durations);
         for (pos = s->begin; next_event(pb, s, &pos, &ei);)
-            put_varint(z, h->events[ei].dur);
+            put_varint(z, tv_dur(h, &h->events[ei]));
     }
     if (s->kind == SERIES_COMPLETE) {
         put_len(z, 4, s->names);

@@ -145,7 +145,8 @@ static void write_counter(struct event_writer *w, const struct tv_part *p, const
 static void write_event(struct event_writer *w, const struct tv_part *p, uint32_t ei)
 {
     const struct tv_event *e = &p->h->events[ei];
-    const struct tv_track *t = &p->h->tracks[e->track];
+    const struct tv_track *t = &p->h->tracks[tv_track_at(p->h, ei)];
+    uint64_t dur = tv_dur(p->h, e);
     struct out *o = w->o;
     uint32_t pid = t->pid + p->offset;
     int counter = (e->flags & TV_EV_COUNTER) != 0;
@@ -174,7 +175,7 @@ static void write_event(struct event_writer *w, const struct tv_part *p, uint32_
     tj_us(o, e->ts);
     if (t->has_tid) {
         out_puts(o, ",\"dur\":");
-        tj_us(o, e->dur > 0 ? e->dur : 1);
+        tj_us(o, dur > 0 ? dur : 1);
         if (e->has_flow)
             write_flow(o, p->h->flows[e->src]);
         out_puts(o, ",\"ph\":\"X\"");
@@ -203,7 +204,7 @@ static void write_event(struct event_writer *w, const struct tv_part *p, uint32_
         out_puts(o, ",\"name\":");
         tj_str(o, name, tv_len(p->h, e->name));
         out_puts(o, ",\"ts\":");
-        tj_us(o, e->ts + e->dur);
+        tj_us(o, e->ts + dur);
         out_puts(o, ",\"id\":");
         out_u64(o, TV_FLOW_ID(flow));
         out_puts(o, ",\"cat\":\"");
@@ -299,17 +300,19 @@ static void cursor_pass(struct cursor *c, const struct tv_part *p, uint32_t lo, 
 
     while (i > lo) {
         const struct tv_event *e;
+        uint32_t ei;
         i--;
         if (!part_written(p, i))
             continue;
-        e = &p->h->events[part_event(p, i)];
+        ei = part_event(p, i);
+        e = &p->h->events[ei];
         if (!seen_entry) {
             seen_entry = 1;
             c->first = 0;
             c->prev_counter = (e->flags & TV_EV_COUNTER) != 0;
         }
         if (e->flags & TV_EV_COUNTER) {
-            c->last_pid = p->h->tracks[e->track].pid + p->offset;
+            c->last_pid = p->h->tracks[tv_track_at(p->h, ei)].pid + p->offset;
             c->last_name = tv_text(p->h, e->name);
             return;
         }

@@ -328,19 +328,18 @@ static int fill_derived(struct builder *b, const struct line_job *job)
     }
     for (k = job->first; k < job->end && rc == 0; k++) {
         const struct dv_event *de = &dl->ev[k];
-        struct tv_event *te = &b->out[job->out + (k - job->first)];
+        struct tv_new_event te = {0};
         const char *shown, *step_name = derived_step_name(dl, k);
-        memset(te, 0, sizeof(*te));
-        te->ts = de->ts;
-        te->dur = de->dur;
-        te->track = (uint32_t)job->track;
-        te->src = base + k;
+        te.ts = de->ts;
+        te.dur = de->dur;
+        te.track = (uint32_t)job->track;
+        te.src = base + k;
         if (step_name != NULL && step_name[0] != '\0')
             shown = step_name;
         else
             shown = de->display != 0 ? derived_display(dl, k) : de->name;
-        te->name = cached_str(b, names, shown);
-        if (te->name == 0) {
+        te.name = cached_str(b, names, shown);
+        if (te.name == 0 || tv_put_event(b->h, b->out + job->out + (k - job->first), &te) != 0) {
             rc = -ENOMEM;
             break;
         }
@@ -395,7 +394,7 @@ int txp_fill_job(void *arg, size_t j)
     for (ei = job->first; ei < job->end; ei++) {
         const struct xp_event *ev = &ln->events[ei];
         const struct meta_info *info = &ps->meta[ev->meta];
-        struct tv_event *te;
+        struct tv_new_event ne = {0}, *te = &ne;
         struct special sp;
         const char *root_name;
         int64_t track = job->track;
@@ -409,8 +408,6 @@ int txp_fill_job(void *arg, size_t j)
         end = xp_tpu_step_end(b->groups, ps->index, job->line, ei, end);
         if (end == XP_STEP_DROPPED)
             continue;
-        te = &b->out[slot];
-        memset(te, 0, sizeof(*te));
         if (event_specials(b, ps, job->line, ei, info, &sp, &group) != 0)
             return -ENOMEM;
         te->ts = (uint64_t)xp_event_start_ps(ln, ev);
@@ -449,6 +446,8 @@ int txp_fill_job(void *arg, size_t j)
             }
         }
         te->track = (uint32_t)track;
+        if (tv_put_event(b->h, b->out + slot, te) != 0)
+            return -ENOMEM;
         slot++;
     }
     release_job_bytes(b, ln, job);

@@ -140,7 +140,7 @@ struct builder {
     uint32_t nplanes;               /* entries in planes */
     struct line_job *jobs;          /* file line runs */
     uint32_t njobs;                 /* entries in jobs */
-    struct tv_event *out;           /* first slot of the file events */
+    uint32_t out;                   /* first slot of the file events (tv_put_event) */
     pthread_mutex_t lock;           /* guards h's strings, frames, tracks */
     uint8_t *frame_done;            /* per string id: derived frame recorded */
     uint32_t *dv_jobs_left;         /* per derived line: its jobs not yet filled */

@@ -484,7 +484,7 @@ static void write_event(struct out *o, const struct legacy *lg, const struct leg
             snprintf(buf, sizeof(buf), "%g", la->avg_launch_us);
             map_set(&m, "avg_launch_time_us", buf, strlen(buf));
         }
-        dur = derived_event(lg, ll, le->event)->dur;
+        dur = tv_dur(lg->h, derived_event(lg, ll, le->event));
     } else {
         const struct xp_plane *pl = &lg->src->xs->planes[ll->plane];
         const struct xp_line *ln = &pl->lines[ll->file];

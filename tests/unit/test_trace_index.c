@@ -3,7 +3,8 @@
  * hand-checked events, uids and the 256 cap, zoom levels, windows against a
  * brute-force overlap filter, the 500,000-event threshold and thinning, and
  * zoom levels of events with flows against the plain per-level trackers,
- * and the global order merged in parts against a plain sort.
+ * the global order merged in parts against a plain sort, and durations
+ * too long for the 24-byte records.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,7 +166,7 @@ static struct tv_host *make_host(void (*fill)(struct tv_host *, uint32_t), uint3
 static void add(struct tv_host *h, uint32_t tid, uint64_t ts, uint64_t dur, const char *name,
                 uint32_t src)
 {
-    struct tv_event e;
+    struct tv_new_event e;
     int64_t track = tv_track_thread(h, 1, tid);
 
     assert_true(track >= 0);
@@ -204,7 +205,7 @@ static void test_uids_and_cap(void **state)
         }
         if (e->ts == 1000) {
             /* Longest first: uid = position among equal starts. */
-            assert_int_equal(e->serial, 1000 - e->dur);
+            assert_int_equal(e->serial, 1000 - tv_dur(h, e));
             seen[e->serial]++;
         } else {
             assert_int_equal(e->serial, 0);
@@ -247,7 +248,7 @@ static uint32_t brute_window(const struct tv_host *h, uint64_t b, uint64_t e, ui
 
     for (i = 0; i < h->nevents; i++) {
         const struct tv_event *ev = &h->events[i];
-        if (!(ev->flags & TV_EV_DROPPED) && ev->ts <= e && b <= ev->ts + ev->dur)
+        if (!(ev->flags & TV_EV_DROPPED) && ev->ts <= e && b <= ev->ts + tv_dur(h, ev))
             out[n++] = i;
     }
     return n;
@@ -284,6 +285,52 @@ static void test_windows_match_brute_force(void **state)
     tv_host_free(h);
 }
 
+/* Durations of 2^48 ps (281 s) and more are kept beside the 24-byte
+ * records: they read back exactly, order longest first, and windows past
+ * 2^48 ps still see the events that overlap them. */
+#define LONG_A (1ull << 50)
+#define LONG_B ((1ull << 48) + 7)
+#define HUGE_D (UINT64_MAX - 10000)
+
+static void fill_long(struct tv_host *h, uint32_t n)
+{
+    (void)n;
+    assert_int_equal(tv_add_resource(h, 1, 1, tv_cstr(h, "row")), 0);
+    assert_int_equal(tv_add_resource(h, 1, 2, tv_cstr(h, "other")), 0);
+    add(h, 1, 1000, 5, "short", 0);
+    add(h, 1, 1000, LONG_B, "b", 1);
+    add(h, 2, 1000, LONG_A, "a", 2);
+    add(h, 1, 1000, TV_DUR_LONG - 1, "just under", 3);
+    add(h, 2, 2000, HUGE_D - 2000, "huge", 4);
+}
+
+static void test_long_durations(void **state)
+{
+    struct tv_host *h = make_host(fill_long, 0);
+    static const uint64_t dur_of[] = {5, LONG_B, LONG_A, TV_DUR_LONG - 1, HUGE_D - 2000};
+    static const uint8_t serial_of[] = {3, 1, 0, 2, 0};
+    struct tv_window w = {2.0, 3.0, 0, 0}; /* 2e9..3e9 ps: after the short ones */
+    uint32_t i, *got = NULL, n = 0;
+
+    (void)state;
+    assert_int_equal(h->nevents, 5);
+    assert_int_equal(h->nlong_durs, 3);
+    for (i = 0; i < h->nevents; i++) {
+        const struct tv_event *e = &h->events[i];
+        assert_int_equal(tv_dur(h, e), dur_of[e->src]);
+        /* uid: longest first among the events starting at 1000 ps */
+        assert_int_equal(e->serial, serial_of[e->src]);
+    }
+    /* the huge end is past what XProf's span counts (2^63) */
+    assert_int_equal(h->max_ps, 1000 + LONG_A);
+    assert_int_equal(tv_select_window(h, &w, &got, &n), 0);
+    assert_int_equal(n, 4); /* every event but "short" overlaps it */
+    for (i = 0; i < n; i++)
+        assert_int_not_equal(h->events[got[i]].src, 0);
+    free(got);
+    tv_host_free(h);
+}
+
 static void test_levels_are_monotonic(void **state)
 {
     struct tv_host *h = make_host(fill_random, 20000);
@@ -295,7 +342,7 @@ static void test_levels_are_monotonic(void **state)
     for (i = 0; i < h->nevents; i++) {
         const struct tv_event *e = &h->events[i];
         for (L = 0; L < TV_LEVELS - 1; L++) {
-            if (e->dur >= tv_level_resolution(L)) {
+            if (tv_dur(h, e) >= tv_level_resolution(L)) {
                 assert_true(e->level <= L);
                 break;
             }
@@ -325,7 +372,7 @@ static void test_downsampling_over_threshold(void **state)
     res_ps = (uint64_t)((h->max_ps - h->min_ps) / 100);
     assert_true(nthin > 0 && nthin < nall / 20);
     for (i = 0; i < h->nevents; i++) {
-        if ((h->events[i].flags & TV_EV_DROPPED) || h->events[i].dur < res_ps)
+        if ((h->events[i].flags & TV_EV_DROPPED) || tv_dur(h, &h->events[i]) < res_ps)
             continue;
         while (j < nthin && thin[j] < i)
             j++;
@@ -348,7 +395,7 @@ static void fill_flows(struct tv_host *h, uint32_t n)
     for (i = 0; i < 3; i++)
         assert_int_equal(tv_add_resource(h, 1, i + 1, tv_cstr(h, "row")), 0);
     for (i = 0; i < n; i++) {
-        struct tv_event e;
+        struct tv_new_event e;
         uint32_t row, slot;
         int64_t track;
         x ^= x << 13;
@@ -459,7 +506,7 @@ static void reference_levels(const struct tv_host *h, uint8_t *level)
             ve.row = 0;
             if (e->has_flow) {
                 for (L = 0; L < TV_LEVELS - 1; L++) {
-                    if (L >= flow_level[e->src] || e->dur >= tv_level_resolution(L))
+                    if (L >= flow_level[e->src] || tv_dur(h, e) >= tv_level_resolution(L))
                         break;
                 }
                 if (L < TV_LEVELS - 1)
@@ -569,7 +616,7 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
     qsort(order, h->nevents, sizeof(*order), cmp_global);
     for (i = 0; i < h->nevents; i++) {
         const struct tv_event *e = &h->events[order[i]];
-        uint64_t end = e->ts + e->dur;
+        uint64_t end = e->ts + tv_dur(h, e);
         serial = e->ts == last ? serial + 1 : 0;
         last = e->ts;
         assert_int_equal(e->serial, (uint8_t)serial);
@@ -656,7 +703,7 @@ static void check_tracks_grouped(enum track_order how)
         assert_int_equal(tr->first, total);
         for (i = tr->first; i < tr->first + tr->count; i++) {
             const struct tv_event *e = &h->events[i];
-            assert_int_equal(e->track, t);
+            assert_int_equal(tv_track_at(h, i), t);
             assert_true(e->src < n);
             assert_int_equal(tid_of[e->src], tr->tid);
             assert_int_equal(seen[e->src], 0);
@@ -708,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_search),
         cmocka_unit_test(test_parallel_order_matches_sort),
         cmocka_unit_test(test_tracks_grouped_after_finish),
+        cmocka_unit_test(test_long_durations),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,7 +49,7 @@ static int32_t test_group(const struct tv_host *h, const struct tv_event *e)
 static void add(struct tv_host *h, int64_t track, uint64_t ts, uint64_t dur, const char *name,
                 uint32_t src, uint8_t flags)
 {
-    struct tv_event e;
+    struct tv_new_event e;
 
     assert_true(track >= 0);
     memset(&e, 0, sizeof(e));
@@ -204,7 +204,7 @@ static void test_legacy_and_index_selection(void **state)
             idx[k++] = i;
     }
     for (i = 0; i < h->nevents; i++) {
-        if (h->tracks[h->events[i].track].has_tid && h->events[i].ts == 300)
+        if (h->tracks[tv_track_at(h, i)].has_tid && h->events[i].ts == 300)
             idx[k++] = i;
     }
     assert_int_equal(k, 2);

@@ -38,7 +38,7 @@ static int counter_value(const struct tv_host *h, const struct tv_event *e, stru
 static void add(struct tv_host *h, int64_t track, uint64_t ts, uint64_t dur, const char *name,
                 uint32_t src, int counter)
 {
-    struct tv_event e;
+    struct tv_new_event e;
 
     assert_true(track >= 0);
     memset(&e, 0, sizeof(e));
