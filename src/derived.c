@@ -332,6 +332,8 @@ static int task_run(void *arg, size_t i)
     struct task_list *t = arg;
     struct dv_task *task = &t->tasks[t->order[i]];
     struct derived *part = part_new(t->dv);
+    const struct xp_line *ln;
+    int rc;
 
     if (part == NULL)
         return -ENOMEM;
@@ -340,8 +342,14 @@ static int task_run(void *arg, size_t i)
         return derive_launch_stats(part, t->xs, t->gpu, t->ngpu, t->g);
     if (task->kind == TASK_STEPS)
         return derive_steps(part, t->xs, task->plane, t->g);
-    return derive_stream(part, t->xs, task->plane, task->line, task->first_id, task->first_index,
-                         t->g, t->hlo);
+    rc = derive_stream(part, t->xs, task->plane, task->line, task->first_id, task->first_index,
+                       t->g, t->hlo);
+    /* Nothing else here reads the stream's bytes: a mapped profile lets
+     * them go (the page cache keeps them). */
+    ln = &t->xs->planes[task->plane].lines[task->line];
+    if (ln->body != NULL)
+        xspace_release(t->xs, (size_t)(ln->body - t->xs->data), ln->body_len);
+    return rc;
 }
 
 static uint64_t plane_events(const struct xp_plane *pl)
@@ -538,6 +546,7 @@ void derived_free(struct derived *dv)
     for (i = 0; i < dv->nlines; i++) {
         big_free(dv->lines[i].ev);
         big_free(dv->lines[i].kept);
+        free(dv->lines[i].refs);
         free(dv->lines[i].launch);
         free(dv->lines[i].display);
     }
@@ -554,76 +563,6 @@ void derived_free(struct derived *dv)
     dv_intern_free(dv->intern);
     arena_free(&dv->arena);
     free(dv);
-}
-
-void derived_compact_line(struct dv_line *l)
-{
-    char *to = (char *)l->ev;
-    struct dv_kept *kept;
-    uint32_t k;
-
-    if (l->ev == NULL)
-        return;
-    /* Record k goes to bytes [16k, 16k + 16), which hold no event not yet
-     * read (event k starts at byte 32k). */
-    for (k = 0; k < l->nev; k++) {
-        struct dv_kept x = {l->ev[k].name, l->ev[k].group, l->ev[k].display};
-        memcpy(to + (size_t)k * sizeof(x), &x, sizeof(x));
-    }
-    kept = big_realloc(l->ev, (l->nev ? l->nev : 1) * sizeof(*kept));
-    l->kept = kept != NULL ? kept : (struct dv_kept *)(void *)to;
-    l->ev = NULL;
-    l->cap = 0;
-}
-
-void derived_compact(struct derived *dv)
-{
-    uint32_t i;
-
-    if (dv == NULL)
-        return;
-    for (i = 0; i < dv->nlines; i++)
-        derived_compact_line(&dv->lines[i]);
-}
-
-const char *derived_name(const struct dv_line *l, uint32_t k)
-{
-    return l->ev != NULL ? l->ev[k].name : l->kept[k].name;
-}
-
-int32_t derived_group(const struct dv_line *l, uint32_t k)
-{
-    return l->ev != NULL ? l->ev[k].group : l->kept[k].group;
-}
-
-static uint32_t display_of(const struct dv_line *l, uint32_t k)
-{
-    return l->ev != NULL ? l->ev[k].display : l->kept[k].display;
-}
-
-const char *derived_long_name(const struct dv_line *l, uint32_t k)
-{
-    return display_of(l, k) != 0 ? derived_name(l, k) : NULL;
-}
-
-const char *derived_display(const struct dv_line *l, uint32_t k)
-{
-    uint32_t d = display_of(l, k);
-
-    if (d == 0)
-        return NULL;
-    if (d == DV_DISPLAY_TABLE)
-        return k < l->ndisplay ? l->display[k] : NULL;
-    return derived_name(l, k) + d;
-}
-
-const char *derived_step_name(const struct dv_line *l, uint32_t k)
-{
-    int32_t grp = derived_group(l, k);
-
-    if (l->steps == NULL || grp < 0 || (uint32_t)grp >= l->steps->ngroups)
-        return NULL;
-    return l->steps->groups[grp].name;
 }
 
 const struct dv_launch *derived_launch(const struct dv_line *l, uint32_t k)

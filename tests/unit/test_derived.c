@@ -5,7 +5,8 @@
  * 1 ns per level), and from an XLA op's HLO instruction (with its module,
  * op and source lines), and the display ids that put them after the stream;
  * compacted lines (no times, one line alone or all of them) still give
- * every event's names and group.
+ * every event's names and group, and a line of repeated ops keeps one name
+ * pair per op and 8 bytes per event.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,8 +15,10 @@
 
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "bigalloc.h"
 #include "derived.h"
 #include "pbw.h"
 #include "xspace.h"
@@ -277,11 +280,64 @@ static void test_compact(void **state)
     free(space.p);
 }
 
+/* A line of 3,000 events over three ops (a display name as a tail of the
+ * name, one from the line's table, and none) keeps three name pairs and
+ * 8 bytes per event, and reads back the same names, display names and
+ * groups. */
+static void test_compact_shares_names(void **state)
+{
+    static const char *names[] = {"jit(f)/dot.1", "model/dense/MatMul:MatMul", "fusion.2"};
+    static const char *shown = "MatMul";
+    struct dv_line l;
+    uint32_t k, n = 3000;
+
+    (void)state;
+    memset(&l, 0, sizeof(l));
+    l.ev = big_malloc(n * sizeof(*l.ev));
+    l.display = malloc(n * sizeof(*l.display));
+    assert_non_null(l.ev);
+    assert_non_null(l.display);
+    l.nev = l.cap = l.ndisplay = n;
+    for (k = 0; k < n; k++) {
+        struct dv_event *e = &l.ev[k];
+        memset(e, 0, sizeof(*e));
+        e->ts = 10 * (uint64_t)k;
+        e->dur = 5;
+        e->name = names[k % 3];
+        e->group = (int32_t)(k / 7) - 1;
+        e->display = k % 3 == 0 ? 4 : k % 3 == 1 ? DV_DISPLAY_TABLE : 0;
+        l.display[k] = k % 3 == 1 ? shown : NULL;
+    }
+    derived_compact_line(&l);
+    assert_null(l.ev);
+    assert_non_null(l.kept);
+    assert_int_equal(sizeof(*l.kept), 8);
+    assert_int_equal(l.nrefs, 3);
+    assert_null(l.display);
+    for (k = 0; k < n; k++) {
+        assert_ptr_equal(derived_name(&l, k), names[k % 3]);
+        assert_int_equal(derived_group(&l, k), (int32_t)(k / 7) - 1);
+        if (k % 3 == 0) {
+            assert_ptr_equal(derived_display(&l, k), names[0] + 4);
+            assert_ptr_equal(derived_long_name(&l, k), names[0]);
+        } else if (k % 3 == 1) {
+            assert_ptr_equal(derived_display(&l, k), shown);
+            assert_ptr_equal(derived_long_name(&l, k), names[1]);
+        } else {
+            assert_null(derived_display(&l, k));
+            assert_null(derived_long_name(&l, k));
+        }
+    }
+    big_free(l.kept);
+    free(l.refs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_compact),
+        cmocka_unit_test(test_compact_shares_names),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
