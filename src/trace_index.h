@@ -59,8 +59,8 @@ struct tv_event {
                               (args; indexes tv_host.flows and tv_host.groups) */
 };
 
-#define TV_TRACK_BLOCK_SHIFT 12
 #define TV_DUR_LONG ((1ull << 48) - 1) /* 281 s: longer ones are kept beside */
+#define TV_TRACK_BLOCK_SHIFT 12        /* tv_host.track_block: 4,096 events a block */
 
 /* An event as a builder gives it (tv_add_event, tv_put_event). */
 struct tv_new_event {
@@ -158,11 +158,12 @@ struct tv_host {
     uint64_t *flows;                     /* packed flows by source record (has_flow) */
     uint32_t nflows;                     /* entries in flows */
     int32_t *groups;                     /* group ids by source record, or NULL */
-    uint32_t *track_block;               /* track of every TV_TRACK_BLOCK_SHIFT-th event,
-                                            then of the last (tv_track_at) */
+    uint32_t ngroups;                    /* entries in groups */
     struct tv_long_dur *long_durs;       /* ascending src (once built) */
     uint32_t nlong_durs;                 /* entries in long_durs */
-    uint32_t ngroups;                    /* entries in groups */
+    uint32_t *track_block;               /* track of the first event of every block of
+                                            2^TV_TRACK_BLOCK_SHIFT, then of the last
+                                            event (tv_track_at starts there) */
     struct tv_frame *frames;             /* ascending hash, no duplicates */
     uint32_t nframes;                    /* entries in frames */
     int has_span;                        /* 0 when the trace has no event */
@@ -226,12 +227,12 @@ int tv_set_flow(struct tv_host *h, uint32_t src, uint64_t id, unsigned type, uns
  * refers to is never read). Return the first new slot in *first; 0 or
  * -ENOMEM. */
 int tv_alloc_events(struct tv_host *h, size_t n, uint32_t *first);
+int tv_alloc_flows(struct tv_host *h, size_t n);
+int tv_alloc_groups(struct tv_host *h, size_t n);
 
 /* Fill slot i (from tv_alloc_events) with e; safe from several threads on
  * different slots. Returns 0 or -ENOMEM. */
 int tv_put_event(struct tv_host *h, uint32_t i, const struct tv_new_event *e);
-int tv_alloc_flows(struct tv_host *h, size_t n);
-int tv_alloc_groups(struct tv_host *h, size_t n);
 
 /* The packed form of a flow (see TV_FLOW_ID). */
 uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category);
