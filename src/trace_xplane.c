@@ -26,7 +26,9 @@
  * worker takes the builder's lock for them (rare: step names, hlo_text,
  * counters, async events); flows and group ids go to the host's arrays by
  * source record. A derived line drops its events' times as soon as its last
- * run is filled (derived_compact_line): the index holds them.
+ * run is filled (derived_compact_line): the index holds them. Derived lines
+ * are filled first, so that the memory they give back is there before the
+ * file events need it.
  *
  * This file runs the build; the shown planes and lines are chosen in
  * trace_xplane_planes.c, stats read in trace_xplane_specials.c, the jobs
@@ -87,6 +89,35 @@ static int place_jobs(struct builder *b, uint32_t *totalp)
     return 0;
 }
 
+/* The fill order: derived lines' jobs first, so that each line gives back
+ * its 32-byte records (derived_compact_line) before the file events' slots
+ * take fresh pages. Returns 0 or -ENOMEM. */
+static int order_fill(struct builder *b)
+{
+    uint32_t j, k = 0;
+
+    b->fill_order = malloc((b->njobs ? b->njobs : 1) * sizeof(*b->fill_order));
+    if (b->fill_order == NULL)
+        return -ENOMEM;
+    for (j = 0; j < b->njobs; j++) {
+        if (b->jobs[j].derived)
+            b->fill_order[k++] = j;
+    }
+    for (j = 0; j < b->njobs; j++) {
+        if (!b->jobs[j].derived)
+            b->fill_order[k++] = j;
+    }
+    return 0;
+}
+
+/* txp_fill_job of the k-th job in fill order (parallel_for item). */
+static int fill_in_order(void *arg, size_t k)
+{
+    struct builder *b = arg;
+
+    return txp_fill_job(b, b->fill_order[k]);
+}
+
 /* Every shown plane's file and derived events: count them (in parallel),
  * name the metadata they use, then fill the slots (in parallel). */
 static int add_planes(struct builder *b, const struct shown_plane *planes, uint32_t nplanes,
@@ -132,7 +163,9 @@ static int add_planes(struct builder *b, const struct shown_plane *planes, uint3
         if (rc == 0)
             rc = tv_alloc_groups(b->h, b->src->nfile);
         if (rc == 0)
-            rc = parallel_for(b->njobs, nthreads, txp_fill_job, b);
+            rc = order_fill(b);
+        if (rc == 0)
+            rc = parallel_for(b->njobs, nthreads, fill_in_order, b);
     }
     return rc;
 }
@@ -148,6 +181,7 @@ static void builder_free(struct builder *b)
     }
     free(b->planes);
     free(b->jobs);
+    free(b->fill_order);
     free(b->frame_done);
     free(b->dv_jobs_left);
 }

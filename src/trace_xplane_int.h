@@ -140,6 +140,7 @@ struct builder {
     uint32_t nplanes;               /* entries in planes */
     struct line_job *jobs;          /* file line runs */
     uint32_t njobs;                 /* entries in jobs */
+    uint32_t *fill_order;           /* jobs in the order they are filled */
     uint32_t out;                   /* first slot of the file events (tv_put_event) */
     pthread_mutex_t lock;           /* guards h's strings, frames, tracks */
     uint8_t *frame_done;            /* per string id: derived frame recorded */
