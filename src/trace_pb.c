@@ -387,7 +387,7 @@ static int collect_series(struct pb *pb)
         for (i = 0; i < part->n && rc == 0; i = j) {
             uint32_t track = tv_track_at(h, part->idx[i]);
             uint32_t end = h->tracks[track].first + h->tracks[track].count;
-            /* idx ascends: the track's events come together */
+            /* idx lists tracks in order, each track's events together */
             for (j = i + 1; j < part->n && part->idx[j] < end; j++)
                 ;
             rc = add_series(pb, (uint32_t)p, track, i, j);
