@@ -5,7 +5,8 @@
  * Ops, XLA Modules, XLA Ops and Source code, with GenerateDerivedTimeLines'
  * HLO symbol resolver (derived_hlo.h); display id renumbering) and
  * DeriveEventsFromHostTrace (Launch Stats).
- * The builder is in derived_line.c, a stream's lines in derived_stream.c.
+ * The builder is in derived_line.c, a stream's lines in derived_stream.c,
+ * compaction and the readers of an event's names in derived_compact.c.
  */
 #include "derived_int.h"
 #include "bigalloc.h"

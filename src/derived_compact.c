@@ -9,7 +9,7 @@
  * stored strings (interned, or the line's own copies), so a pair is told
  * apart by its pointers.
  */
-#include "derived_int.h"
+#include "derived.h"
 #include "bigalloc.h"
 
 #include <stdlib.h>
