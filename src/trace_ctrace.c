@@ -228,8 +228,8 @@ static int64_t thread_track(struct tv_host *h, const struct ctrace *ct,
     return tv_track_thread(h, pid, tid);
 }
 
-int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp,
-                    struct xp_err *err)
+int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_window *w,
+                    struct tv_host **hp, struct xp_err *err)
 {
     const struct ctrace *ct;
     struct tv_host *h;
@@ -349,7 +349,7 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp
     idmap_free(&ix.num);
     idmap_free(&ix.str);
     if (rc == 0)
-        rc = tv_finish(h, 2, err);
+        rc = tv_finish_for(h, 2, w, err);
     else
         xp_err_set(err, rc, "%s: out of memory while building the trace", host);
     if (rc != 0) {

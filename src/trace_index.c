@@ -173,6 +173,7 @@ struct tv_host *tv_host_new(const char *hostname)
         return NULL;
     }
     pthread_mutex_init(&h->build->lock, NULL);
+    pthread_mutex_init(&h->complete_lock, NULL);
     return h;
 }
 
@@ -568,7 +569,14 @@ void tv_host_free(struct tv_host *h)
     free(h->devices);
     free(h->tracks);
     big_free(h->events);
-    big_free(h->by_level);
+    while (h->levels != NULL) {
+        struct tv_levels *older = h->levels->older;
+        big_free(h->levels->by_level);
+        free(h->levels);
+        h->levels = older;
+    }
+    tvl_rest_free(h->rest);
+    pthread_mutex_destroy(&h->complete_lock);
     big_free(h->flows);
     big_free(h->groups);
     free(h->long_durs);
@@ -596,7 +604,7 @@ uint64_t tv_level_resolution(int level)
 
 uint64_t tv_num_events(const struct tv_host *h)
 {
-    return h->level_start[TV_LEVELS];
+    return tv_levels_of(h)->start[TV_LEVELS];
 }
 
 uint32_t tv_frame_number(const struct tv_frame *frames, uint32_t n, uint64_t hash)
@@ -630,12 +638,13 @@ static int dropped_flow_mid(const struct tv_host *h, const struct tv_event *e, i
     return 0;
 }
 
-/* First position in by_level[lo..hi) whose event starts at or after ts. */
-static uint32_t level_lower_bound(const struct tv_host *h, uint32_t lo, uint32_t hi, uint64_t ts)
+/* First position in lv->by_level[lo..hi) whose event starts at or after ts. */
+static uint32_t level_lower_bound(const struct tv_host *h, const struct tv_levels *lv, uint32_t lo,
+                                  uint32_t hi, uint64_t ts)
 {
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (h->events[h->by_level[mid]].ts < ts)
+        if (h->events[lv->by_level[mid]].ts < ts)
             lo = mid + 1;
         else
             hi = mid;
@@ -691,18 +700,17 @@ static int idx_push_ts(struct idx_list *l, uint32_t x, uint64_t ts)
 /* How many events ahead the window's thinning pass prefetches. */
 #define WINDOW_PREFETCH 8
 
-int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
-                     uint32_t *np)
+/* A window clamped to the trace, in ps, with XProf's resolution: 0 when
+ * nothing overlaps it (the trace is empty or ends before it). */
+struct window_ps {
+    uint64_t begin, end; /* inclusive */
+    uint64_t res;        /* ps a bin, 0 = every event */
+};
+
+static int window_ps(const struct tv_host *h, const struct tv_window *w, struct window_ps *ps)
 {
     uint64_t begin = (uint64_t)(w->start_ms * 1e9), end = (uint64_t)(w->end_ms * 1e9);
-    uint64_t res = 0;
-    struct idx_list loaded = {0}, out = {0};
-    uint32_t runs[TV_LEVELS + 1], nruns = 0, i;
-    struct tv_vis vis;
-    int rc = 0, level;
 
-    *idxp = NULL;
-    *np = 0;
     if (!h->has_span)
         return 0;
     if (begin < h->min_ps)
@@ -711,18 +719,59 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
         end = h->max_ps;
     if (begin > end)
         return 0; /* the window lies after the trace: nothing overlaps */
+    ps->begin = begin;
+    ps->end = end;
+    ps->res = 0;
     if (w->resolution != 0 && h->nevents >= TV_STREAMING_THRESHOLD)
-        res = (uint64_t)llround((double)(end - begin) / w->resolution);
+        ps->res = (uint64_t)llround((double)(end - begin) / w->resolution);
+    return 1;
+}
+
+int tv_window_level(const struct tv_host *h, const struct tv_window *w)
+{
+    struct window_ps ps;
+    int level;
+
+    /* Nothing to read: no level is worth finishing apart. */
+    if (!window_ps(h, w, &ps) || ps.res == 0)
+        return TV_LEVELS - 1;
+    for (level = 0; level < TV_LEVELS - 1; level++) {
+        if (ps.res >= level_res[level])
+            break;
+    }
+    return level;
+}
+
+int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
+                     uint32_t *np)
+{
+    const struct tv_levels *lv = tv_levels_of(h);
+    uint64_t begin, end, res;
+    struct window_ps ps;
+    struct idx_list loaded = {0}, out = {0};
+    uint32_t runs[TV_LEVELS + 1], nruns = 0, i;
+    struct tv_vis vis;
+    int rc = 0, level;
+
+    *idxp = NULL;
+    *np = 0;
+    if (!window_ps(h, w, &ps))
+        return 0;
+    if (lv->known < tv_window_level(h, w))
+        return -EINVAL; /* the caller did not ask trace_index_get for w */
+    begin = ps.begin;
+    end = ps.end;
+    res = ps.res;
 
     /* Read levels 0, 1, ... as XProf's DoLoadFromLevelDbTable does. */
     for (level = 0; level < TV_LEVELS; level++) {
-        uint32_t lo = h->level_start[level], hi = h->level_start[level + 1], p;
+        uint32_t lo = lv->start[level], hi = lv->start[level + 1], p;
         uint64_t from = 0;
         if (level > 0 && begin > level_res[level - 1])
             from = begin - level_res[level - 1];
         runs[nruns++] = loaded.n;
-        for (p = level_lower_bound(h, lo, hi, from); p < hi; p++) {
-            uint32_t ei = h->by_level[p];
+        for (p = level_lower_bound(h, lv, lo, hi, from); p < hi; p++) {
+            uint32_t ei = lv->by_level[p];
             uint64_t ts = h->events[ei].ts;
             if (ts > end)
                 break;
@@ -811,11 +860,14 @@ int tv_select_search(const struct tv_host *h, const char *prefix, int full_dma, 
 {
     size_t plen = strlen(prefix);
     uint32_t nstr = h->strings->n, i;
-    unsigned char *match = calloc(nstr ? nstr : 1, 1);
+    unsigned char *match;
     struct idx_list out = {0};
 
     *idxp = NULL;
     *np = 0;
+    if (tv_levels_of(h)->known < TV_LEVELS - 1)
+        return -EINVAL; /* every event's uid is needed */
+    match = calloc(nstr ? nstr : 1, 1);
     if (match == NULL)
         return -ENOMEM;
     for (i = 1; i < nstr; i++)
@@ -841,22 +893,23 @@ int tv_select_search(const struct tv_host *h, const char *prefix, int full_dma, 
 int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const char *name,
                       uint64_t dur)
 {
+    const struct tv_levels *lv = tv_levels_of(h);
     int level;
     size_t nlen = strlen(name);
 
     if (uid >= 256)
         return -1; /* XProf cannot form the key */
-    for (level = 0; level < TV_LEVELS; level++) {
-        uint32_t lo = h->level_start[level], hi = h->level_start[level + 1], p;
-        for (p = level_lower_bound(h, lo, hi, ts); p < hi; p++) {
-            const struct tv_event *e = &h->events[h->by_level[p]];
+    for (level = 0; level <= lv->known; level++) {
+        uint32_t lo = lv->start[level], hi = lv->start[level + 1], p;
+        for (p = level_lower_bound(h, lv, lo, hi, ts); p < hi; p++) {
+            const struct tv_event *e = &h->events[lv->by_level[p]];
             if (e->ts != ts)
                 break;
             if (e->serial != uid)
                 continue;
             if (tv_len(h, e->name) == nlen && memcmp(tv_text(h, e->name), name, nlen) == 0 &&
                 tv_dur(h, e) == dur)
-                return h->by_level[p];
+                return lv->by_level[p];
             break; /* the key matched another event: try the next level */
         }
     }
@@ -865,16 +918,22 @@ int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const 
 
 /* --- the shared intermediate ------------------------------------------------- */
 
+/* What the first request of a snapshot's index asks for. */
+struct index_request {
+    const char *host;
+    const struct tv_window *w; /* levels it reads, NULL = all */
+};
+
 static int index_build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
-    const char *host = arg;
+    const struct index_request *req = arg;
     struct tv_host *h = NULL;
     int rc;
 
-    if (snapshot_host_file(snap, host, SRC_XPLANE) != NULL)
-        rc = tv_build_xplane(snap, host, &h, err);
+    if (snapshot_host_file(snap, req->host, SRC_XPLANE) != NULL)
+        rc = tv_build_xplane(snap, req->host, req->w, &h, err);
     else
-        rc = tv_build_ctrace(snap, host, &h, err);
+        rc = tv_build_ctrace(snap, req->host, req->w, &h, err);
     if (rc != 0)
         return rc;
     *value = h;
@@ -886,22 +945,33 @@ static void index_free(void *value)
     tv_host_free(value);
 }
 
-int trace_index_get(struct snapshot *snap, const char *host, const struct tv_host **hp,
-                    struct xp_err *err)
+int trace_index_get(struct snapshot *snap, const char *host, const struct tv_window *w,
+                    const struct tv_host **hp, struct xp_err *err)
 {
+    struct index_request req = {host, w};
+    struct tv_host *h;
     char *key;
     void *value;
-    int rc;
+    int rc, need;
 
     if (snapshot_host_index(snap, host) < 0)
         return xp_err_set(err, -ENOENT, "no host %s", host);
     rc = snapshot_host_key("trace_index", host, NULL, &key, err);
     if (rc != 0)
         return rc;
-    rc = snapshot_intermediate(snap, key, index_build, index_free, host, &value, err);
+    rc = snapshot_intermediate(snap, key, index_build, index_free, &req, &value, err);
     free(key);
     if (rc != 0)
         return rc;
-    *hp = value;
+    /* Built for an earlier request: complete it if this one reads deeper
+     * (tv_complete is safe beside readers of the coarse levels). */
+    h = value;
+    need = w != NULL ? tv_window_level(h, w) : TV_LEVELS - 1;
+    if (tv_levels_of(h)->known < need) {
+        rc = tv_complete(h, 0, err);
+        if (rc != 0)
+            return rc;
+    }
+    *hp = h;
     return 0;
 }

@@ -15,13 +15,22 @@
  *
  * Two orders are kept: events[] is grouped by track in output order and
  * sorted inside a track by XProf's TraceEventsComparator (so a full response
- * is one pass), and by_level[] lists event indices per zoom level in
- * comparator order (XProf's SSTable key order), so a window reads only the
- * levels and time ranges it needs: its cost follows what it returns.
+ * is one pass), and the level index (struct tv_levels) lists event indices
+ * per zoom level in comparator order (XProf's SSTable key order), so a
+ * window reads only the levels and time ranges it needs: its cost follows
+ * what it returns.
+ *
+ * The first request decides how far levels are assigned: a zoomed-out
+ * window reads only the coarse levels, so the index is first finished up to
+ * the deepest level that window reads (tv_finish_for), and completed when a
+ * request needs more (tv_complete, from another thread while windows read
+ * the coarse levels: it writes only the events it places and publishes a
+ * new level index).
  */
 #ifndef XPROFS_TRACE_INDEX_H
 #define XPROFS_TRACE_INDEX_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,7 +69,10 @@ struct tv_event {
 };
 
 #define TV_DUR_LONG ((1ull << 48) - 1) /* 281 s: longer ones are kept beside */
-#define TV_TRACK_BLOCK_SHIFT 12        /* tv_host.track_block: 4,096 events a block */
+#define TV_LEVEL_FINER                                                                             \
+    15                          /* tv_event.level not assigned yet: finer                          \
+                                   than every level listed so far */
+#define TV_TRACK_BLOCK_SHIFT 12 /* tv_host.track_block: 4,096 events a block */
 
 /* An event as a builder gives it (tv_add_event, tv_put_event). */
 struct tv_new_event {
@@ -113,8 +125,21 @@ struct tv_frame {
     uint32_t text; /* string id of the text without "@@" */
 };
 
+/* The level index: stored events per zoom level in comparator order, for
+ * levels 0..known; every event's level up to known is assigned (the others
+ * hold TV_LEVEL_FINER). known is TV_LEVELS - 1 once complete. A completed
+ * index replaces a coarse one, which stays (older) until the host is freed,
+ * since windows may still be reading it. */
+struct tv_levels {
+    uint32_t *by_level;            /* event indices, level by level */
+    uint32_t start[TV_LEVELS + 1]; /* level L: by_level[start[L]..start[L + 1]) */
+    int known;                     /* deepest level listed */
+    struct tv_levels *older;       /* the index this one replaced, or NULL */
+};
+
 struct tv_strtab; /* interned strings (private) */
 struct tv_build;  /* building state (private) */
+struct tv_rest;   /* what completing a coarse index needs (private) */
 struct tv_host;
 
 /* How a builder writes the full args of one of its events (event-details
@@ -145,37 +170,38 @@ typedef int (*tv_counter_fn)(const struct tv_host *h, const struct tv_event *e, 
 typedef int32_t (*tv_group_fn)(const struct tv_host *h, const struct tv_event *e);
 
 struct tv_host {
-    char *hostname;                      /* host (file name stem) */
-    struct tv_strtab *strings;           /* names */
-    struct tv_device *devices;           /* ascending pid */
-    uint32_t ndevices;                   /* entries in devices */
-    struct tv_track *tracks;             /* output order: pid, then channels, then tid */
-    uint32_t ntracks;                    /* entries in tracks */
-    struct tv_event *events;             /* by track, comparator order inside */
-    uint32_t nevents;                    /* entries in events (dropped ones included) */
-    uint32_t *by_level;                  /* stored events per level, comparator order */
-    uint32_t level_start[TV_LEVELS + 1]; /* by_level[level_start[L]..[L+1]) */
-    uint64_t *flows;                     /* packed flows by source record (has_flow) */
-    uint32_t nflows;                     /* entries in flows */
-    int32_t *groups;                     /* group ids by source record, or NULL */
-    uint32_t ngroups;                    /* entries in groups */
-    struct tv_long_dur *long_durs;       /* ascending src (once built) */
-    uint32_t nlong_durs;                 /* entries in long_durs */
-    uint32_t *track_block;               /* track of the first event of every block of
-                                            2^TV_TRACK_BLOCK_SHIFT, then of the last
-                                            event (tv_track_at starts there) */
-    struct tv_frame *frames;             /* ascending hash, no duplicates */
-    uint32_t nframes;                    /* entries in frames */
-    int has_span;                        /* 0 when the trace has no event */
-    uint64_t min_ps;                     /* trace start (XProf min_timestamp_ps) */
-    uint64_t max_ps;                     /* trace end */
-    int tpu;                             /* some device is a TPU core (details[full_dma]) */
-    uint32_t *name_rank;                 /* string id -> rank for XProf's name tie-break */
-    struct tv_build *build;              /* state used while building (trace_levels.h) */
-    tv_args_fn args;                     /* builder's args writer */
-    tv_counter_fn counter;               /* builder's counter writer */
-    tv_group_fn group_of;                /* builder's group ids past ngroups, or NULL */
-    void *source;                        /* builder's data (freed by source_free) */
+    char *hostname;                /* host (file name stem) */
+    struct tv_strtab *strings;     /* names */
+    struct tv_device *devices;     /* ascending pid */
+    uint32_t ndevices;             /* entries in devices */
+    struct tv_track *tracks;       /* output order: pid, then channels, then tid */
+    uint32_t ntracks;              /* entries in tracks */
+    struct tv_event *events;       /* by track, comparator order inside */
+    uint32_t nevents;              /* entries in events (dropped ones included) */
+    struct tv_levels *levels;      /* level index (read it with tv_levels_of) */
+    struct tv_rest *rest;          /* state for tv_complete, NULL once complete */
+    pthread_mutex_t complete_lock; /* one tv_complete at a time */
+    uint64_t *flows;               /* packed flows by source record (has_flow) */
+    uint32_t nflows;               /* entries in flows */
+    int32_t *groups;               /* group ids by source record, or NULL */
+    uint32_t ngroups;              /* entries in groups */
+    struct tv_long_dur *long_durs; /* ascending src (once built) */
+    uint32_t nlong_durs;           /* entries in long_durs */
+    uint32_t *track_block;         /* track of the first event of every block of
+                                      2^TV_TRACK_BLOCK_SHIFT, then of the last
+                                      event (tv_track_at starts there) */
+    struct tv_frame *frames;       /* ascending hash, no duplicates */
+    uint32_t nframes;              /* entries in frames */
+    int has_span;                  /* 0 when the trace has no event */
+    uint64_t min_ps;               /* trace start (XProf min_timestamp_ps) */
+    uint64_t max_ps;               /* trace end */
+    int tpu;                       /* some device is a TPU core (details[full_dma]) */
+    uint32_t *name_rank;           /* string id -> rank for XProf's name tie-break */
+    struct tv_build *build;        /* state used while building (trace_levels.h) */
+    tv_args_fn args;               /* builder's args writer */
+    tv_counter_fn counter;         /* builder's counter writer */
+    tv_group_fn group_of;          /* builder's group ids past ngroups, or NULL */
+    void *source;                  /* builder's data (freed by source_free) */
     void (*source_free)(void *source);
 };
 
@@ -244,6 +270,18 @@ int tv_add_frame(struct tv_host *h, const char *text, size_t n);
  * to nthreads threads. Returns 0 or -ENOMEM with err. */
 int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err);
 
+struct tv_window;
+
+/* tv_finish as far as window w reads (every level when w is NULL): zoom
+ * levels, uids and the level index down to tv_window_level(h, w), where
+ * that is cheaper than the whole (tv_complete adds the rest later). */
+int tv_finish_for(struct tv_host *h, int nthreads, const struct tv_window *w, struct xp_err *err);
+
+/* Assign the levels a coarse finish left, number every uid and publish the
+ * complete level index; safe while other threads read the coarse levels,
+ * and a no-op on a complete index. Returns 0 or -ENOMEM with err. */
+int tv_complete(struct tv_host *h, int nthreads, struct xp_err *err);
+
 void tv_host_free(struct tv_host *h);
 
 /* --- reading ------------------------------------------------------------- */
@@ -266,7 +304,14 @@ uint32_t tv_track_at(const struct tv_host *h, uint32_t i);
 /* The group id of e (TV_NO_GROUP if none). */
 int32_t tv_event_group(const struct tv_host *h, const struct tv_event *e);
 
-/* Events stored (not dropped): XProf's num_events counts all. */
+/* The current level index. */
+static inline const struct tv_levels *tv_levels_of(const struct tv_host *h)
+{
+    return __atomic_load_n(&h->levels, __ATOMIC_ACQUIRE);
+}
+
+/* Events stored (not dropped) on a complete index: XProf's num_events
+ * counts all. */
 uint64_t tv_num_events(const struct tv_host *h);
 
 /* A window request (XProf TraceViewOption): times in ms, resolution as
@@ -278,14 +323,21 @@ struct tv_window {
     int full_dma;      /* keep TPU FLOW_MID events */
 };
 
+/* The deepest zoom level window w reads from h (XProf reads levels 0, 1,
+ * ... until one is at least as coarse as the window's resolution):
+ * TV_LEVELS - 1 when it reads them all (no down-sampling). */
+int tv_window_level(const struct tv_host *h, const struct tv_window *w);
+
 /* The events of one host a window returns, as indices into h->events in
- * output order (track order, comparator order inside a track). *idxp is
- * malloc'd (free it). Returns 0 or -ENOMEM. */
+ * output order (track order, comparator order inside a track); the level
+ * index must list tv_window_level(h, w). *idxp is malloc'd (free it).
+ * Returns 0, -ENOMEM, or -EINVAL if the index is not that deep. */
 int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
                      uint32_t *np);
 
-/* Search request: stored events whose name starts with prefix, in XProf's
- * order (track order, then level, start, uid inside a track). */
+/* Search request (complete index): stored events whose name starts with
+ * prefix, in XProf's order (track order, then level, start, uid inside a
+ * track). */
 int tv_select_search(const struct tv_host *h, const char *prefix, int full_dma, uint32_t **idxp,
                      uint32_t *np);
 
@@ -299,8 +351,8 @@ struct tv_part {
     int all;                 /* idx unused: every stored event, in order */
 };
 
-/* Event-details request: the stored event with this start, uid, name and
- * duration; -1 if none. */
+/* Event-details request (complete index): the stored event with this
+ * start, uid, name and duration; -1 if none. */
 int64_t tv_find_event(const struct tv_host *h, uint64_t ts, uint64_t uid, const char *name,
                       uint64_t dur);
 
@@ -310,14 +362,17 @@ uint32_t tv_frame_number(const struct tv_frame *frames, uint32_t n, uint64_t has
 /* --- the shared index ---------------------------------------------------- */
 
 /* The trace index of host in snap (xplane or Chrome-trace JSON source),
- * built once per snapshot. The host belongs to the snapshot. */
-int trace_index_get(struct snapshot *snap, const char *host, const struct tv_host **hp,
-                    struct xp_err *err);
+ * built once per snapshot, with the levels window w reads (every level
+ * when w is NULL): the first request finishes it that far, a later one
+ * that reads deeper completes it. The host belongs to the snapshot. */
+int trace_index_get(struct snapshot *snap, const char *host, const struct tv_window *w,
+                    const struct tv_host **hp, struct xp_err *err);
 
-/* Builders (trace_xplane.c, trace_ctrace.c). */
-int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp,
-                    struct xp_err *err);
-int tv_build_ctrace(struct snapshot *snap, const char *host, struct tv_host **hp,
-                    struct xp_err *err);
+/* Builders (trace_xplane.c, trace_ctrace.c): finished for w as
+ * tv_finish_for. */
+int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_window *w,
+                    struct tv_host **hp, struct xp_err *err);
+int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_window *w,
+                    struct tv_host **hp, struct xp_err *err);
 
 #endif

@@ -20,10 +20,18 @@
  *      part, so numbering never crosses a part) that are merged side by side,
  *      each into slots counted beforehand (dropped events leave holes, closed
  *      afterwards).
+ * A window that reads only coarse levels (a zoomed-out view: the whole range
+ * at the UI's resolution reads levels 0..3) needs only steps 1 and 2 up to
+ * its deepest level (tv_finish_for: the other events are left
+ * TV_LEVEL_FINER), and uids of those levels' events alone: they are found
+ * among the events that share their starts, without merging all events
+ * (trace_levels_coarse.c). tv_complete then runs step 2 on the levels left
+ * and step 3 for every event, as one tv_finish would have.
  * This file runs the steps, with step 0 (name ranks for the comparator), the
  * span and the level index's slots; step 1 is in trace_levels_order.c, step
  * 2 in trace_levels_flows.c and trace_levels_tracks.c, the merges of steps
- * 2 and 3 in trace_levels_merge.c (trace_levels_int.h).
+ * 2 and 3 in trace_levels_merge.c, a coarse step 3 in trace_levels_coarse.c
+ * (trace_levels_int.h).
  * One deliberate difference: a flow's decided visibility is forgotten at its
  * FLOW_END event (XProf keeps it for the whole trace), which bounds memory by
  * the flows still open; only a flow id reused after its end can differ.
@@ -79,24 +87,70 @@ static int build_name_ranks(struct tv_host *h)
 
 /* --- the span -------------------------------------------------------------------- */
 
-/* Fold a run's summary into the host's span, as if its events came next:
- * the first event of the trace sets the span when it counts, later ones
- * only widen it. */
-static void span_add(struct tv_host *h, const struct span_part *s)
+/* XProf's ExpandTraceSpan over every event in comparator order: the first
+ * event sets the span when its start and end count (at most SPAN_MAX_TS),
+ * every later counted start and end widens it. The first event has the
+ * smallest start, so the span is the smallest start (0 if it does not
+ * count) and the largest counted end: per part of the event array, folded. */
+#define SPAN_MAX_TS (UINT64_MAX / 2)
+#define SPAN_PARTS 8
+
+struct span_work {
+    const struct tv_host *h;
+    uint64_t min_ts[SPAN_PARTS];  /* smallest start of each part */
+    uint64_t max_end[SPAN_PARTS]; /* largest counted end */
+    uint8_t has_end[SPAN_PARTS];  /* some end counts */
+};
+
+static int span_part(void *arg, size_t p)
 {
-    if (!s->any)
-        return;
-    if (!h->has_span) {
-        if (s->first_ts <= SPAN_MAX_TS)
-            h->min_ps = s->first_ts;
-        if (s->first_end <= SPAN_MAX_TS)
-            h->max_ps = s->first_end;
-        h->has_span = 1;
+    struct span_work *w = arg;
+    const struct tv_host *h = w->h;
+    uint32_t from = (uint32_t)((uint64_t)h->nevents * p / SPAN_PARTS);
+    uint32_t to = (uint32_t)((uint64_t)h->nevents * (p + 1) / SPAN_PARTS), i;
+    uint64_t min_ts = UINT64_MAX, max_end = 0;
+    int has_end = 0;
+
+    for (i = from; i < to; i++) {
+        const struct tv_event *e = &h->events[i];
+        uint64_t end = e->ts + tv_dur(h, e);
+        if (e->ts < min_ts)
+            min_ts = e->ts;
+        if (end <= SPAN_MAX_TS && (!has_end || end > max_end)) {
+            max_end = end;
+            has_end = 1;
+        }
     }
-    if (s->has_min && s->min_ts < h->min_ps)
-        h->min_ps = s->min_ts;
-    if (s->has_max && s->max_end > h->max_ps)
-        h->max_ps = s->max_end;
+    w->min_ts[p] = min_ts;
+    w->max_end[p] = max_end;
+    w->has_end[p] = (uint8_t)has_end;
+    return 0;
+}
+
+static int host_span(struct tv_host *h, int nthreads)
+{
+    struct span_work w;
+    uint64_t min_ts = UINT64_MAX, max_end = 0;
+    int p, rc;
+
+    h->has_span = h->nevents > 0;
+    h->min_ps = h->max_ps = 0;
+    if (h->nevents == 0)
+        return 0;
+    memset(&w, 0, sizeof(w));
+    w.h = h;
+    rc = parallel_for(SPAN_PARTS, nthreads, span_part, &w);
+    if (rc != 0)
+        return rc;
+    for (p = 0; p < SPAN_PARTS; p++) {
+        if (w.min_ts[p] < min_ts)
+            min_ts = w.min_ts[p];
+        if (w.has_end[p] && w.max_end[p] > max_end)
+            max_end = w.max_end[p];
+    }
+    h->min_ps = min_ts <= SPAN_MAX_TS ? min_ts : 0;
+    h->max_ps = max_end;
+    return 0;
 }
 
 /* --- step 3: the level index ------------------------------------------------------ */
@@ -119,10 +173,9 @@ static int count_part_levels(void *arg, size_t p)
 }
 
 /* Slots of by_level per part and level: per level, part p's events follow
- * those of the parts before it. Allocates by_level. */
+ * those of the parts before it. Allocates w->by_level. */
 static int plan_level_index(struct order_parts *w, int nthreads)
 {
-    struct tv_host *h = w->h;
     uint32_t total = 0, p, i;
     int L, rc;
 
@@ -140,38 +193,66 @@ static int plan_level_index(struct order_parts *w, int nthreads)
         }
     }
     if (w->spare != NULL) {
-        h->by_level = w->spare;
+        w->by_level = w->spare;
         w->spare = NULL;
     } else {
-        h->by_level = big_malloc((total ? total : 1) * sizeof(*h->by_level));
+        w->by_level = big_malloc((total ? total : 1) * sizeof(*w->by_level));
     }
-    if (h->by_level == NULL)
+    if (w->by_level == NULL)
         return -ENOMEM;
     return 0;
 }
 
 /* Close the holes the dropped events left (each part's run of a level
- * moves down to follow the runs before it) and set level_start. */
-static void close_level_index(struct order_parts *w)
+ * moves down to follow the runs before it) and set lv's level starts. */
+static void close_level_index(struct order_parts *w, struct tv_levels *lv)
 {
-    struct tv_host *h = w->h;
     uint32_t to = 0, p, i;
     int L;
 
     for (L = 0; L < TV_LEVELS; L++) {
-        h->level_start[L] = to;
+        lv->start[L] = to;
         for (p = 0; p < w->nparts; p++) {
             uint32_t from, n;
             i = p * TV_LEVELS + (uint32_t)L;
             from = w->level_slot[i];
             n = w->level_fill[i] - from;
             if (to != from)
-                memmove(&h->by_level[to], &h->by_level[from], n * sizeof(*h->by_level));
+                memmove(&w->by_level[to], &w->by_level[from], n * sizeof(*w->by_level));
             to += n;
         }
     }
-    h->level_start[TV_LEVELS] = to;
+    lv->start[TV_LEVELS] = to;
 }
+
+/* Step 3 over every event: uids of the events of levels from.. (the
+ * others keep theirs) and the complete level index into *lvp. */
+static int full_level_index(struct order_parts *w, int from, int nthreads, struct tv_levels **lvp)
+{
+    struct tv_levels *lv = calloc(1, sizeof(*lv));
+    int rc;
+
+    if (lv == NULL)
+        return -ENOMEM;
+    w->from = from;
+    rc = plan_level_index(w, nthreads);
+    if (rc == 0)
+        rc = parallel_for(w->nparts, nthreads, tvl_order_one_part, w);
+    if (rc != 0) {
+        big_free(w->by_level);
+        w->by_level = NULL;
+        free(lv);
+        return rc;
+    }
+    close_level_index(w, lv);
+    lv->by_level = w->by_level;
+    lv->known = TV_LEVELS - 1;
+    w->by_level = NULL;
+    *lvp = lv;
+    return 0;
+}
+
+/* --- the finish -------------------------------------------------------------------- */
 
 static int device_cmp(const void *a, const void *b)
 {
@@ -194,53 +275,130 @@ static int frame_cmp(const void *a, const void *b)
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
-int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_err *err)
+void tvl_rest_free(struct tv_rest *r)
+{
+    if (r == NULL)
+        return;
+    big_free(r->flow_order);
+    big_free(r->flow_level);
+    big_free(r->own_level);
+    free(r->track_flows);
+    free(r);
+}
+
+/* Steps 2 and 3 of the levels not assigned yet (r->from on), over the
+ * global order planned in w, then the complete level index in place of
+ * the coarse one (if any); numbered is 1 when the events of the levels
+ * before are numbered already. With take_flows the flows' order block
+ * (room for every event when it comes straight from step 2) becomes the
+ * level index; else it stays in r until this succeeds, so a failed
+ * completion can be tried again. */
+static int complete_levels(struct tv_host *h, struct order_parts *w, struct tv_rest *r,
+                           int numbered, int take_flows, int nthreads)
+{
+    struct level_range rg = {r->from, NTRACKERS};
+    struct tv_levels *lv = NULL;
+    int rc;
+
+    rc = tvl_all_levels(h, r->flow_order, r->nflow_events, r->flow_level, r->own_level,
+                        r->track_flows, rg, NULL, nthreads);
+    if (rc == 0 && take_flows) {
+        w->spare = r->flow_order;
+        r->flow_order = NULL;
+    }
+    if (rc == 0)
+        rc = full_level_index(w, numbered ? r->from : 0, nthreads, &lv);
+    if (rc != 0)
+        return rc;
+    lv->older = h->levels;
+    __atomic_store_n(&h->levels, lv, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* What a coarse finish keeps for tv_complete: the flows' order, shrunk to
+ * its entries. */
+static void keep_rest(struct tv_host *h, struct tv_rest *r, uint32_t nparts, int from)
+{
+    uint32_t *order;
+
+    r->from = from;
+    r->nparts = nparts;
+    if (r->flow_order != NULL && r->nflow_events > 0) {
+        order = big_realloc(r->flow_order, r->nflow_events * sizeof(*order));
+        if (order != NULL)
+            r->flow_order = order;
+    }
+    h->rest = r;
+}
+
+/* Steps 1-3, the levels as deep as window win reads, or with win NULL as
+ * deep as upto (TV_LEVELS - 1: all). */
+static int finish(struct tv_host *h, int nthreads, uint32_t nparts, const struct tv_window *win,
+                  int upto, struct xp_err *err)
 {
     struct order_parts w;
-    uint8_t *track_flows = NULL;
-    uint32_t i, j, p;
-    int rc;
+    struct tv_rest *r = calloc(1, sizeof(*r));
+    struct tv_levels *lv = NULL;
+    struct coarse_list *placed = NULL;
+    uint32_t i, j;
+    int rc = r != NULL ? 0 : -ENOMEM, coarse;
 
     memset(&w, 0, sizeof(w));
     w.h = h;
     /* Long durations by source record before anything reads a duration. */
     if (h->nlong_durs > 1)
         xp_qsort(h->long_durs, h->nlong_durs, sizeof(*h->long_durs), long_dur_cmp);
-    rc = build_name_ranks(h);
+    if (rc == 0)
+        rc = build_name_ranks(h);
     if (rc == 0)
         rc = tvl_order_tracks(h, nthreads);
     if (rc == 0)
+        rc = host_span(h, nthreads);
+    if (rc == 0 && win != NULL)
+        upto = tv_window_level(h, win);
+    /* Levels 0..upto need trackers 0..upto; all twelve leave none. */
+    coarse = upto + 1 < NTRACKERS;
+    if (rc == 0)
         rc = tvl_plan_parts(&w, nparts);
     if (rc == 0) {
-        w.flow_level = big_malloc(h->nflows ? h->nflows : 1);
-        if (w.flow_level == NULL)
+        r->flow_level = big_malloc(h->nflows ? h->nflows : 1);
+        r->own_level = coarse ? big_malloc(h->nflows ? h->nflows : 1) : NULL;
+        r->track_flows = calloc(h->ntracks ? h->ntracks : 1, 1);
+        if (r->flow_level == NULL || (coarse && r->own_level == NULL) || r->track_flows == NULL)
             rc = -ENOMEM;
     }
-    if (rc == 0) {
-        track_flows = calloc(h->ntracks ? h->ntracks : 1, 1);
-        if (track_flows == NULL)
-            rc = -ENOMEM;
+    if (rc == 0 && h->nflows > 0) {
+        rc = tvl_order_flows(&w, nthreads, r->track_flows);
+        r->flow_order = w.flow_order;
+        r->nflow_events = w.nflow_events;
+        w.flow_order = NULL;
     }
-    /* Levels: the flows' (beside the tracks without a flow), then the
-     * tracks with one. */
-    if (rc == 0 && h->nflows > 0)
-        rc = tvl_order_flows(&w, nthreads, track_flows);
-    if (rc == 0)
-        rc = tvl_all_levels(h, w.flow_order, w.nflow_events, w.flow_level, track_flows, nthreads);
-    free(track_flows);
-    w.spare = w.flow_order;
-    w.flow_order = NULL;
-    big_free(w.flow_level);
-    /* The parts of the global order, straight into the level index. */
-    if (rc == 0)
-        rc = plan_level_index(&w, nthreads);
-    if (rc == 0)
-        rc = parallel_for(w.nparts, nthreads, tvl_order_one_part, &w);
-    if (rc == 0)
-        close_level_index(&w);
-    for (p = 0; rc == 0 && p < w.nparts; p++)
-        span_add(h, &w.span[p]);
-    big_free(w.spare);
+    if (rc == 0 && coarse) {
+        struct level_range rg = {0, upto + 1};
+        placed = calloc(h->ntracks ? h->ntracks : 1, sizeof(*placed));
+        rc = placed != NULL ? 0 : -ENOMEM;
+        if (rc == 0)
+            rc = tvl_all_levels(h, r->flow_order, r->nflow_events, r->flow_level, r->own_level,
+                                r->track_flows, rg, placed, nthreads);
+        if (rc == 0)
+            rc = tvl_coarse_index(h, upto, placed, nthreads, &lv);
+        for (i = 0; placed != NULL && i < h->ntracks; i++)
+            free(placed[i].v);
+        free(placed);
+        if (rc == 0) {
+            h->levels = lv;
+            keep_rest(h, r, w.nparts, upto + 1);
+            r = NULL;
+        } else if (rc == 1) {
+            /* Too many coarse events: complete at once. */
+            r->from = upto + 1;
+            rc = complete_levels(h, &w, r, 0, 1, nthreads);
+        }
+    } else if (rc == 0) {
+        r->from = 0;
+        rc = complete_levels(h, &w, r, 0, 1, nthreads);
+    }
+    tvl_rest_free(r);
     tvl_parts_free(&w);
     if (rc != 0)
         return xp_err_set(err, rc, "%s: out of memory while indexing the trace", h->hostname);
@@ -259,15 +417,62 @@ int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_
     return 0;
 }
 
+int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_err *err)
+{
+    return finish(h, nthreads, nparts, NULL, TV_LEVELS - 1, err);
+}
+
+int tv_finish_parts_upto(struct tv_host *h, int nthreads, uint32_t nparts, int upto,
+                         struct xp_err *err)
+{
+    if (upto < 0 || upto >= TV_LEVELS)
+        upto = TV_LEVELS - 1;
+    return finish(h, nthreads, nparts, NULL, upto, err);
+}
+
+/* A few parts per thread, so that the threads end together. */
+static uint32_t parts_for(const struct tv_host *h, int nthreads)
+{
+    uint32_t parts = h->nevents / TV_PART_EVENTS, most = 4 * (uint32_t)nthreads;
+
+    return parts > most ? most : parts;
+}
+
+int tv_finish_for(struct tv_host *h, int nthreads, const struct tv_window *win, struct xp_err *err)
+{
+    if (nthreads <= 0)
+        nthreads = parallel_cores();
+    return finish(h, nthreads, parts_for(h, nthreads), win, TV_LEVELS - 1, err);
+}
+
 int tv_finish(struct tv_host *h, int nthreads, struct xp_err *err)
 {
-    uint32_t parts = h->nevents / TV_PART_EVENTS, most;
+    return tv_finish_for(h, nthreads, NULL, err);
+}
+
+int tv_complete(struct tv_host *h, int nthreads, struct xp_err *err)
+{
+    struct order_parts w;
+    int rc = 0;
 
     if (nthreads <= 0)
         nthreads = parallel_cores();
-    /* A few parts per thread, so that the threads end together. */
-    most = 4 * (uint32_t)nthreads;
-    if (parts > most)
-        parts = most;
-    return tv_finish_parts(h, nthreads, parts, err);
+    pthread_mutex_lock(&h->complete_lock);
+    if (h->rest != NULL) {
+        memset(&w, 0, sizeof(w));
+        w.h = h;
+        rc = tvl_plan_parts(&w, h->rest->nparts);
+        if (rc == 0)
+            rc = complete_levels(h, &w, h->rest, 1, 0, nthreads);
+        tvl_parts_free(&w);
+        if (rc == 0) {
+            tvl_rest_free(h->rest);
+            h->rest = NULL;
+        }
+    }
+    pthread_mutex_unlock(&h->complete_lock);
+    if (rc != 0)
+        return xp_err_set(err, rc, "%s: out of memory while completing the trace index",
+                          h->hostname);
+    return 0;
 }

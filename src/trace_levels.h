@@ -60,6 +60,16 @@ int tv_merge_runs(const struct tv_host *h, uint32_t *idx, const uint64_t *ts, co
 #define TV_PART_EVENTS 262144
 int tv_finish_parts(struct tv_host *h, int nthreads, uint32_t nparts, struct xp_err *err);
 
+/* tv_finish_parts down to level upto (tv_finish_for's choice, made here by
+ * the caller, whatever the event count): levels 0..upto, their uids and
+ * their level index, unless the coarse levels hold so many events that
+ * the whole is as cheap; tv_complete does the rest. */
+int tv_finish_parts_upto(struct tv_host *h, int nthreads, uint32_t nparts, int upto,
+                         struct xp_err *err);
+
+/* Free what tv_complete would have needed (NULL is a no-op). */
+void tvl_rest_free(struct tv_rest *r);
+
 /* The tracker's view of e (row = its track). */
 void tv_vis_event_of(const struct tv_host *h, const struct tv_event *e, struct tv_vis_event *ve);
 

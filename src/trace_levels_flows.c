@@ -1,8 +1,9 @@
 /*
  * trace_levels_flows.c - step 2's flow pass of finishing a trace index
  * (XProf's CalculateFlowVisibility): the events with a flow, in global
- * order, through the twelve trackers, one map of open flows standing for
- * the trackers' twelve; each flow's level is the one its first event
+ * order, through the trackers of a range of levels (all twelve, or those a
+ * coarse finish needs, or those it left), one map of open flows standing
+ * for the trackers' maps; each flow's level is the one its first event
  * decided.
  */
 #include "trace_levels_int.h"
@@ -100,15 +101,17 @@ static void fs_erase(struct flow_states *m, uint32_t s)
     m->n--;
 }
 
-/* One flow event on a thread through the trackers (tv_vis_visible until one
- * shows it, tv_vis_set after): returns its level (NTRACKERS = none). */
+/* One flow event on a thread through the trackers of levels r
+ * (tv_vis_visible until one shows it, tv_vis_set after), shown at level
+ * `given` already when that is below r.from: returns its level (r.to =
+ * none). */
 static int flow_event_rows(struct tv_vis *vis, const struct tv_event *e, uint64_t dur,
-                           uint32_t track, struct flow_state *fs)
+                           uint32_t track, struct flow_state *fs, struct level_range rg, int given)
 {
     uint64_t end = e->ts + dur;
-    int fresh = !(fs->state & FS_VIS), L, level = NTRACKERS;
+    int fresh = !(fs->state & FS_VIS), L, level = given < rg.from ? given : NTRACKERS;
 
-    for (L = 0; L < NTRACKERS; L++) {
+    for (L = rg.from; L < rg.to; L++) {
         struct tv_row *r = &vis[L].rows[track];
         uint64_t res = vis[L].res;
         uint16_t bit = (uint16_t)(1u << L);
@@ -139,16 +142,18 @@ static int flow_event_rows(struct tv_vis *vis, const struct tv_event *e, uint64_
             level = L;
         }
     }
-    return level;
+    return level < NTRACKERS ? level : rg.to;
 }
 
 /* One async flow event (a channel row: the counter rule) through the
- * trackers: returns its level. */
-static int flow_event_channel(struct tv_vis *vis, const struct tv_event *e, uint32_t track)
+ * trackers of levels rg, shown at `given` already when below rg.from:
+ * returns its level (rg.to = none). */
+static int flow_event_channel(struct tv_vis *vis, const struct tv_event *e, uint32_t track,
+                              struct level_range rg, int given)
 {
-    int L, level = NTRACKERS;
+    int L, level = given < rg.from ? given : NTRACKERS;
 
-    for (L = 0; L < NTRACKERS; L++) {
+    for (L = rg.from; L < rg.to; L++) {
         struct tv_row *r = &vis[L].rows[track];
         if (level == NTRACKERS && !(!r->has_count || (e->ts - r->last_count) >= vis[L].res))
             continue;
@@ -157,17 +162,14 @@ static int flow_event_channel(struct tv_vis *vis, const struct tv_event *e, uint
         r->last_count = e->ts;
         r->has_count = 1;
     }
-    return level;
+    return level < NTRACKERS ? level : rg.to;
 }
 
 /* How many events ahead the flows' pass prefetches. */
 #define FLOW_PREFETCH 8
 
-/* Flows first (CalculateFlowVisibility): for each event with a flow (by source record), the first
- * level at which its flow is visible (NTRACKERS = none). flow_order lists
- * the events with a flow in global comparator order. */
 int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow_events,
-                    uint8_t *flow_level)
+                    uint8_t *flow_level, uint8_t *own_level, struct level_range rg)
 {
     struct tv_vis vis[NTRACKERS];
     struct flow_states open = {NULL, 0, 0};
@@ -176,9 +178,9 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
 
     if (nflow_events == 0)
         return 0;
-    for (L = 0; L < NTRACKERS; L++) {
+    for (L = rg.from; L < rg.to; L++) {
         if (tv_vis_init(&vis[L], tv_level_resolution(L), h->ntracks) != 0) {
-            while (L-- > 0)
+            while (L-- > rg.from)
                 tv_vis_free(&vis[L]);
             return -ENOMEM;
         }
@@ -186,7 +188,7 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
     for (i = 0; i < nflow_events && rc == 0; i++) {
         const struct tv_event *e = &h->events[flow_order[i]];
         uint64_t packed;
-        int is_end, level;
+        int is_end, level, given;
         uint32_t s, track = tv_track_at(h, flow_order[i]);
         struct flow_state *fs;
         /* Global order jumps between tracks: fetch the event a few steps
@@ -203,12 +205,15 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
             break;
         }
         fs = &open.v[s];
+        given = rg.from > 0 ? own_level[e->src] : NTRACKERS;
         if (h->tracks[track].has_tid) {
-            level = flow_event_rows(vis, e, tv_dur(h, e), track, fs);
+            level = flow_event_rows(vis, e, tv_dur(h, e), track, fs, rg, given);
             fs->state = (uint8_t)(is_end ? fs->state & ~FS_VIS : fs->state | FS_VIS);
         } else {
-            level = flow_event_channel(vis, e, track);
+            level = flow_event_channel(vis, e, track, rg, given);
         }
+        if (own_level != NULL)
+            own_level[e->src] = (uint8_t)level;
         if (!(fs->state & FS_FIRST)) {
             fs->first = (uint8_t)level;
             fs->state |= FS_FIRST;
@@ -219,7 +224,7 @@ int tvl_flow_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflo
         if (fs->state == 0)
             fs_erase(&open, s);
     }
-    for (L = 0; L < NTRACKERS; L++) {
+    for (L = rg.from; L < rg.to; L++) {
         if (vis[L].oom)
             rc = -ENOMEM;
         tv_vis_free(&vis[L]);

@@ -3,8 +3,8 @@
  * k-way merge of the sorted tracks with a loser tree, the order cut into
  * parts by start time that are merged side by side. Step 2 takes the events
  * with a flow in order; step 3 numbers events sharing a start (XProf's
- * "serial"), drops those numbered 256 or more, summarises the span and lists
- * the stored events per level in their slots of the level index.
+ * "serial"), drops those numbered 256 or more and lists the stored events
+ * per level in their slots of the level index.
  */
 #include "sort.h"
 #include "trace_levels_int.h"
@@ -16,7 +16,7 @@
 #include "bigalloc.h"
 #include "parallel.h"
 
-/* --- the merges (steps 2 and 3): global order, uids, span ------------------ */
+/* --- the merges (steps 2 and 3): global order, uids ------------------------ */
 
 /* A loser tree over track cursors keyed by the comparator (log2 k
  * comparisons per event): node[0] is the winning leaf, node[1..k) the
@@ -149,10 +149,13 @@ static uint32_t tree_pop(struct merge_tree *m)
 }
 
 /* Serials and drops, given the events in global order one at a time
- * (writes only serial and flags of the events). */
+ * (writes only serial and flags of the events, and not those of levels
+ * below from: a coarse finish numbered them, and windows may be reading
+ * them). */
 struct numbering {
     uint64_t last_ts; /* start of the previous event */
     uint64_t serial;  /* its serial */
+    int from;         /* events of levels below it keep their numbers */
 };
 
 static void number_event(struct numbering *st, struct tv_event *e)
@@ -162,28 +165,11 @@ static void number_event(struct numbering *st, struct tv_event *e)
     else
         st->serial = 0;
     st->last_ts = e->ts;
+    if (e->level < st->from)
+        return;
     e->serial = (uint8_t)st->serial;
     if (st->serial >= 256)
         e->flags |= TV_EV_DROPPED;
-}
-
-static void span_event(const struct tv_host *h, struct span_part *s, const struct tv_event *e)
-{
-    uint64_t end = e->ts + tv_dur(h, e);
-
-    if (!s->any) {
-        s->any = 1;
-        s->first_ts = e->ts;
-        s->first_end = end;
-    }
-    if (e->ts <= SPAN_MAX_TS && (!s->has_min || e->ts < s->min_ts)) {
-        s->has_min = 1;
-        s->min_ts = e->ts;
-    }
-    if (end <= SPAN_MAX_TS && (!s->has_max || end > s->max_end)) {
-        s->has_max = 1;
-        s->max_end = end;
-    }
 }
 
 /* First event of track t at or after start ts (tracks are sorted by start). */
@@ -238,11 +224,9 @@ int tvl_plan_parts(struct order_parts *w, uint32_t want)
     free(sample);
     w->bound = malloc(((size_t)w->nparts + 1) * (nt ? nt : 1) * sizeof(*w->bound));
     w->out = malloc((w->nparts + 1) * sizeof(*w->out));
-    w->span = calloc(w->nparts, sizeof(*w->span));
     w->level_slot = malloc(w->nparts * TV_LEVELS * sizeof(*w->level_slot));
     w->level_fill = malloc(w->nparts * TV_LEVELS * sizeof(*w->level_fill));
-    if (w->bound == NULL || w->out == NULL || w->span == NULL || w->level_slot == NULL ||
-        w->level_fill == NULL)
+    if (w->bound == NULL || w->out == NULL || w->level_slot == NULL || w->level_fill == NULL)
         return -ENOMEM;
     for (p = 0; p <= w->nparts; p++) {
         uint32_t total = 0;
@@ -267,7 +251,6 @@ void tvl_parts_free(struct order_parts *w)
     free(w->lo_ts);
     free(w->bound);
     free(w->out);
-    free(w->span);
     free(w->level_slot);
     free(w->level_fill);
     free(w->flow_count);
@@ -275,14 +258,14 @@ void tvl_parts_free(struct order_parts *w)
     big_free(w->flow_order);
 }
 
-/* Merge part p, numbering its events, summarising its span and listing
- * its stored events in its slots of each level (parallel_for item). */
+/* Merge part p, numbering its events and listing its stored events in its
+ * slots of each level (parallel_for item). */
 int tvl_order_one_part(void *arg, size_t p)
 {
     struct order_parts *w = arg;
     struct tv_host *h = w->h;
     uint32_t nt = h->ntracks, e, *fill = &w->level_fill[p * TV_LEVELS];
-    struct numbering st = {UINT64_MAX, 0};
+    struct numbering st = {UINT64_MAX, 0, w->from};
     struct merge_tree m;
     int rc;
 
@@ -296,9 +279,8 @@ int tvl_order_one_part(void *arg, size_t p)
     while (rc == 0 && (e = tree_pop(&m)) != UINT32_MAX) {
         struct tv_event *ev = &h->events[e];
         number_event(&st, ev);
-        span_event(w->h, &w->span[p], ev);
         if (!(ev->flags & TV_EV_DROPPED))
-            h->by_level[fill[ev->level]++] = e;
+            w->by_level[fill[ev->level]++] = e;
     }
     tree_free(&m);
     return rc;

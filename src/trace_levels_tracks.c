@@ -1,8 +1,9 @@
 /*
  * trace_levels_tracks.c - step 2 of finishing a trace index per track
- * (XProf's ProcessTrackEventsParallel): each event's zoom level from twelve
- * visibility trackers, one per level; the level threads run the flows' pass
- * beside the tracks without a flow, then the tracks with one.
+ * (XProf's ProcessTrackEventsParallel): each event's zoom level from the
+ * visibility trackers of a range of levels, one per level; the level
+ * threads run the flows' pass beside the tracks without a flow, then the
+ * tracks with one.
  */
 #include "trace_levels_int.h"
 
@@ -11,11 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Levels of one track's events (ProcessTrackEventsParallel): per event,
- * tv_vis_visible on the trackers until one shows it, tv_vis_set on the
- * rest (an event with a flow takes the level its flow decided, or the
- * first its duration reaches); written out for one row, without flows. */
-static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level)
+static int coarse_push(struct coarse_list *l, uint32_t i)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 256;
+        uint32_t *v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = i;
+    return 0;
+}
+
+/* Levels of one track's events (ProcessTrackEventsParallel) on the
+ * trackers of levels rg: per event, tv_vis_visible on the trackers until
+ * one shows it, tv_vis_set on the rest (an event with a flow takes the
+ * level its flow decided, or the first its duration reaches; one placed
+ * below rg.from already is set on them all); written out for one row,
+ * without flows. */
+static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level,
+                        struct level_range rg, struct coarse_list *placed)
 {
     struct tv_vis vis[NTRACKERS];
     uint64_t res[NTRACKERS];
@@ -23,10 +41,10 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
     uint32_t i;
     int L, rc = 0;
 
-    for (L = 0; L < NTRACKERS; L++) {
+    for (L = rg.from; L < rg.to; L++) {
         res[L] = tv_level_resolution(L);
         if (tv_vis_init(&vis[L], res[L], 1) != 0) {
-            while (L-- > 0)
+            while (L-- > rg.from)
                 tv_vis_free(&vis[L]);
             return -ENOMEM;
         }
@@ -35,15 +53,20 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
         struct tv_event *e = &h->events[i];
         uint64_t dur = tv_dur(h, e), end = e->ts + dur;
         int set_from;
-        if (e->has_flow) {
+        if ((int)e->level < rg.from) {
+            /* placed by a coarser pass: not written again (windows may be
+             * reading it) */
+            set_from = rg.from;
+            L = -1;
+        } else if (e->has_flow) {
             uint8_t fl = flow_level[e->src];
-            for (L = 0; L < NTRACKERS; L++) {
+            for (L = rg.from; L < rg.to; L++) {
                 if (L >= fl || dur >= res[L])
                     break;
             }
             set_from = L;
         } else if (tr->has_tid) {
-            for (L = 0; L < NTRACKERS; L++) {
+            for (L = rg.from; L < rg.to; L++) {
                 struct tv_row *r = vis[L].rows;
                 uint32_t depth = tv_row_depth(r, e->ts);
                 if (dur >= res[L] || depth >= r->depth || (e->ts - r->stack[depth]) >= res[L]) {
@@ -53,7 +76,7 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
             }
             set_from = L + 1;
         } else {
-            for (L = 0; L < NTRACKERS; L++) {
+            for (L = rg.from; L < rg.to; L++) {
                 struct tv_row *r = vis[L].rows;
                 if (!r->has_count || (e->ts - r->last_count) >= res[L]) {
                     r->last_count = e->ts;
@@ -63,8 +86,11 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
             }
             set_from = L + 1;
         }
-        e->level = (unsigned)L;
-        for (L = set_from; L < NTRACKERS; L++) {
+        if (L >= 0)
+            e->level = L < rg.to || rg.to == NTRACKERS ? (unsigned)L : TV_LEVEL_FINER;
+        if (placed != NULL && L >= 0 && L < rg.to && coarse_push(placed, i) != 0)
+            rc = -ENOMEM;
+        for (L = set_from; L < rg.to; L++) {
             struct tv_row *r = vis[L].rows;
             if (tr->has_tid) {
                 tv_row_push(&vis[L], r, tv_row_depth(r, e->ts), end);
@@ -74,7 +100,7 @@ static int track_levels(struct tv_host *h, uint32_t t, const uint8_t *flow_level
             }
         }
     }
-    for (L = 0; L < NTRACKERS; L++) {
+    for (L = rg.from; L < rg.to; L++) {
         if (vis[L].oom)
             rc = -ENOMEM;
         tv_vis_free(&vis[L]);
@@ -93,6 +119,9 @@ struct level_work {
     const uint32_t *flow_order; /* events with a flow in global order */
     uint32_t nflow_events;      /* their count */
     uint8_t *flow_level;        /* per source record with a flow: its level */
+    uint8_t *own_level;         /* its level in the flows' pass, or NULL */
+    struct level_range range;   /* the levels assigned */
+    struct coarse_list *placed; /* per track: the events placed, or NULL */
     pthread_mutex_t lock;       /* guards the fields below */
     pthread_cond_t flows_ready; /* signalled when flows_done is set */
     int flows_taken;            /* a thread runs (or ran) the flows' pass */
@@ -120,7 +149,8 @@ static void *level_worker(void *arg)
         if (!w->flows_taken) {
             w->flows_taken = 1;
             pthread_mutex_unlock(&w->lock);
-            rc = tvl_flow_levels(w->h, w->flow_order, w->nflow_events, w->flow_level);
+            rc = tvl_flow_levels(w->h, w->flow_order, w->nflow_events, w->flow_level, w->own_level,
+                                 w->range);
             pthread_mutex_lock(&w->lock);
             if (rc != 0 && w->rc == 0)
                 w->rc = rc;
@@ -136,7 +166,8 @@ static void *level_worker(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (t >= w->h->ntracks || rc != 0)
             return NULL;
-        rc = track_levels(w->h, w->tracks[t], w->flow_level);
+        rc = track_levels(w->h, w->tracks[t], w->flow_level, w->range,
+                          w->placed != NULL ? &w->placed[w->tracks[t]] : NULL);
         if (rc != 0)
             level_fail(w, rc);
     }
@@ -153,10 +184,9 @@ static int count_desc(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
-/* The flows' levels (from the events with a flow in global order), then
- * every track's; track_flows[t]: track t has an event with a flow. */
 int tvl_all_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow_events,
-                   uint8_t *flow_level, const uint8_t *track_flows, int nthreads)
+                   uint8_t *flow_level, uint8_t *own_level, const uint8_t *track_flows,
+                   struct level_range rg, struct coarse_list *placed, int nthreads)
 {
     uint32_t nt = h->ntracks, t, nfree = 0, nflow = 0;
     uint32_t *sorted = malloc((nt ? nt : 1) * sizeof(*sorted));
@@ -189,6 +219,9 @@ int tvl_all_levels(struct tv_host *h, const uint32_t *flow_order, uint32_t nflow
     w.flow_order = flow_order;
     w.nflow_events = nflow_events;
     w.flow_level = flow_level;
+    w.own_level = own_level;
+    w.range = rg;
+    w.placed = placed;
     w.flows_taken = w.flows_done = nflow_events == 0;
     if (nthreads < 1)
         nthreads = 1;

@@ -198,8 +198,8 @@ static int space_grouped(const struct xspace *xs)
     return 0;
 }
 
-int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp,
-                    struct xp_err *err)
+int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_window *w,
+                    struct tv_host **hp, struct xp_err *err)
 {
     struct builder b;
     const struct hlo_modules *hlo = NULL;
@@ -266,7 +266,7 @@ int tv_build_xplane(struct snapshot *snap, const char *host, struct tv_host **hp
     if (rc == 0)
         derived_compact(b.src->dv);
     if (rc == 0)
-        rc = tv_finish(b.h, nthreads, err);
+        rc = tv_finish_for(b.h, nthreads, w, err);
     else if (err->code == 0)
         xp_err_set(err, rc, "%s: out of memory while building the trace", host);
     if (rc != 0) {

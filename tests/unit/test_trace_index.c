@@ -334,6 +334,7 @@ static void test_long_durations(void **state)
 static void test_levels_are_monotonic(void **state)
 {
     struct tv_host *h = make_host(fill_random, 20000);
+    const struct tv_levels *lv = tv_levels_of(h);
     uint32_t i;
     int L;
 
@@ -350,10 +351,10 @@ static void test_levels_are_monotonic(void **state)
     }
     /* by_level lists each stored event once, sorted by start inside a level. */
     for (L = 0; L < TV_LEVELS; L++) {
-        for (i = h->level_start[L] + 1; i < h->level_start[L + 1]; i++)
-            assert_true(h->events[h->by_level[i - 1]].ts <= h->events[h->by_level[i]].ts);
+        for (i = lv->start[L] + 1; i < lv->start[L + 1]; i++)
+            assert_true(h->events[lv->by_level[i - 1]].ts <= h->events[lv->by_level[i]].ts);
     }
-    assert_int_equal(h->level_start[TV_LEVELS], tv_num_events(h));
+    assert_int_equal(lv->start[TV_LEVELS], tv_num_events(h));
     tv_host_free(h);
 }
 
@@ -592,6 +593,7 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
                         int nthreads)
 {
     struct tv_host *h = tv_host_new("test");
+    const struct tv_levels *lv;
     struct xp_err err = {0};
     uint32_t *order, i, serial = 0, fill_at[TV_LEVELS], count[TV_LEVELS] = {0};
     uint8_t *want;
@@ -602,6 +604,8 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
     assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
     fill(h, n);
     assert_int_equal(tv_finish_parts(h, nthreads, nparts, &err), 0);
+    lv = tv_levels_of(h);
+    assert_int_equal(lv->known, TV_LEVELS - 1);
     order = malloc(h->nevents * sizeof(*order));
     want = malloc(h->nevents ? h->nevents : 1);
     assert_non_null(order);
@@ -633,13 +637,13 @@ static void check_parts(void (*fill)(struct tv_host *, uint32_t), uint32_t n, ui
     assert_true(h->min_ps == min_ps);
     assert_true(h->max_ps == max_ps);
     for (L = 0; L < TV_LEVELS; L++) {
-        assert_int_equal(h->level_start[L + 1] - h->level_start[L], count[L]);
-        fill_at[L] = h->level_start[L];
+        assert_int_equal(lv->start[L + 1] - lv->start[L], count[L]);
+        fill_at[L] = lv->start[L];
     }
     for (i = 0; i < h->nevents; i++) {
         const struct tv_event *e = &h->events[order[i]];
         if (!(e->flags & TV_EV_DROPPED))
-            assert_int_equal(h->by_level[fill_at[e->level]++], order[i]);
+            assert_int_equal(lv->by_level[fill_at[e->level]++], order[i]);
     }
     free(want);
     free(order);
@@ -661,6 +665,107 @@ static void test_parallel_order_matches_sort(void **state)
         check_parts(fill_high, 50, parts[i], threads);
         check_parts(fill_random, 1, parts[i], threads);
     }
+}
+
+/* A host of one process filled by fill, not finished. */
+static struct tv_host *filled_host(void (*fill)(struct tv_host *, uint32_t), uint32_t n)
+{
+    struct tv_host *h = tv_host_new("test");
+
+    assert_non_null(h);
+    assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
+    fill(h, n);
+    return h;
+}
+
+/* The level index of levels 0..upto of a and b alike. */
+static void assert_levels_equal(const struct tv_levels *a, const struct tv_levels *b, int upto)
+{
+    int L;
+
+    for (L = 0; L <= upto; L++) {
+        uint32_t n = a->start[L + 1] - a->start[L];
+        assert_int_equal(b->start[L + 1] - b->start[L], n);
+        if (n > 0)
+            assert_memory_equal(&a->by_level[a->start[L]], &b->by_level[b->start[L]],
+                                n * sizeof(*a->by_level));
+    }
+}
+
+/* A finish down to level upto, then tv_complete, against one tv_finish
+ * (which check_parts holds to the plain way): the coarse levels, their
+ * uids, drops and level index as the whole has them and every other event
+ * left TV_LEVEL_FINER; once completed, every event and the level index
+ * byte for byte. Returns 1 if the finish stopped at upto (else it found
+ * the coarse levels too full and completed at once). */
+static int check_staged(void (*fill)(struct tv_host *, uint32_t), uint32_t n, uint32_t nparts,
+                        int nthreads, int upto)
+{
+    struct tv_host *whole = filled_host(fill, n), *h = filled_host(fill, n);
+    const struct tv_levels *wl, *lv;
+    struct xp_err err = {0};
+    uint32_t i;
+    int coarse;
+
+    assert_int_equal(tv_finish_parts(whole, nthreads, nparts, &err), 0);
+    assert_int_equal(tv_finish_parts_upto(h, nthreads, nparts, upto, &err), 0);
+    wl = tv_levels_of(whole);
+    lv = tv_levels_of(h);
+    assert_int_equal(h->nevents, whole->nevents);
+    assert_true(h->min_ps == whole->min_ps && h->max_ps == whole->max_ps);
+    coarse = lv->known < TV_LEVELS - 1;
+    if (coarse) {
+        assert_int_equal(lv->known, upto);
+        for (i = 0; i < h->nevents; i++) {
+            const struct tv_event *a = &whole->events[i], *b = &h->events[i];
+            assert_true(a->ts == b->ts && a->src == b->src && a->name == b->name);
+            if (a->level <= upto) {
+                assert_int_equal(b->level, a->level);
+                assert_int_equal(b->serial, a->serial);
+                assert_int_equal(b->flags, a->flags);
+            } else {
+                assert_int_equal(b->level, TV_LEVEL_FINER);
+            }
+        }
+        assert_levels_equal(wl, lv, upto);
+        assert_null(lv->older);
+    }
+    assert_int_equal(tv_complete(h, nthreads, &err), 0);
+    assert_int_equal(tv_complete(h, nthreads, &err), 0); /* a no-op now */
+    lv = tv_levels_of(h);
+    assert_int_equal(lv->known, TV_LEVELS - 1);
+    assert_true(coarse == (lv->older != NULL));
+    if (h->nevents > 0)
+        assert_memory_equal(h->events, whole->events, h->nevents * sizeof(*h->events));
+    assert_levels_equal(wl, lv, TV_LEVELS - 1);
+    tv_host_free(whole);
+    tv_host_free(h);
+    return coarse;
+}
+
+static void test_coarse_then_complete(void **state)
+{
+    static const uint32_t parts[] = {1, 3, 16};
+    uint32_t i, stopped = 0;
+    int upto;
+
+    (void)state;
+    for (upto = 0; upto < TV_LEVELS - 2; upto++) {
+        for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+            int threads = 1 + (int)((i + (uint32_t)upto) % 2);
+            stopped += check_staged(fill_flows, 20000, parts[i], threads, upto);
+            stopped += check_staged(fill_flows_and_plain, 12000, parts[i], threads, upto);
+            stopped += check_staged(fill_random, 20000, parts[i], threads, upto);
+            stopped += check_staged(fill_ties, 30000, parts[i], threads, upto);
+            stopped += check_staged(fill_same_start, 300, parts[i], threads, upto);
+            stopped += check_staged(fill_high, 50, parts[i], threads, upto);
+            stopped += check_staged(fill_long, 0, parts[i], threads, upto);
+            stopped += check_staged(fill_random, 1, parts[i], threads, upto);
+        }
+    }
+    /* Both ways were taken: the coarse stop, and at once when too full. */
+    assert_true(stopped > 20);
+    assert_true(stopped < (TV_LEVELS - 2) * 3 * 8);
 }
 
 /* Events of five threads added in one of three orders; after tv_finish
@@ -754,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_flow_levels_match_trackers),
         cmocka_unit_test(test_search),
         cmocka_unit_test(test_parallel_order_matches_sort),
+        cmocka_unit_test(test_coarse_then_complete),
         cmocka_unit_test(test_tracks_grouped_after_finish),
         cmocka_unit_test(test_long_durations),
     };
