@@ -231,6 +231,8 @@ static void build_free(struct tv_build *b)
         return;
     free(b->slots);
     big_free(b->track_of);
+    free(b->runs);
+    free(b->moves);
     pthread_mutex_destroy(&b->lock);
     idmap_free(&b->devices);
     idmap_free(&b->threads);
@@ -333,12 +335,58 @@ int tv_reserve(struct tv_host *h, size_t n)
     if (e == NULL)
         return -ENOMEM;
     h->events = e;
-    t = big_realloc(b->track_of, n * sizeof(*t));
-    if (t == NULL)
-        return -ENOMEM;
-    b->track_of = t;
+    if (!b->runs_mode) {
+        t = big_realloc(b->track_of, n * sizeof(*t));
+        if (t == NULL)
+            return -ENOMEM;
+        b->track_of = t;
+    }
     b->cap = n;
     return 0;
+}
+
+int tv_runs_begin(struct tv_host *h)
+{
+    struct tv_build *b = h->build;
+
+    if (b == NULL || h->nevents > 0)
+        return -EINVAL;
+    big_free(b->track_of);
+    b->track_of = NULL;
+    b->runs_mode = 1;
+    return 0;
+}
+
+int tv_add_run(struct tv_host *h, uint32_t first, uint32_t n, uint32_t track)
+{
+    struct tv_build *b = h->build;
+
+    if (n == 0)
+        return 0;
+    if (xp_grow((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs)) != 0)
+        return -ENOMEM;
+    b->runs[b->nruns].first = first;
+    b->runs[b->nruns].n = n;
+    b->runs[b->nruns].track = track;
+    b->nruns++;
+    return 0;
+}
+
+int tv_move_event(struct tv_host *h, uint32_t i, uint32_t track)
+{
+    struct tv_build *b = h->build;
+    int rc = 0;
+
+    pthread_mutex_lock(&b->lock);
+    if (xp_grow((void **)&b->moves, &b->moves_cap, b->nmoves, sizeof(*b->moves)) != 0) {
+        rc = -ENOMEM;
+    } else {
+        b->moves[b->nmoves].slot = i;
+        b->moves[b->nmoves].track = track;
+        b->nmoves++;
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
 }
 
 int tv_put_event(struct tv_host *h, uint32_t i, const struct tv_new_event *n)
@@ -354,7 +402,8 @@ int tv_put_event(struct tv_host *h, uint32_t i, const struct tv_new_event *n)
     e->has_flow = n->has_flow ? 1 : 0;
     e->name = n->name;
     e->src = n->src;
-    b->track_of[i] = n->track;
+    if (!b->runs_mode)
+        b->track_of[i] = n->track;
     if (n->dur >= TV_DUR_LONG) {
         int rc = 0;
         pthread_mutex_lock(&b->lock);

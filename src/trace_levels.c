@@ -401,7 +401,8 @@ static int finish(struct tv_host *h, int nthreads, uint32_t nparts, const struct
     tvl_rest_free(r);
     tvl_parts_free(&w);
     if (rc != 0)
-        return xp_err_set(err, rc, "%s: out of memory while indexing the trace", h->hostname);
+        return xp_err_set(err, rc, "%s: %s while indexing the trace", h->hostname,
+                          rc == -ENOMEM ? "out of memory" : "inconsistent builder state");
     if (h->ndevices > 1)
         xp_qsort(h->devices, h->ndevices, sizeof(*h->devices), device_cmp);
     /* Stack frames: ascending hash, duplicates removed. */

@@ -12,21 +12,40 @@
 #include "trace_index.h"
 #include "trace_vis.h"
 
+/* Slots [first, first + n) of one track (tv_add_run); track UINT32_MAX:
+ * every event of the run is moved. */
+struct tv_run {
+    uint32_t first, n, track;
+};
+
+/* An event whose track is not its run's (tv_move_event). */
+struct tv_move {
+    uint32_t slot, track;
+};
+
 /* Building state of a tv_host, freed by tv_finish. */
 struct tv_build {
-    size_t cap;           /* allocated events */
-    uint32_t *track_of;   /* [cap] each event's track until tvl_order_tracks */
-    pthread_mutex_t lock; /* guards tv_host.long_durs (tv_put_event runs on
-                             several threads; they are sorted by tv_finish) */
-    uint32_t long_cap;    /* allocated long_durs */
-    uint32_t flow_cap;    /* allocated flows */
-    uint32_t frame_cap;   /* allocated frames */
-    uint32_t *slots;      /* track hash table (UINT32_MAX = empty) */
-    uint32_t nslots;      /* its size */
-    uint32_t track_cap;   /* allocated tracks */
-    uint32_t device_cap;  /* allocated devices */
-    struct idmap devices; /* pid -> index in devices */
-    struct idmap threads; /* pid << 32 | tid -> index in its device's res */
+    size_t cap;            /* allocated events */
+    uint32_t *track_of;    /* [cap] each event's track until tvl_order_tracks
+                              (made from the runs there, when declared) */
+    int runs_mode;         /* tracks come from runs (tv_runs_begin) */
+    struct tv_run *runs;   /* declared runs */
+    uint32_t nruns;        /* entries in runs */
+    uint32_t runs_cap;     /* allocated runs */
+    struct tv_move *moves; /* events off their run's track */
+    uint32_t nmoves;       /* entries in moves */
+    uint32_t moves_cap;    /* allocated moves */
+    pthread_mutex_t lock;  /* guards tv_host.long_durs (tv_put_event runs on
+                              several threads; they are sorted by tv_finish) */
+    uint32_t long_cap;     /* allocated long_durs */
+    uint32_t flow_cap;     /* allocated flows */
+    uint32_t frame_cap;    /* allocated frames */
+    uint32_t *slots;       /* track hash table (UINT32_MAX = empty) */
+    uint32_t nslots;       /* its size */
+    uint32_t track_cap;    /* allocated tracks */
+    uint32_t device_cap;   /* allocated devices */
+    struct idmap devices;  /* pid -> index in devices */
+    struct idmap threads;  /* pid << 32 | tid -> index in its device's res */
 };
 
 /* The blocks tv_track_at starts from, once events are grouped by track in

@@ -2,8 +2,10 @@
  * trace_levels_order.c - XProf's event comparator, and step 1 of finishing
  * a trace index: tracks in the order the JSON lists them, events grouped by
  * track and sorted by the comparator inside each track (tracks in parallel).
- * Until then each event's track is in the building state's track_of[];
- * from then on it is where the event stands (tv_track_at).
+ * Until then each event's track is in the building state's track_of[], or
+ * in the runs of slots a builder declared (tv_add_run: track_of is made
+ * from them only when the runs are out of order or some event moved); from
+ * then on it is where the event stands (tv_track_at).
  */
 #include "sort.h"
 #include "trace_levels_int.h"
@@ -221,6 +223,79 @@ static int renumber_events(struct tv_host *h, const uint32_t *new_of_old, struct
     return rc != 0 ? rc : grouped;
 }
 
+static int run_cmp(const void *a, const void *b)
+{
+    const struct tv_run *x = a, *y = b;
+
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The layout of declared runs (track numbers renumbered by new_of_old):
+ * each new track's events counted into sorted[].count; returns 1 if the
+ * runs are grouped by track in the new order already and no event moved,
+ * else 0 with track_of made from the runs and moves (or -ENOMEM, or
+ * -EINVAL if the runs do not cover every slot once, or an event has no
+ * track). */
+static int runs_layout(struct tv_host *h, const uint32_t *new_of_old, struct tv_track *sorted)
+{
+    struct tv_build *b = h->build;
+    uint32_t at = 0, k, i, prev = 0, *track_of;
+    int grouped = b->nmoves == 0;
+
+    if (b->nruns > 1)
+        qsort(b->runs, b->nruns, sizeof(*b->runs), run_cmp);
+    for (k = 0; k < b->nruns; k++) {
+        const struct tv_run *r = &b->runs[k];
+        uint32_t t;
+        if (r->first != at || r->n > h->nevents - at)
+            return -EINVAL;
+        at += r->n;
+        if (r->track == TV_RUN_MOVED) {
+            grouped = 0;
+            continue;
+        }
+        if (r->track >= h->ntracks)
+            return -EINVAL;
+        t = new_of_old[r->track];
+        if (t < prev)
+            grouped = 0;
+        prev = t;
+    }
+    if (at != h->nevents)
+        return -EINVAL;
+    if (grouped) {
+        for (k = 0; k < b->nruns; k++)
+            sorted[new_of_old[b->runs[k].track]].count += b->runs[k].n;
+        return 1;
+    }
+    track_of = big_malloc((h->nevents ? h->nevents : 1) * sizeof(*track_of));
+    if (track_of == NULL)
+        return -ENOMEM;
+    for (k = 0; k < b->nruns; k++) {
+        const struct tv_run *r = &b->runs[k];
+        uint32_t t = r->track == TV_RUN_MOVED ? UINT32_MAX : new_of_old[r->track];
+        for (i = r->first; i < r->first + r->n; i++)
+            track_of[i] = t;
+    }
+    for (k = 0; k < b->nmoves; k++) {
+        const struct tv_move *m = &b->moves[k];
+        if (m->slot >= h->nevents || m->track >= h->ntracks) {
+            big_free(track_of);
+            return -EINVAL;
+        }
+        track_of[m->slot] = new_of_old[m->track];
+    }
+    for (i = 0; i < h->nevents; i++) {
+        if (track_of[i] == UINT32_MAX) {
+            big_free(track_of);
+            return -EINVAL;
+        }
+        sorted[track_of[i]].count++;
+    }
+    b->track_of = track_of;
+    return 0;
+}
+
 int tvl_order_tracks(struct tv_host *h, int nthreads)
 {
     uint32_t n = h->ntracks, i, t;
@@ -252,7 +327,10 @@ int tvl_order_tracks(struct tv_host *h, int nthreads)
         old_of_new[i] = sorted[i].first;
         new_of_old[sorted[i].first] = i;
     }
-    grouped = renumber_events(h, new_of_old, sorted, nthreads);
+    if (h->build->runs_mode)
+        grouped = runs_layout(h, new_of_old, sorted);
+    else
+        grouped = renumber_events(h, new_of_old, sorted, nthreads);
     if (grouped < 0) {
         free(sorted);
         free(new_of_old);

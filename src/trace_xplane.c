@@ -89,6 +89,21 @@ static int place_jobs(struct builder *b, uint32_t *totalp)
     return 0;
 }
 
+/* Each job's slots are a run of its track (a counter job's events each go
+ * to their counter's channel: all moved; async events move as found). */
+static int declare_runs(struct builder *b)
+{
+    uint32_t j;
+    int rc = 0;
+
+    for (j = 0; j < b->njobs && rc == 0; j++) {
+        const struct line_job *job = &b->jobs[j];
+        rc = tv_add_run(b->h, b->out + job->out, job->count,
+                        job->counter ? TV_RUN_MOVED : (uint32_t)job->track);
+    }
+    return rc;
+}
+
 /* The fill order: derived lines' jobs first, so that each line gives back
  * its 32-byte records (derived_compact_line) before the file events' slots
  * take fresh pages. Returns 0 or -ENOMEM. */
@@ -159,6 +174,8 @@ static int add_planes(struct builder *b, const struct shown_plane *planes, uint3
         /* Flows and group ids of file events, by source record. */
         rc = tv_alloc_events(b->h, total, &b->out);
         if (rc == 0)
+            rc = declare_runs(b);
+        if (rc == 0)
             rc = tv_alloc_flows(b->h, b->src->nfile);
         if (rc == 0)
             rc = tv_alloc_groups(b->h, b->src->nfile);
@@ -223,6 +240,10 @@ int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_win
     }
     b.host_id = xs->nhostnames > 0 ? tj_std_hash(xs->hostnames[0], strlen(xs->hostnames[0])) : 0;
     b.h = tv_host_new(host);
+    if (b.h != NULL && tv_runs_begin(b.h) != 0) {
+        tv_host_free(b.h);
+        b.h = NULL;
+    }
     if (b.h == NULL) {
         rc = xp_err_set(err, -ENOMEM, "%s: out of memory", host);
         goto out;

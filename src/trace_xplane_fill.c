@@ -446,7 +446,8 @@ int txp_fill_job(void *arg, size_t j)
             }
         }
         te->track = (uint32_t)track;
-        if (tv_put_event(b->h, b->out + slot, te) != 0)
+        if (tv_put_event(b->h, b->out + slot, te) != 0 ||
+            (track != job->track && tv_move_event(b->h, b->out + slot, te->track) != 0))
             return -ENOMEM;
         slot++;
     }

@@ -830,6 +830,81 @@ static void test_tracks_grouped_after_finish(void **state)
     check_tracks_grouped(ORDER_GROUPED_TWICE);
 }
 
+/* A builder that declares runs of slots (tv_add_run) instead of each
+ * event's track: five threads' runs of 3,000 slots declared in output
+ * order or not, some events moved to another thread (one run entirely);
+ * after tv_finish every track holds exactly its events, as if each
+ * event's track had been given. */
+static void check_runs(int shuffled, int moves)
+{
+    static const uint32_t created[5] = {5, 3, 1, 4, 2};
+    struct tv_host *h = tv_host_new("test");
+    struct xp_err err = {0};
+    const uint32_t run = 3000, nruns = 10, n = run * nruns;
+    uint32_t *tid_of = malloc(n * sizeof(*tid_of)), i, t, first, total = 0;
+    int64_t track_of_tid[6];
+    uint64_t x = 7;
+
+    assert_non_null(h);
+    assert_non_null(tid_of);
+    assert_int_equal(tv_runs_begin(h), 0);
+    assert_true(tv_add_device(h, 1, "test /device:GPU:0") >= 0);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(tv_add_resource(h, 1, created[i], tv_cstr(h, "row")), 0);
+        track_of_tid[created[i]] = tv_track_thread(h, 1, created[i]);
+        assert_true(track_of_tid[created[i]] >= 0);
+    }
+    assert_int_equal(tv_alloc_events(h, n, &first), 0);
+    assert_int_equal(first, 0);
+    for (i = 0; i < nruns; i++) {
+        /* run i: tid 1 + i / 2 in output order, or shuffled */
+        uint32_t tid = shuffled ? 1 + (i * 3) % 5 : 1 + i / 2, k;
+        int all_moved = moves && i == 4;
+        assert_int_equal(
+            tv_add_run(h, i * run, run, all_moved ? TV_RUN_MOVED : (uint32_t)track_of_tid[tid]), 0);
+        for (k = 0; k < run; k++) {
+            struct tv_new_event e;
+            uint32_t s = i * run + k;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            memset(&e, 0, sizeof(e));
+            e.ts = 1000 + x % 100000;
+            e.dur = 1 + x % 50;
+            e.name = tv_cstr(h, "e");
+            e.src = s;
+            tid_of[s] = tid;
+            if (all_moved || (moves && x % 7 == 0))
+                tid_of[s] = 1 + (uint32_t)(x % 5);
+            assert_int_equal(tv_put_event(h, s, &e), 0);
+            if (all_moved || tid_of[s] != tid)
+                assert_int_equal(tv_move_event(h, s, (uint32_t)track_of_tid[tid_of[s]]), 0);
+        }
+    }
+    assert_int_equal(tv_finish(h, 2, &err), 0);
+    assert_int_equal(h->ntracks, 5);
+    for (t = 0; t < h->ntracks; t++) {
+        const struct tv_track *tr = &h->tracks[t];
+        assert_int_equal(tr->tid, t + 1);
+        assert_int_equal(tr->first, total);
+        for (i = tr->first; i < tr->first + tr->count; i++)
+            assert_int_equal(tid_of[h->events[i].src], tr->tid);
+        total += tr->count;
+    }
+    assert_int_equal(total, n);
+    free(tid_of);
+    tv_host_free(h);
+}
+
+static void test_tracks_from_runs(void **state)
+{
+    (void)state;
+    check_runs(0, 0);
+    check_runs(1, 0);
+    check_runs(0, 1);
+    check_runs(1, 1);
+}
+
 static void test_search(void **state)
 {
     struct tv_host *h = make_host(fill_random, 2000);
@@ -861,6 +936,7 @@ int main(void)
         cmocka_unit_test(test_parallel_order_matches_sort),
         cmocka_unit_test(test_coarse_then_complete),
         cmocka_unit_test(test_tracks_grouped_after_finish),
+        cmocka_unit_test(test_tracks_from_runs),
         cmocka_unit_test(test_long_durations),
     };
 
