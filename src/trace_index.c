@@ -994,6 +994,89 @@ static void index_free(void *value)
     tv_host_free(value);
 }
 
+/* Background completions: whether they are wanted, and how many run. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done; /* signalled when running drops */
+    int on;
+    int running;
+} bg = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+struct bg_job {
+    struct snapshot *snap; /* referenced: the host lives as long */
+    struct tv_host *h;
+};
+
+static void *bg_complete(void *arg)
+{
+    struct bg_job *job = arg;
+    struct xp_err err = {0};
+
+    /* A failure leaves the index coarse: the next deep request tries
+     * again and reports it. */
+    (void)tv_complete(job->h, 0, &err);
+    snapshot_unref(job->snap);
+    free(job);
+    pthread_mutex_lock(&bg.lock);
+    bg.running--;
+    pthread_cond_broadcast(&bg.done);
+    pthread_mutex_unlock(&bg.lock);
+    return NULL;
+}
+
+void trace_index_background(int on)
+{
+    pthread_mutex_lock(&bg.lock);
+    bg.on = on;
+    pthread_mutex_unlock(&bg.lock);
+}
+
+void trace_index_answered(struct snapshot *snap, const struct tv_host *hc)
+{
+    struct tv_host *h = (struct tv_host *)hc; /* tv_complete is safe beside readers */
+    struct bg_job *job;
+    pthread_attr_t attr;
+    pthread_t tid;
+    int on;
+
+    pthread_mutex_lock(&bg.lock);
+    on = bg.on;
+    pthread_mutex_unlock(&bg.lock);
+    if (!on || tv_levels_of(h)->known >= TV_LEVELS - 1 ||
+        __atomic_exchange_n(&h->background, 1, __ATOMIC_ACQ_REL))
+        return;
+    job = malloc(sizeof(*job));
+    if (job == NULL)
+        return;
+    job->snap = snapshot_ref(snap);
+    job->h = h;
+    pthread_mutex_lock(&bg.lock);
+    bg.running++;
+    pthread_mutex_unlock(&bg.lock);
+    if (pthread_attr_init(&attr) == 0) {
+        int started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                      pthread_create(&tid, &attr, bg_complete, job) == 0;
+        pthread_attr_destroy(&attr);
+        if (started)
+            return;
+    }
+    /* No thread: the next deep request completes it. */
+    snapshot_unref(job->snap);
+    free(job);
+    pthread_mutex_lock(&bg.lock);
+    bg.running--;
+    pthread_cond_broadcast(&bg.done);
+    pthread_mutex_unlock(&bg.lock);
+}
+
+void trace_index_drain(void)
+{
+    pthread_mutex_lock(&bg.lock);
+    while (bg.running > 0)
+        pthread_cond_wait(&bg.done, &bg.lock);
+    pthread_mutex_unlock(&bg.lock);
+}
+
 int trace_index_get(struct snapshot *snap, const char *host, const struct tv_window *w,
                     const struct tv_host **hp, struct xp_err *err)
 {

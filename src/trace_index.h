@@ -181,6 +181,7 @@ struct tv_host {
     struct tv_levels *levels;      /* level index (read it with tv_levels_of) */
     struct tv_rest *rest;          /* state for tv_complete, NULL once complete */
     pthread_mutex_t complete_lock; /* one tv_complete at a time */
+    int background;                /* a background completion was started */
     uint64_t *flows;               /* packed flows by source record (has_flow) */
     uint32_t nflows;               /* entries in flows */
     int32_t *groups;               /* group ids by source record, or NULL */
@@ -381,6 +382,16 @@ uint32_t tv_frame_number(const struct tv_frame *frames, uint32_t n, uint64_t has
  * that reads deeper completes it. The host belongs to the snapshot. */
 int trace_index_get(struct snapshot *snap, const char *host, const struct tv_window *w,
                     const struct tv_host **hp, struct xp_err *err);
+
+/* Background completion, for a long-lived process (the mount): once a
+ * request has been answered from a coarse index, the rest of it is built
+ * on a thread of its own, so that the zoom that usually follows finds it
+ * complete. Off by default: a one-shot `xprofs cat` has no next request.
+ * trace_index_answered starts it for h (once; nothing if off or complete),
+ * trace_index_drain waits until every such completion has ended. */
+void trace_index_background(int on);
+void trace_index_answered(struct snapshot *snap, const struct tv_host *h);
+void trace_index_drain(void);
 
 /* Builders (trace_xplane.c, trace_ctrace.c): finished for w as
  * tv_finish_for. */

@@ -29,6 +29,7 @@
 
 #include "inodes.h"
 #include "malloc_tune.h"
+#include "trace_index.h"
 #include "vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
@@ -58,9 +59,10 @@ struct xfs_dir {
 };
 
 struct xfs_opts {
-    char *logdir; /* first non-option argument */
-    int cache_mb; /* -o cache_mb=N */
-    int max_runs; /* -o max_runs=N */
+    char *logdir;       /* first non-option argument */
+    int cache_mb;       /* -o cache_mb=N */
+    int max_runs;       /* -o max_runs=N */
+    int trace_complete; /* -o trace_complete=0|1 */
 };
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -533,6 +535,7 @@ static const struct fuse_lowlevel_ops xfs_ops = {
 static const struct fuse_opt xfs_opt_spec[] = {
     {"cache_mb=%d", offsetof(struct xfs_opts, cache_mb), 0},
     {"max_runs=%d", offsetof(struct xfs_opts, max_runs), 0},
+    {"trace_complete=%d", offsetof(struct xfs_opts, trace_complete), 0},
     FUSE_OPT_END,
 };
 
@@ -558,6 +561,8 @@ static void usage(const char *prog)
            "  -s                 single-threaded\n"
            "  -o cache_mb=N      memory for produced files (default 1024)\n"
            "  -o max_runs=N      runs whose decoded profiles stay in memory (default 4)\n"
+           "  -o trace_complete=0  do not complete a trace index in the background after a\n"
+           "                     zoomed-out first request (default 1: the next zoom finds it)\n"
            "Environment:\n"
            "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
            "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
@@ -569,7 +574,7 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, 1024, VFS_MAX_LIVE_RUNS};
+    struct xfs_opts xo = {NULL, 1024, VFS_MAX_LIVE_RUNS, 1};
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
@@ -607,6 +612,7 @@ int main(int argc, char *argv[])
         goto err_out2;
     }
     fs.v->max_live_runs = xo.max_runs;
+    trace_index_background(xo.trace_complete != 0);
     if (inodes_init(&fs.inodes) != 0) {
         fprintf(stderr, "xprofs-mount: out of memory\n");
         goto err_out3;
@@ -632,6 +638,7 @@ int main(int argc, char *argv[])
         ret = fuse_session_loop_mt(se, &config);
     }
     fuse_session_unmount(se);
+    trace_index_drain();
 err_out6:
     fuse_remove_signal_handlers(se);
 err_out5:

@@ -440,8 +440,12 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
                write_document(o, parts, nhosts, r.event_name != NULL, r.win.full_dma) != 0) {
         rc = xp_err_set(ctx->err, -ENOMEM, "out of memory writing the trace");
     }
-    for (i = 0; i < nhosts; i++)
+    for (i = 0; i < nhosts; i++) {
+        /* Answered: a coarse index may go on in the background (mount). */
+        if (rc == 0)
+            trace_index_answered(ctx->snap, parts[i].h);
         free(parts[i].idx);
+    }
     free(parts);
     free(picked);
     return rc;
