@@ -69,10 +69,11 @@ struct tv_event {
 };
 
 #define TV_DUR_LONG ((1ull << 48) - 1) /* 281 s: longer ones are kept beside */
-#define TV_LEVEL_FINER                                                                             \
-    15                          /* tv_event.level not assigned yet: finer                          \
-                                   than every level listed so far */
-#define TV_TRACK_BLOCK_SHIFT 12 /* tv_host.track_block: 4,096 events a block */
+#define TV_TRACK_BLOCK_SHIFT 12        /* tv_host.track_block: 4,096 events a block */
+
+/* tv_event.level of an event not placed yet: finer than every level the
+ * level index lists so far (struct tv_levels). */
+#define TV_LEVEL_FINER 15
 
 /* An event as a builder gives it (tv_add_event, tv_put_event). */
 struct tv_new_event {

@@ -12,7 +12,7 @@
 #include "trace_index.h"
 #include "trace_vis.h"
 
-/* Slots [first, first + n) of one track (tv_add_run); track UINT32_MAX:
+/* Slots [first, first + n) of one track (tv_add_run); track TV_RUN_MOVED:
  * every event of the run is moved. */
 struct tv_run {
     uint32_t first, n, track;

@@ -59,7 +59,6 @@ struct order_parts {
     uint32_t *level_slot;  /* [nparts * TV_LEVELS] first by_level slot of each
                               part's events of each level, dropped ones counted */
     uint32_t *level_fill;  /* [nparts * TV_LEVELS] next by_level slot of each */
-    uint8_t *flow_level;   /* per source record with a flow: its level */
     uint32_t *flow_order;  /* events with a flow: part p's from out[p] while
                               merging, then all in global order */
     uint32_t *flow_count;  /* [nparts] events with a flow in each part */
