@@ -23,8 +23,11 @@
 #include "bigalloc.h"
 #include "parallel.h"
 
-#define COARSE_PARTS 16    /* parts of the event array, for the threads */
-#define COARSE_MAX_SHARE 4 /* more than 1 event in 4 coarse: merge them all instead */
+#define COARSE_PARTS 16 /* parts of the event array, for the threads */
+#define COARSE_MAX_SHARE                                                                           \
+    4                  /* more than 1 event in 4 coarse, or sharing a start                        \
+                          with one: merge them all instead */
+#define TIE_BATCH 4096 /* ties a part finds between looks at the total */
 
 /* An event sharing its start with a coarse event. */
 struct tie {
@@ -43,8 +46,10 @@ struct tie_list {
 
 struct coarse_work {
     const struct tv_host *h;
-    uint64_t *starts; /* coarse starts, then distinct and sorted */
-    uint32_t nstarts; /* entries in starts */
+    uint64_t *starts;   /* coarse starts, then distinct and sorted */
+    uint32_t nstarts;   /* entries in starts */
+    uint32_t tie_limit; /* more ties than this: declined */
+    uint32_t tie_total; /* ties found so far (atomic, by batches) */
     struct tie_list ties[COARSE_PARTS];
 };
 
@@ -115,6 +120,16 @@ static uint32_t gallop_starts(const uint64_t *v, uint32_t j, uint32_t end, uint6
     return lo;
 }
 
+/* Count a batch of ties into the total: -E2BIG past the limit (so many
+ * events share the coarse starts that the global merge is as cheap, and
+ * takes less memory). */
+static int count_ties(struct coarse_work *w, uint32_t n)
+{
+    uint32_t total = __atomic_add_fetch(&w->tie_total, n, __ATOMIC_RELAXED);
+
+    return total > w->tie_limit ? -E2BIG : 0;
+}
+
 /* The events of part p that start at one of the coarse starts, track by
  * track (a parallel_for item). */
 static int ties_part(void *arg, size_t p)
@@ -122,7 +137,7 @@ static int ties_part(void *arg, size_t p)
     struct coarse_work *w = arg;
     const struct tv_host *h = w->h;
     const struct tv_event *ev = h->events;
-    uint32_t i = part_from(h, p), end = part_from(h, p + 1), t;
+    uint32_t i = part_from(h, p), end = part_from(h, p + 1), t, counted = 0;
 
     if (i >= end)
         return 0;
@@ -142,12 +157,17 @@ static int ties_part(void *arg, size_t p)
             } else {
                 if (tie_push(&w->ties[p], j, i, t, ev[i].level) != 0)
                     return -ENOMEM;
+                if (w->ties[p].n - counted >= TIE_BATCH) {
+                    if (count_ties(w, w->ties[p].n - counted) != 0)
+                        return -E2BIG;
+                    counted = w->ties[p].n;
+                }
                 i++;
             }
         }
         i = seg_end;
     }
-    return 0;
+    return count_ties(w, w->ties[p].n - counted);
 }
 
 static int tie_cmp(const void *a, const void *b, void *arg)
@@ -212,7 +232,7 @@ static int coarse_starts(struct coarse_work *w, const struct coarse_list *placed
 
 /* The ties of every part in comparator order, in one array (*np entries):
  * counted per start, placed by start (in index order, so by track), each
- * start's group then sorted. */
+ * start's group then sorted. Returns 0, 1 (too many ties) or -ENOMEM. */
 static int ordered_ties(struct coarse_work *w, int nthreads, struct tie **tiesp, uint32_t *np)
 {
     const struct tv_host *h = w->h;
@@ -221,7 +241,10 @@ static int ordered_ties(struct coarse_work *w, int nthreads, struct tie **tiesp,
     size_t p;
     int rc;
 
+    w->tie_limit = w->h->nevents / COARSE_MAX_SHARE;
     rc = parallel_for(COARSE_PARTS, nthreads, ties_part, w);
+    if (rc == -E2BIG)
+        return 1;
     if (rc != 0)
         return rc;
     for (p = 0; p < COARSE_PARTS; p++)

@@ -585,6 +585,19 @@ static void fill_high(struct tv_host *h, uint32_t n)
         add(h, 1 + i % 2, UINT64_MAX / 2 + 100 + i / 3, 5, "h", i);
 }
 
+/* A long event, then n empty ones at one time under it: the first of
+ * those is shown at level 0 (the first at its depth), the others at none
+ * (no length, and no time after it). */
+static void fill_crowded(struct tv_host *h, uint32_t n)
+{
+    uint32_t i;
+
+    assert_int_equal(tv_add_resource(h, 1, 1, tv_cstr(h, "row")), 0);
+    add(h, 1, 0, 1000000000000ull, "long", 0);
+    for (i = 0; i < n; i++)
+        add(h, 1, 1000, 0, "empty", i + 1);
+}
+
 /* tv_finish with the global order in nparts parts on nthreads threads
  * against the plain way: sort every event by the comparator, number equal
  * starts, drop uids from 256, widen the span one event at a time, and list
@@ -760,12 +773,31 @@ static void test_coarse_then_complete(void **state)
             stopped += check_staged(fill_same_start, 300, parts[i], threads, upto);
             stopped += check_staged(fill_high, 50, parts[i], threads, upto);
             stopped += check_staged(fill_long, 0, parts[i], threads, upto);
+            stopped += check_staged(fill_crowded, 300, parts[i], threads, upto);
             stopped += check_staged(fill_random, 1, parts[i], threads, upto);
         }
     }
     /* Both ways were taken: the coarse stop, and at once when too full. */
     assert_true(stopped > 20);
     assert_true(stopped < (TV_LEVELS - 2) * 3 * 8);
+}
+
+/* Few coarse events, but most events share a start with one (300 at one
+ * time): their uids would take more than a quarter of the events through
+ * the coarse way, so the finish completes the index at once. */
+static void test_coarse_declines_crowded_starts(void **state)
+{
+    struct tv_host *h = filled_host(fill_crowded, 300);
+    struct xp_err err = {0};
+    uint32_t i, coarse = 0;
+
+    (void)state;
+    assert_int_equal(tv_finish_parts_upto(h, 2, 1, 3, &err), 0);
+    assert_int_equal(tv_levels_of(h)->known, TV_LEVELS - 1);
+    for (i = 0; i < h->nevents; i++)
+        coarse += h->events[i].level <= 3;
+    assert_int_equal(coarse, 2);
+    tv_host_free(h);
 }
 
 /* Events of five threads added in one of three orders; after tv_finish
@@ -935,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_search),
         cmocka_unit_test(test_parallel_order_matches_sort),
         cmocka_unit_test(test_coarse_then_complete),
+        cmocka_unit_test(test_coarse_declines_crowded_starts),
         cmocka_unit_test(test_tracks_grouped_after_finish),
         cmocka_unit_test(test_tracks_from_runs),
         cmocka_unit_test(test_long_durations),
