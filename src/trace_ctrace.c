@@ -348,9 +348,11 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_win
     free(open);
     idmap_free(&ix.num);
     idmap_free(&ix.str);
-    if (rc == 0)
+    if (rc == 0) {
+        /* tv_add_event marked the tracks with flows */
+        tv_flows_marked(h);
         rc = tv_finish_for(h, 2, w, err);
-    else
+    } else
         xp_err_set(err, rc, "%s: out of memory while building the trace", host);
     if (rc != 0) {
         tv_host_free(h);

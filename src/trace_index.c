@@ -421,6 +421,25 @@ int tv_put_event(struct tv_host *h, uint32_t i, const struct tv_new_event *n)
     return 0;
 }
 
+void tv_mark_flows(struct tv_host *h, uint32_t track)
+{
+    if (track < h->ntracks)
+        h->tracks[track].flows = 1;
+}
+
+void tv_flows_marked(struct tv_host *h)
+{
+    const struct tv_build *b = h->build;
+    uint32_t k;
+
+    /* Moved events carry their flows to their new tracks. */
+    for (k = 0; b != NULL && k < b->nmoves; k++) {
+        if (b->moves[k].slot < h->nevents && h->events[b->moves[k].slot].has_flow)
+            tv_mark_flows(h, b->moves[k].track);
+    }
+    h->flows_marked = 1;
+}
+
 int tv_add_event(struct tv_host *h, const struct tv_new_event *e)
 {
     struct tv_build *b = h->build;
@@ -430,6 +449,8 @@ int tv_add_event(struct tv_host *h, const struct tv_new_event *e)
         if (tv_reserve(h, cap) != 0)
             return -ENOMEM;
     }
+    if (e->has_flow)
+        tv_mark_flows(h, e->track);
     return tv_put_event(h, h->nevents++, e);
 }
 

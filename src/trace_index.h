@@ -118,6 +118,7 @@ struct tv_track {
     int has_tid;    /* 1: a thread; 0: counter or async channel */
     uint32_t first; /* index of its first event in tv_host.events */
     uint32_t count; /* number of events */
+    int flows;      /* 1: may hold an event with a flow (tv_host.flows_marked) */
 };
 
 /* A stack frame: an interned "@@" string (long_name, hlo_text). */
@@ -183,6 +184,8 @@ struct tv_host {
     struct tv_rest *rest;          /* state for tv_complete, NULL once complete */
     pthread_mutex_t complete_lock; /* one tv_complete at a time */
     int background;                /* a background completion was started */
+    int flows_marked;              /* a track without tv_track.flows holds no event
+                                      with a flow (tv_flows_marked) */
     uint64_t *flows;               /* packed flows by source record (has_flow) */
     uint32_t nflows;               /* entries in flows */
     int32_t *groups;               /* group ids by source record, or NULL */
@@ -275,6 +278,13 @@ int tv_move_event(struct tv_host *h, uint32_t i, uint32_t track);
 
 /* tv_add_run's track of a run all of whose events are moved. */
 #define TV_RUN_MOVED UINT32_MAX
+
+/* The tracks that hold events with a flow: tv_add_event marks its events'
+ * tracks (tv_track.flows), a builder filling slots marks them itself (from
+ * one thread, once filled); either says so with tv_flows_marked, and the
+ * flows' order then reads only the marked tracks. */
+void tv_mark_flows(struct tv_host *h, uint32_t track);
+void tv_flows_marked(struct tv_host *h);
 
 /* The packed form of a flow (see TV_FLOW_ID). */
 uint64_t tv_flow_pack(uint64_t id, unsigned type, unsigned category);

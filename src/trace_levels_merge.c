@@ -84,6 +84,14 @@ static uint32_t tree_play(struct merge_tree *m, uint32_t node)
     return a;
 }
 
+/* Is track t a leaf of a tree over [from[t], to[t])? (A tree of the events
+ * with a flow leaves out the tracks known to hold none.) */
+static int is_leaf(const struct tv_host *h, const uint32_t *from, const uint32_t *to, uint32_t t,
+                   int flows_only)
+{
+    return from[t] < to[t] && (!flows_only || !h->flows_marked || h->tracks[t].flows);
+}
+
 /* A tree over the ranges [from[t], to[t]) of the tracks. */
 static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32_t *from,
                      const uint32_t *to, int flows_only)
@@ -94,7 +102,7 @@ static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32
     m->h = h;
     m->flows_only = flows_only;
     for (t = 0; t < h->ntracks; t++)
-        n += from[t] < to[t];
+        n += is_leaf(h, from, to, t, flows_only);
     while (k < n)
         k *= 2;
     m->k = k;
@@ -108,7 +116,7 @@ static int tree_init(struct merge_tree *m, const struct tv_host *h, const uint32
     for (t = 0; t < k; t++)
         m->ts[t] = UINT64_MAX; /* padding leaves are finished */
     for (t = 0, n = 0; t < h->ntracks; t++) {
-        if (from[t] == to[t])
+        if (!is_leaf(h, from, to, t, flows_only))
             continue;
         m->end[n] = to[t];
         m->track[n] = t;
@@ -303,10 +311,10 @@ static int merge_flow_part(void *arg, size_t p)
     if (w->out[p] == w->out[p + 1])
         return 0;
     rc = tree_init(&m, h, from, till, 1);
-    /* The leaves are the tracks with events here, in order; a leaf starts
-     * at its first event with a flow, if any. */
+    /* The leaves are the tracks with events here (that may have a flow), in
+     * order; a leaf starts at its first event with a flow, if any. */
     for (t = 0; rc == 0 && t < nt; t++) {
-        if (from[t] == till[t])
+        if (!is_leaf(h, from, till, t, 1))
             continue;
         flows[t] = m.pos[leaf] < m.end[leaf];
         leaf++;

@@ -125,6 +125,19 @@ static int order_fill(struct builder *b)
     return 0;
 }
 
+/* The tracks that hold events with a flow: those of the file jobs that
+ * kept one, and the channels of the async events that moved. */
+static void mark_flows(struct builder *b)
+{
+    uint32_t j;
+
+    for (j = 0; j < b->njobs; j++) {
+        if (b->jobs[j].nflow > 0)
+            tv_mark_flows(b->h, (uint32_t)b->jobs[j].track);
+    }
+    tv_flows_marked(b->h);
+}
+
 /* txp_fill_job of the k-th job in fill order (parallel_for item). */
 static int fill_in_order(void *arg, size_t k)
 {
@@ -183,6 +196,8 @@ static int add_planes(struct builder *b, const struct shown_plane *planes, uint3
             rc = order_fill(b);
         if (rc == 0)
             rc = parallel_for(b->njobs, nthreads, fill_in_order, b);
+        if (rc == 0)
+            mark_flows(b);
     }
     return rc;
 }

@@ -383,7 +383,7 @@ int txp_fill_job(void *arg, size_t j)
     const struct line_job *job = &b->jobs[j];
     const struct plane_state *ps = &b->planes[job->plane];
     const struct xp_line *ln;
-    uint32_t base, ei, slot = job->out, chan_name = 0;
+    uint32_t base, ei, slot = job->out, chan_name = 0, nflow = 0;
     int64_t chan_track = -1;
 
     if (job->derived)
@@ -446,11 +446,13 @@ int txp_fill_job(void *arg, size_t j)
             }
         }
         te->track = (uint32_t)track;
+        nflow += te->has_flow && track == job->track;
         if (tv_put_event(b->h, b->out + slot, te) != 0 ||
             (track != job->track && tv_move_event(b->h, b->out + slot, te->track) != 0))
             return -ENOMEM;
         slot++;
     }
     release_job_bytes(b, ln, job);
+    b->jobs[j].nflow = nflow; /* this job is this thread's alone */
     return 0;
 }

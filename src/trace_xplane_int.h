@@ -126,6 +126,7 @@ struct line_job {
     int64_t track;  /* thread track (-1 for counters) */
     uint32_t out;   /* its first slot, counted from builder.out */
     uint32_t count; /* events it adds */
+    uint32_t nflow; /* of those, events with a flow on its track (once filled) */
 };
 
 /* Host-building state. */
