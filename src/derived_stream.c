@@ -216,6 +216,17 @@ struct lookup_entry {
     const struct dh_instr *in; /* what it resolved to (may be NULL) */
 };
 
+/* Recent XLA Ops names by what they are built from (name_key): the op's
+ * text keeps its address (a referenced stat's name, or the stat's bytes),
+ * so a key seen before names the same stored string. */
+#define OP_NAME_CACHE 256
+
+struct op_name {
+    struct name_key key; /* what it was built from (key.a NULL: empty slot) */
+    const char *stored;  /* the interned name */
+    size_t op_at;        /* where the op starts in it */
+};
+
 /* The five derived lines of one stream. */
 struct stream_lines {
     struct builder_line name_scope;          /* Framework Name Scope */
@@ -224,6 +235,7 @@ struct stream_lines {
     struct builder_line ops;                 /* XLA Ops */
     struct builder_line source;              /* Source code */
     struct lookup_entry cache[LOOKUP_CACHE]; /* symbol lookups */
+    struct op_name op_names[OP_NAME_CACHE];  /* XLA Ops names */
     struct ref_text refs[REF_CACHE];         /* referenced stat texts */
 };
 
@@ -348,6 +360,48 @@ static int add_module(struct stream_lines *s, const struct kernel_stats *ks, uin
     return dvb_expand_or_add(&s->modules, stored, NULL, 1, &key, ts, dur, group, 0);
 }
 
+/* The stored name "<program id>/<op>" (or "<module>/<op>") of key (its op
+ * is key->a), built and interned on a miss of the recent names; NULL when
+ * out of memory. */
+static const char *op_name(struct stream_lines *s, const struct name_key *key, size_t *op_at)
+{
+    struct op_name *c = &s->op_names[(((uintptr_t)key->a >> 3) ^ (uintptr_t)key->number ^
+                                      (uintptr_t)key->b ^ key->a_len) %
+                                     OP_NAME_CACHE];
+    char small[512];
+    size_t need = key->b_len + 24 + key->a_len, plen;
+    char *full;
+    const char *stored;
+
+    if (c->key.a == key->a && c->key.a_len == key->a_len && c->key.b == key->b &&
+        c->key.b_len == key->b_len && c->key.has_number == key->has_number &&
+        c->key.number == key->number) {
+        *op_at = c->op_at;
+        return c->stored;
+    }
+    full = need <= sizeof(small) ? small : malloc(need);
+    if (full == NULL)
+        return NULL;
+    if (key->has_number) {
+        plen = dv_u64_dec(full, key->number);
+    } else {
+        memcpy(full, key->b, key->b_len);
+        plen = key->b_len;
+    }
+    full[plen++] = '/';
+    memcpy(full + plen, key->a, key->a_len);
+    stored = dv_intern(s->ops.dv, full, plen + key->a_len);
+    if (full != small)
+        free(full);
+    if (stored == NULL)
+        return NULL;
+    c->key = *key;
+    c->stored = stored;
+    c->op_at = plen;
+    *op_at = plen;
+    return stored;
+}
+
 /* The XLA Ops events of one kernel: one level per "::"-separated op, named
  * "<program id>/<op>" (or "<module>/<op>") and shown as the op; *last_op is
  * the innermost op. */
@@ -378,23 +432,8 @@ static int add_ops(struct stream_lines *s, const struct kernel_stats *ks, uint64
         key.has_number = ks->has_program;
         if (!dvb_expand_same_key(&s->ops, level, &key, group, ts, dur)) {
             /* "<program id>/<op>" or "<module>/<op>", stored once. */
-            char small[512];
-            size_t need = ks->module_len + 24 + (end - start), plen;
-            char *full = need <= sizeof(small) ? small : malloc(need);
-            const char *stored;
-            if (full == NULL)
-                return -ENOMEM;
-            if (ks->has_program) {
-                plen = dv_u64_dec(full, ks->program);
-            } else {
-                memcpy(full, ks->module, ks->module_len);
-                plen = ks->module_len;
-            }
-            full[plen++] = '/';
-            memcpy(full + plen, ks->ops + start, end - start);
-            stored = dv_intern(s->ops.dv, full, plen + end - start);
-            if (full != small)
-                free(full);
+            size_t plen;
+            const char *stored = op_name(s, &key, &plen);
             if (stored == NULL)
                 return -ENOMEM;
             /* Shown as the op; an empty display name is not set. */
@@ -462,6 +501,7 @@ int dv_derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, ui
     lines[3] = &s->ops;
     lines[4] = &s->source;
     memset(s->cache, 0, sizeof(s->cache));
+    memset(s->op_names, 0, sizeof(s->op_names));
     memset(s->refs, 0, sizeof(s->refs));
     for (k = 0; k < 5 && rc == 0; k++) {
         char name[64];
