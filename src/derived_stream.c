@@ -124,24 +124,31 @@ struct kernel_stats {
     int has_program;       /* program_id present */
     uint64_t program;      /* its value */
     struct ref_text *refs; /* texts of referenced stats seen lately */
+    uint32_t refs_mask;    /* entries in refs - 1 */
 };
 
 enum { KS_KERNEL, KS_MODULE, KS_OP, KS_TF_OP, KS_PROGRAM, KS__COUNT };
 
+/* The stream's caches below (referenced texts, symbol lookups, XLA Ops
+ * names) are direct-mapped, sized by the stream's events between these
+ * (a program's ops are a few hundred to a few thousand: fewer slots than
+ * that thrash as the steps repeat them; a stream of a few events needs a
+ * few). */
+#define STREAM_CACHE_MIN 16
+#define STREAM_CACHE_MAX 4096
+
 /* The text of a referenced stat metadata, remembered by id (kernels refer
  * to the same few module and op names over and over). */
-#define REF_CACHE 64
-
 struct ref_text {
     uint64_t id;   /* stat metadata id + 1, or 0: empty slot */
     const char *s; /* its name */
     size_t n;      /* its length */
 };
 
-static void ref_lookup(struct ref_text *cache, const struct xp_plane *pl, uint64_t id,
-                       const char **s, size_t *n)
+static void ref_lookup(struct ref_text *cache, uint32_t mask, const struct xp_plane *pl,
+                       uint64_t id, const char **s, size_t *n)
 {
-    struct ref_text *c = &cache[id % REF_CACHE];
+    struct ref_text *c = &cache[id & mask];
 
     if (c->id != id + 1) {
         const struct xp_stat_meta *m = xp_plane_stat_meta(pl, (int64_t)id);
@@ -167,7 +174,7 @@ static void kernel_stat(void *ctx, const struct xp_plane *pl, int which, const s
         return;
     }
     if (st->kind == XP_STAT_REF) {
-        ref_lookup(ks->refs, pl, st->u, &s, &n);
+        ref_lookup(ks->refs, ks->refs_mask, pl, st->u, &s, &n);
     } else if (st->kind == XP_STAT_STR) {
         s = st->str;
         n = st->len;
@@ -207,8 +214,6 @@ void dvb_shrink(struct builder_line *b)
 /* Recent symbol lookups by the op name's bytes: a referenced stat's text
  * (the usual case) keeps its address, so the address, length and program
  * identify the name. */
-#define LOOKUP_CACHE 256
-
 struct lookup_entry {
     const char *op;            /* op name bytes, or NULL */
     size_t len;                /* their length */
@@ -219,8 +224,6 @@ struct lookup_entry {
 /* Recent XLA Ops names by what they are built from (name_key): the op's
  * text keeps its address (a referenced stat's name, or the stat's bytes),
  * so a key seen before names the same stored string. */
-#define OP_NAME_CACHE 256
-
 struct op_name {
     struct name_key key; /* what it was built from (key.a NULL: empty slot) */
     const char *stored;  /* the interned name */
@@ -229,22 +232,30 @@ struct op_name {
 
 /* The five derived lines of one stream. */
 struct stream_lines {
-    struct builder_line name_scope;          /* Framework Name Scope */
-    struct builder_line tf_ops;              /* Framework Ops */
-    struct builder_line modules;             /* XLA Modules */
-    struct builder_line ops;                 /* XLA Ops */
-    struct builder_line source;              /* Source code */
-    struct lookup_entry cache[LOOKUP_CACHE]; /* symbol lookups */
-    struct op_name op_names[OP_NAME_CACHE];  /* XLA Ops names */
-    struct ref_text refs[REF_CACHE];         /* referenced stat texts */
+    struct builder_line name_scope; /* Framework Name Scope */
+    struct builder_line tf_ops;     /* Framework Ops */
+    struct builder_line modules;    /* XLA Modules */
+    struct builder_line ops;        /* XLA Ops */
+    struct builder_line source;     /* Source code */
+    uint32_t mask;                  /* entries in each cache - 1 */
+    struct lookup_entry *cache;     /* symbol lookups */
+    struct op_name *op_names;       /* XLA Ops names */
+    struct ref_text *refs;          /* referenced stat texts */
 };
+
+static void stream_lines_free(struct stream_lines *s)
+{
+    free(s->cache);
+    free(s->op_names);
+    free(s->refs);
+    free(s);
+}
 
 /* The HLO instruction of (program, op) (XProf's symbol resolver). */
 static const struct dh_instr *find_instr(struct stream_lines *s, const struct derived_hlo *hlo,
                                          uint64_t program, const char *op, size_t len)
 {
-    struct lookup_entry *c =
-        &s->cache[(((uintptr_t)op >> 3) ^ (uintptr_t)program ^ len) % LOOKUP_CACHE];
+    struct lookup_entry *c = &s->cache[(((uintptr_t)op >> 3) ^ (uintptr_t)program ^ len) & s->mask];
 
     if (c->op != op || c->len != len || c->program != program) {
         c->op = op;
@@ -366,8 +377,8 @@ static int add_module(struct stream_lines *s, const struct kernel_stats *ks, uin
 static const char *op_name(struct stream_lines *s, const struct name_key *key, size_t *op_at)
 {
     struct op_name *c = &s->op_names[(((uintptr_t)key->a >> 3) ^ (uintptr_t)key->number ^
-                                      (uintptr_t)key->b ^ key->a_len) %
-                                     OP_NAME_CACHE];
+                                      (uintptr_t)key->b ^ key->a_len) &
+                                     s->mask];
     char small[512];
     size_t need = key->b_len + 24 + key->a_len, plen;
     char *full;
@@ -486,7 +497,7 @@ int dv_derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, ui
                   {OFF_SOURCE, "Source code"}};
     const struct xp_plane *pl = &xs->planes[p];
     const struct xp_line *stream = &pl->lines[l];
-    struct stream_lines *s = malloc(sizeof(*s));
+    struct stream_lines *s = calloc(1, sizeof(*s));
     struct builder_line *lines[5];
     int64_t ids[KS__COUNT];
     struct line_order order;
@@ -500,9 +511,14 @@ int dv_derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, ui
     lines[2] = &s->modules;
     lines[3] = &s->ops;
     lines[4] = &s->source;
-    memset(s->cache, 0, sizeof(s->cache));
-    memset(s->op_names, 0, sizeof(s->op_names));
-    memset(s->refs, 0, sizeof(s->refs));
+    for (s->mask = STREAM_CACHE_MIN - 1;
+         s->mask + 1 < STREAM_CACHE_MAX && s->mask + 1 < stream->nevents;)
+        s->mask = 2 * s->mask + 1;
+    s->cache = calloc(s->mask + 1, sizeof(*s->cache));
+    s->op_names = calloc(s->mask + 1, sizeof(*s->op_names));
+    s->refs = calloc(s->mask + 1, sizeof(*s->refs));
+    if (s->cache == NULL || s->op_names == NULL || s->refs == NULL)
+        rc = -ENOMEM;
     for (k = 0; k < 5 && rc == 0; k++) {
         char name[64];
         const char *copy;
@@ -520,7 +536,7 @@ int dv_derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, ui
     if (rc == 0)
         rc = line_order_init(pl, l, &order);
     if (rc != 0) {
-        free(s);
+        stream_lines_free(s);
         return rc;
     }
     /* At most one op event per kernel (modules are few: no hint). */
@@ -538,6 +554,7 @@ int dv_derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, ui
         int32_t grp = g != NULL ? xp_group_of(g, p, l, e) : -1;
         memset(&ks, 0, sizeof(ks));
         ks.refs = s->refs;
+        ks.refs_mask = s->mask;
         dv_each_stat(pl, stream, ev, ids, KS__COUNT, kernel_stat, &ks);
         if (!ks.is_kernel)
             continue;
@@ -562,6 +579,6 @@ int dv_derive_stream(struct derived *dv, const struct xspace *xs, uint32_t p, ui
     big_free(order.v);
     for (k = 0; k < 5; k++)
         dvb_shrink(lines[k]);
-    free(s);
+    stream_lines_free(s);
     return rc;
 }
