@@ -797,19 +797,26 @@ static int window_ps(const struct tv_host *h, const struct tv_window *w, struct 
     return 1;
 }
 
-int tv_window_level(const struct tv_host *h, const struct tv_window *w)
+/* The deepest level read at resolution res (0: all of them). */
+static int level_of_res(uint64_t res)
 {
-    struct window_ps ps;
     int level;
 
-    /* Nothing to read: no level is worth finishing apart. */
-    if (!window_ps(h, w, &ps) || ps.res == 0)
+    if (res == 0)
         return TV_LEVELS - 1;
     for (level = 0; level < TV_LEVELS - 1; level++) {
-        if (ps.res >= level_res[level])
+        if (res >= level_res[level])
             break;
     }
     return level;
+}
+
+int tv_window_level(const struct tv_host *h, const struct tv_window *w)
+{
+    struct window_ps ps;
+
+    /* Nothing to read: no level is worth finishing apart. */
+    return window_ps(h, w, &ps) ? level_of_res(ps.res) : TV_LEVELS - 1;
 }
 
 int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_t **idxp,
@@ -827,7 +834,7 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
     *np = 0;
     if (!window_ps(h, w, &ps))
         return 0;
-    if (lv->known < tv_window_level(h, w))
+    if (lv->known < level_of_res(ps.res))
         return -EINVAL; /* the caller did not ask trace_index_get for w */
     begin = ps.begin;
     end = ps.end;
@@ -1028,6 +1035,17 @@ struct bg_job {
     struct tv_host *h;
 };
 
+/* A job is over (done, or its thread never started). */
+static void bg_job_end(struct bg_job *job)
+{
+    snapshot_unref(job->snap);
+    free(job);
+    pthread_mutex_lock(&bg.lock);
+    bg.running--;
+    pthread_cond_broadcast(&bg.done);
+    pthread_mutex_unlock(&bg.lock);
+}
+
 static void *bg_complete(void *arg)
 {
     struct bg_job *job = arg;
@@ -1036,12 +1054,7 @@ static void *bg_complete(void *arg)
     /* A failure leaves the index coarse: the next deep request tries
      * again and reports it. */
     (void)tv_complete(job->h, 0, &err);
-    snapshot_unref(job->snap);
-    free(job);
-    pthread_mutex_lock(&bg.lock);
-    bg.running--;
-    pthread_cond_broadcast(&bg.done);
-    pthread_mutex_unlock(&bg.lock);
+    bg_job_end(job);
     return NULL;
 }
 
@@ -1082,12 +1095,7 @@ void trace_index_answered(struct snapshot *snap, const struct tv_host *hc)
             return;
     }
     /* No thread: the next deep request completes it. */
-    snapshot_unref(job->snap);
-    free(job);
-    pthread_mutex_lock(&bg.lock);
-    bg.running--;
-    pthread_cond_broadcast(&bg.done);
-    pthread_mutex_unlock(&bg.lock);
+    bg_job_end(job);
 }
 
 void trace_index_drain(void)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "bigalloc.h"
+#include "grow.h"
 #include "parallel.h"
 
 #define COARSE_PARTS 16 /* parts of the event array, for the threads */
@@ -61,14 +62,8 @@ static uint32_t part_from(const struct tv_host *h, size_t p)
 static int tie_push(struct tie_list *l, uint32_t start, uint32_t idx, uint32_t track,
                     unsigned level)
 {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 1024;
-        struct tie *v = realloc(l->v, cap * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (xp_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)) != 0)
+        return -ENOMEM;
     l->v[l->n].start = start;
     l->v[l->n].idx = idx;
     l->v[l->n].track = track;
@@ -78,21 +73,31 @@ static int tie_push(struct tie_list *l, uint32_t start, uint32_t idx, uint32_t t
     return 0;
 }
 
-/* First i in [i, end) with events[i].ts >= ts (events ascend by start):
- * doubling steps, then halves. */
-static uint32_t gallop_events(const struct tv_event *ev, uint32_t i, uint32_t end, uint64_t ts)
+/* Key k of 64-bit keys stride bytes apart from keys. */
+static inline uint64_t key_at(const char *keys, size_t stride, uint32_t k)
+{
+    uint64_t v;
+
+    memcpy(&v, keys + (size_t)k * stride, sizeof(v));
+    return v;
+}
+
+/* First k in [i, end) whose key is >= ts, the keys ascending (the starts
+ * of events, or the coarse starts themselves): doubling steps, then
+ * halves. */
+static uint32_t gallop(const char *keys, size_t stride, uint32_t i, uint32_t end, uint64_t ts)
 {
     uint32_t step = 1, lo = i, hi;
 
-    while (lo + step < end && ev[lo + step].ts < ts) {
+    while (lo + step < end && key_at(keys, stride, lo + step) < ts) {
         lo += step;
         step *= 2;
     }
     hi = lo + step < end ? lo + step : end;
-    /* ev[lo].ts < ts unless lo == i; the answer is in (lo, hi] or lo */
+    /* key lo < ts unless lo == i; the answer is in (lo, hi] or lo */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (ev[mid].ts < ts)
+        if (key_at(keys, stride, mid) < ts)
             lo = mid + 1;
         else
             hi = mid;
@@ -100,24 +105,14 @@ static uint32_t gallop_events(const struct tv_event *ev, uint32_t i, uint32_t en
     return lo;
 }
 
-/* The same over the sorted starts. */
+static uint32_t gallop_events(const struct tv_event *ev, uint32_t i, uint32_t end, uint64_t ts)
+{
+    return gallop((const char *)&ev->ts, sizeof(*ev), i, end, ts);
+}
+
 static uint32_t gallop_starts(const uint64_t *v, uint32_t j, uint32_t end, uint64_t ts)
 {
-    uint32_t step = 1, lo = j, hi;
-
-    while (lo + step < end && v[lo + step] < ts) {
-        lo += step;
-        step *= 2;
-    }
-    hi = lo + step < end ? lo + step : end;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return gallop((const char *)v, sizeof(*v), j, end, ts);
 }
 
 /* Count a batch of ties into the total: -E2BIG past the limit (so many

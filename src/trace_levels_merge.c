@@ -264,6 +264,7 @@ void tvl_parts_free(struct order_parts *w)
     free(w->flow_count);
     free(w->part_flows);
     big_free(w->flow_order);
+    big_free(w->spare);
 }
 
 /* Merge part p, numbering its events and listing its stored events in its

@@ -12,16 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 static int coarse_push(struct coarse_list *l, uint32_t i)
 {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 256;
-        uint32_t *v = realloc(l->v, cap * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (xp_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)) != 0)
+        return -ENOMEM;
     l->v[l->n++] = i;
     return 0;
 }

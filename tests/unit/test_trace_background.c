@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pbw.h"
+#include "tplane.h"
 #include "session.h"
 #include "trace_index.h"
 
@@ -28,37 +28,21 @@
 /* One /host:CPU line of NEVENTS events 1 ns apart, every 100th one long. */
 static void write_profile(const char *path)
 {
-    struct pbw space = {0}, plane = {0}, line = {0}, meta = {0}, entry = {0};
+    static const char *const no_stats[1] = {NULL};
+    struct pbw space = {0};
+    struct tplane host;
     int fd, i;
 
-    for (i = 0; i < NEVENTS; i++) {
-        struct pbw ev = {0};
-        pbw_uint(&ev, 1, 1);                         /* metadata_id */
-        pbw_uint(&ev, 2, (uint64_t)i * 1000);        /* offset_ps */
-        pbw_uint(&ev, 3, i % 100 == 0 ? 90000 : 50); /* duration_ps */
-        pbw_msg(&line, 4, &ev);
-        free(ev.p);
-    }
-    pbw_uint(&line, 1, 1);
-    pbw_str(&line, 2, "line");
-    pbw_uint(&meta, 1, 1);
-    pbw_str(&meta, 2, "op");
-    pbw_uint(&entry, 1, 1);
-    pbw_msg(&entry, 2, &meta);
-    pbw_uint(&plane, 1, 1);
-    pbw_str(&plane, 2, "/host:CPU");
-    pbw_msg(&plane, 3, &line);
-    pbw_msg(&plane, 4, &entry);
-    pbw_msg(&space, 1, &plane);
+    tplane_begin(&host, 1, "/host:CPU", no_stats, 1, 0, 0);
+    for (i = 0; i < NEVENTS; i++)
+        tplane_event(&host, "op", (int64_t)i * 1000, i % 100 == 0 ? 90000 : 50, 0);
+    tplane_line_end(&host, 1, "line");
+    tplane_end(&host, &space);
     fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, space.p, space.n), (ssize_t)space.n);
     close(fd);
     free(space.p);
-    free(plane.p);
-    free(line.p);
-    free(meta.p);
-    free(entry.p);
 }
 
 struct fixture {
