@@ -11,6 +11,7 @@
  */
 #include "derived_int.h"
 #include "bigalloc.h"
+#include "xstat_usual.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,37 +66,21 @@ void dv_each_stat(const struct xp_plane *pl, const struct xp_line *ln, const str
                   void *ctx)
 {
     struct xp_stat_iter it;
-    struct wire w;
+    struct wire w, sub;
 
     xp_stat_iter_init(&it, pl, ln, ev);
     w = it.w;
-    while (!wire_eof(&w)) {
-        uint32_t f;
-        int t, k;
-        struct wire sub;
+    while (xp_next_stat_body(&w, &sub) == 1) {
         struct lite_stat st;
-        if (wire_key(&w, &f, &t) != 0)
-            return;
-        if (f != 4 || t != WIRE_LEN) {
-            if (wire_skip(&w, t) != 0)
-                return;
-            continue;
-        }
-        if (wire_bytes(&w, &sub) != 0)
-            return;
-        {
-            /* The metadata id comes first: skip unwanted stats unparsed. */
-            struct wire peek = sub;
-            uint32_t pf;
-            int pt;
-            uint64_t id;
-            if (wire_key(&peek, &pf, &pt) == 0 && pf == 1 && pt == WIRE_VARINT &&
-                wire_varint(&peek, &id) == 0) {
-                for (k = 0; k < nids && ids[k] != (int64_t)id; k++)
-                    ;
-                if (k == nids)
-                    continue;
-            }
+        int64_t id;
+        int k;
+
+        /* The metadata id comes first: skip unwanted stats unparsed. */
+        if (xp_stat_peek_id(&sub, &id)) {
+            for (k = 0; k < nids && ids[k] != id; k++)
+                ;
+            if (k == nids)
+                continue;
         }
         if (lite_stat_parse(sub, &st) != 0)
             return;

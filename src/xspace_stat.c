@@ -48,39 +48,6 @@ static void resolve_ref(const struct xp_plane *p, struct xp_stat *st)
     st->len = m ? m->name_len : 0;
 }
 
-/* wire_varint with fewer checks when ten bytes remain (a varint has at
- * most ten): the scan of millions of stats spends its time here. */
-static inline int fast_varint(struct wire *w, uint64_t *v)
-{
-    const uint8_t *p = w->p;
-    uint64_t x;
-    int shift;
-
-    if (w->end - p < 10)
-        return wire_varint(w, v);
-    x = p[0] & 0x7f;
-    if (p[0] < 0x80) {
-        *v = x;
-        w->p = p + 1;
-        return 0;
-    }
-    x |= (uint64_t)(p[1] & 0x7f) << 7;
-    if (p[1] < 0x80) {
-        *v = x;
-        w->p = p + 2;
-        return 0;
-    }
-    for (shift = 14, p += 2; shift < 70; shift += 7, p++) {
-        x |= (uint64_t)(*p & 0x7f) << shift;
-        if (*p < 0x80) {
-            *v = x;
-            w->p = p + 1;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* An XStat body without resolving refs. */
 static inline int stat_parse_raw(struct wire *body, struct xp_stat *st)
 {
@@ -213,7 +180,7 @@ static uint32_t pick_slot(const struct xp_pick *pk, int64_t id)
 uint32_t xp_pick_event(const struct xp_pick *pk, const struct xp_line *l, const struct xp_event *e,
                        struct xp_stat *out)
 {
-    struct wire w, body;
+    struct wire w, body, sub;
     uint32_t field, found = 0;
     int type;
 
@@ -222,35 +189,15 @@ uint32_t xp_pick_event(const struct xp_pick *pk, const struct xp_line *l, const 
     wire_init(&w, l->body + e->rec_off, l->body_len - e->rec_off);
     if (wire_key(&w, &field, &type) != 0 || type != WIRE_LEN || wire_bytes(&w, &body) != 0)
         return 0;
-    while (!wire_eof(&body)) {
-        struct wire sub;
+    while (xp_next_stat_body(&body, &sub) == 1) {
         struct xp_stat st;
         uint32_t slot;
 
-        /* the usual stat key (field 4, bytes) and a one-byte length */
-        if (body.end - body.p >= 2 && body.p[0] == 0x22 && body.p[1] < 0x80) {
-            if (body.p[1] > body.end - body.p - 2)
-                break;
-            sub.p = body.p + 2;
-            sub.end = sub.p + body.p[1];
-            body.p = sub.end;
-        } else if (body.p[0] < 0x80 && (body.p[0] & 7) == WIRE_VARINT && body.p[0] >= 0x08) {
-            /* a one-byte key of a varint field (metadata id, offset ...) */
-            uint64_t v;
-            body.p++;
-            if (fast_varint(&body, &v) != 0)
-                break;
-            continue;
-        } else {
-            if (wire_key(&body, &field, &type) != 0)
-                break;
-            if (field != 4 || type != WIRE_LEN) {
-                if (wire_skip(&body, type) != 0)
-                    break;
+        if (xp_stat_peek_id(&sub, &st.meta_id)) {
+            /* not wanted, or wanted once and known: skipped unparsed */
+            slot = pick_slot(pk, st.meta_id);
+            if (slot == 0 || (!pk->last_wins && (found & (1u << (slot - 1)))))
                 continue;
-            }
-            if (wire_bytes(&body, &sub) != 0)
-                break;
         }
         if (!xp_stat_parse_usual(&sub, &st) && stat_parse_raw(&sub, &st) != 0)
             break;
@@ -307,20 +254,14 @@ int xp_stat_next(struct xp_stat_iter *it, struct xp_stat *st)
 int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
                         int (*want)(const void *ctx, int64_t id), const void *ctx)
 {
-    while (!wire_eof(&it->w)) {
-        uint32_t field;
-        int type;
+    for (;;) {
         struct wire sub;
+        int rc = xp_next_stat_body(&it->w, &sub);
 
-        if (wire_key(&it->w, &field, &type) != 0)
-            return -1;
-        if (field != 4 || type != WIRE_LEN) {
-            if (wire_skip(&it->w, type) != 0)
-                return -1;
-            continue;
-        }
-        if (wire_bytes(&it->w, &sub) != 0)
-            return -1;
+        if (rc != 1)
+            return rc;
+        if (xp_stat_peek_id(&sub, &st->meta_id) && !want(ctx, st->meta_id))
+            continue; /* skipped unparsed */
         if (!xp_stat_parse_usual(&sub, st) && stat_parse_raw(&sub, st) != 0)
             return -1;
         if (!want(ctx, st->meta_id))
@@ -329,7 +270,6 @@ int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
             resolve_ref(it->plane, st);
         return 1;
     }
-    return 0;
 }
 
 int xp_event_own_stat(const struct xp_plane *p, const struct xp_line *l, const struct xp_event *e,
