@@ -198,30 +198,42 @@ static int set_launch(struct dv_line *l, uint32_t k, const struct launch_info *l
     return 0;
 }
 
-static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
-                               const uint32_t *gpu_planes, uint32_t ngpu, const struct xp_groups *g)
+/* The host plane's Launch Stats ids, or NULL when it has no launches to
+ * count (a launch has both a device_id and a correlation_id). */
+static const struct xp_plane *launch_host(const struct xspace *xs, uint32_t ngpu,
+                                          const struct xp_groups *g, int64_t ids[2])
 {
     const struct xp_plane *host = xspace_find_plane(xs, "/host:CPU");
-    struct launch_table *tables;
-    uint32_t hp, l, e, d;
-    int64_t ids[2];
-    int rc = 0;
 
-    /* A launch has both a device_id and a correlation_id. */
     if (host == NULL || g == NULL || ngpu == 0 || host->stat_id[XS_DEVICE_ID] == XP_NO_STAT ||
         host->stat_id[XS_CORRELATION_ID] == XP_NO_STAT)
-        return 0;
+        return NULL;
     ids[0] = host->stat_id[XS_DEVICE_ID];
     ids[1] = host->stat_id[XS_CORRELATION_ID];
+    return host;
+}
+
+/* Count the launches among host events [from, to) (numbered over the
+ * plane's lines in order) into tables[ngpu] (LaunchEventStats). */
+static int launch_count(const struct xspace *xs, uint32_t ngpu, const struct xp_groups *g,
+                        uint64_t from, uint64_t to, struct launch_table *tables)
+{
+    int64_t ids[2];
+    const struct xp_plane *host = launch_host(xs, ngpu, g, ids);
+    uint64_t at = 0;
+    uint32_t hp, l, e;
+
+    if (host == NULL)
+        return 0;
     hp = (uint32_t)(host - xs->planes);
-    tables = calloc(ngpu, sizeof(*tables));
-    if (tables == NULL)
-        return -ENOMEM;
-    for (l = 0; l < host->nlines && rc == 0; l++) {
+    for (l = 0; l < host->nlines && at < to; at += host->lines[l].nevents, l++) {
         const struct xp_line *ln = &host->lines[l];
-        if (derived_is_thread_id(ln->id))
+        uint32_t first = from > at ? (uint32_t)(from - at) : 0, end = ln->nevents;
+        if (at + end > to)
+            end = (uint32_t)(to - at);
+        if (first >= end || derived_is_thread_id(ln->id))
             continue;
-        for (e = 0; e < ln->nevents && rc == 0; e++) {
+        for (e = first; e < end; e++) {
             const struct xp_event *ev = &ln->events[e];
             struct launch_stats ls = {0, 0, 0};
             int32_t grp = xp_group_of(g, hp, l, e);
@@ -237,10 +249,8 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
             ts = (uint64_t)xp_event_start_ps(ln, ev);
             dur = (uint64_t)ev->duration_ps;
             li = launch_entry(&tables[dev], grp, ts, dur);
-            if (li == NULL) {
-                rc = -ENOMEM;
-                break;
-            }
+            if (li == NULL)
+                return -ENOMEM;
             if (ts < li->begin)
                 li->begin = ts;
             if (ts + dur > li->end)
@@ -251,6 +261,58 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
             li->sum_dur += (double)dur;
         }
     }
+    return 0;
+}
+
+/* Add the counts of a later stretch of host events (src) to dst: what
+ * one pass over both would have counted, groups in order of first launch.
+ * (The sums of durations are sums of integers below 2^53 ps: exact in
+ * any order.) */
+static int launch_merge(struct launch_table *dst, const struct launch_table *src)
+{
+    uint32_t k;
+
+    for (k = 0; k < src->n; k++) {
+        const struct launch_info *s = &src->v[k];
+        struct launch_info *d = launch_entry(dst, s->group, s->begin, s->end - s->begin);
+        if (d == NULL)
+            return -ENOMEM;
+        if (d->count == 0) {
+            *d = *s;
+            continue;
+        }
+        if (s->begin < d->begin)
+            d->begin = s->begin;
+        if (s->end > d->end)
+            d->end = s->end;
+        d->count += s->count;
+        if (s->max_dur > d->max_dur)
+            d->max_dur = s->max_dur;
+        d->sum_dur += s->sum_dur;
+    }
+    return 0;
+}
+
+static void launch_tables_free(struct launch_table *tables, uint32_t ngpu)
+{
+    uint32_t d;
+
+    if (tables == NULL)
+        return;
+    for (d = 0; d < ngpu; d++) {
+        free(tables[d].v);
+        idmap_free(&tables[d].index);
+    }
+    free(tables);
+}
+
+/* The Launch Stats line of every device with launches, from its table. */
+static int launch_lines(struct derived *dv, const uint32_t *gpu_planes, uint32_t ngpu,
+                        const struct xp_groups *g, const struct launch_table *tables)
+{
+    uint32_t d;
+    int rc = 0;
+
     for (d = 0; d < ngpu && rc == 0; d++) {
         struct builder_line launch;
         uint32_t k;
@@ -281,11 +343,6 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
                 rc = set_launch(dvb_line(&launch), (uint32_t)(de - dvb_line(&launch)->ev), li);
         }
     }
-    for (d = 0; d < ngpu; d++) {
-        free(tables[d].v);
-        idmap_free(&tables[d].index);
-    }
-    free(tables);
     return rc;
 }
 
@@ -295,14 +352,23 @@ static int derive_launch_stats(struct derived *dv, const struct xspace *xs,
 enum task_kind { TASK_LAUNCH, TASK_STEPS, TASK_STREAM };
 
 struct dv_task {
-    int kind;             /* enum task_kind */
-    uint32_t plane;       /* TASK_STEPS, TASK_STREAM: index in xs->planes */
-    uint32_t line;        /* TASK_STREAM: the stream's line */
-    int64_t first_id;     /* TASK_STREAM: its first derived line id */
-    int64_t first_index;  /* TASK_STREAM: its display id */
-    uint64_t cost;        /* events it reads (the longest run first) */
-    struct derived *part; /* its lines, once run */
+    int kind;                    /* enum task_kind */
+    uint32_t plane;              /* TASK_STEPS, TASK_STREAM: index in xs->planes */
+    uint32_t line;               /* TASK_STREAM: the stream's line */
+    int64_t first_id;            /* TASK_STREAM: its first derived line id */
+    int64_t first_index;         /* TASK_STREAM: its display id */
+    uint64_t cost;               /* events it reads (the longest run first) */
+    struct derived *part;        /* its lines, once run */
+    uint64_t from, to;           /* TASK_LAUNCH: its stretch of host events */
+    struct launch_table *tables; /* TASK_LAUNCH: its counts per device */
 };
+
+/* Host events from which the Launch Stats are counted in parts, one a
+ * thread (merged in order after), and what a host event costs against a
+ * kernel of a stream task (which goes through all its stats and builds
+ * five lines; most host events are not launches). */
+#define LAUNCH_SPLIT_FROM 65536
+#define LAUNCH_COST_SHARE 8
 
 struct task_list {
     struct derived *dv;            /* the result: display_ids are written here */
@@ -311,8 +377,9 @@ struct task_list {
     const struct derived_hlo *hlo; /* HLO instructions, or NULL */
     const uint32_t *gpu;           /* GPU plane indices */
     uint32_t ngpu;                 /* entries in gpu */
-    struct dv_task *tasks;         /* launch, then per plane: steps, streams */
+    struct dv_task *tasks;         /* launch parts, then per plane: steps, streams */
     uint32_t ntasks;               /* entries in tasks */
+    uint32_t nlaunch;              /* launch parts (tasks[0 .. nlaunch)) */
     uint32_t *order;               /* task indices, most costly first */
 };
 
@@ -339,8 +406,12 @@ static int task_run(void *arg, size_t i)
     if (part == NULL)
         return -ENOMEM;
     task->part = part;
-    if (task->kind == TASK_LAUNCH)
-        return derive_launch_stats(part, t->xs, t->gpu, t->ngpu, t->g);
+    if (task->kind == TASK_LAUNCH) {
+        task->tables = calloc(t->ngpu ? t->ngpu : 1, sizeof(*task->tables));
+        if (task->tables == NULL)
+            return -ENOMEM;
+        return launch_count(t->xs, t->ngpu, t->g, task->from, task->to, task->tables);
+    }
     if (task->kind == TASK_STEPS)
         return derive_steps(part, t->xs, task->plane, t->g);
     rc = derive_stream(part, t->xs, task->plane, task->line, task->first_id, task->first_index,
@@ -378,7 +449,8 @@ static int plan_plane(struct task_list *t, uint32_t p)
         free(streams);
         return -ENOMEM;
     }
-    t->tasks[t->ntasks++] = (struct dv_task){TASK_STEPS, p, 0, 0, 0, plane_events(pl), NULL};
+    t->tasks[t->ntasks++] =
+        (struct dv_task){TASK_STEPS, p, 0, 0, 0, plane_events(pl), NULL, 0, 0, NULL};
     for (i = 0; i < pl->nlines; i++) {
         if (derived_is_thread_id(pl->lines[i].id))
             continue;
@@ -390,7 +462,8 @@ static int plan_plane(struct task_list *t, uint32_t p)
     xp_qsort(streams, ns, sizeof(*streams), stream_cmp);
     for (i = 0; i < ns && next_id + LINES_PER_STREAM <= THREAD_ID_DEVICE_DERIVED_MAX; i++) {
         t->tasks[t->ntasks++] = (struct dv_task){
-            TASK_STREAM, p, streams[i].line, next_id, next_index, streams[i].nevents, NULL};
+            TASK_STREAM, p,   streams[i].line, next_id, next_index, streams[i].nevents, NULL, 0,
+            0,           NULL};
         next_index += 6;
         next_id += LINES_PER_STREAM;
     }
@@ -408,21 +481,36 @@ static int cost_desc(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
-/* The tasks: Launch Stats, then per GPU plane its Steps and streams. */
+/* The tasks: Launch Stats in parts, then per GPU plane its Steps and
+ * streams. */
 static int plan_tasks(struct task_list *t)
 {
     const struct xp_plane *host = xspace_find_plane(t->xs, "/host:CPU");
-    uint32_t ntasks = 1, i;
+    uint64_t hosted = host ? plane_events(host) : 0;
+    uint32_t nlaunch = 1, ntasks, i;
     int rc = 0;
 
+    /* (at least two parts, so that one core counts and merges the same way) */
+    if (hosted >= LAUNCH_SPLIT_FROM)
+        nlaunch = parallel_cores() < 2    ? 2
+                  : parallel_cores() > 16 ? 16
+                                          : (uint32_t)parallel_cores();
+    ntasks = nlaunch;
     for (i = 0; i < t->ngpu; i++)
         ntasks += 1 + t->xs->planes[t->gpu[i]].nlines;
     t->tasks = calloc(ntasks, sizeof(*t->tasks));
     t->order = malloc(ntasks * sizeof(*t->order));
     if (t->tasks == NULL || t->order == NULL)
         return -ENOMEM;
-    t->tasks[0] = (struct dv_task){TASK_LAUNCH, 0, 0, 0, 0, host ? plane_events(host) : 0, NULL};
-    t->ntasks = 1;
+    for (i = 0; i < nlaunch; i++) {
+        struct dv_task *k = &t->tasks[i];
+        k->kind = TASK_LAUNCH;
+        k->from = hosted * i / nlaunch;
+        k->to = hosted * (i + 1) / nlaunch;
+        k->cost = (k->to - k->from) / LAUNCH_COST_SHARE;
+    }
+    t->nlaunch = nlaunch;
+    t->ntasks = nlaunch;
     for (i = 0; i < t->ngpu && rc == 0; i++)
         rc = plan_plane(t, t->gpu[i]);
     for (i = 0; i < t->ntasks; i++)
@@ -496,6 +584,16 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, const stru
         rc = plan_tasks(&t);
     if (rc == 0)
         rc = parallel_for(t.ntasks, 0, task_run, &t);
+    /* The Launch Stats parts' counts, in order, make the first part's lines. */
+    for (i = 1; i < t.nlaunch && rc == 0; i++) {
+        uint32_t d;
+        for (d = 0; d < ngpu && rc == 0; d++)
+            rc = launch_merge(&t.tasks[0].tables[d], &t.tasks[i].tables[d]);
+    }
+    if (rc == 0 && t.nlaunch > 0)
+        rc = launch_lines(t.tasks[0].part, gpu, ngpu, g, t.tasks[0].tables);
+    for (i = 0; i < t.nlaunch; i++)
+        launch_tables_free(t.tasks[i].tables, ngpu);
     /* XProf's order: Steps of every plane, the streams' lines of every
      * plane, then Launch Stats. */
     for (i = 1; i < t.ntasks && rc == 0; i++) {

@@ -6,7 +6,8 @@
  * op and source lines), and the display ids that put them after the stream;
  * compacted lines (no times, one line alone or all of them) still give
  * every event's names and group, and a line of repeated ops keeps one name
- * pair per op and 8 bytes per event.
+ * pair per op and 8 bytes per event; the Launch Stats of a host plane big
+ * enough to be counted in parts, against a count written here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +21,9 @@
 
 #include "bigalloc.h"
 #include "derived.h"
+#include "group.h"
 #include "pbw.h"
+#include "tplane.h"
 #include "xspace.h"
 
 enum { S_KERNEL = 1, S_TF_OP, S_HLO_OP, S_HLO_MODULE, S_PROGRAM, S_HLO_PROTO };
@@ -332,12 +335,130 @@ static void test_compact_shares_names(void **state)
     free(l.refs);
 }
 
+/* --- Launch Stats counted in parts ---------------------------------------------- */
+
+enum { LS_ROOT = 1, LS_STEP_NUM, LS_CORR, LS_DEVICE, LS_COUNT };
+static const char *const ls_stats[LS_COUNT] = {NULL, "_r", "step_num", "correlation_id",
+                                               "device_id"};
+
+#define LS_STEPS 23      /* the middle of the host events falls inside step 11 */
+#define LS_PER_STEP 3000 /* 69,000 launches: over the size counted in parts */
+#define LS_STEP_PS 3000000
+
+/* Launch i of step s: its device (steps s % 5 == 0 launch on GPU 0 only),
+ * start and duration. */
+static int ls_device(int s, int i)
+{
+    return s % 5 == 0 ? 0 : (i + s) % 2;
+}
+
+static int64_t ls_start(int s, int i)
+{
+    return (int64_t)s * LS_STEP_PS + 100 + (int64_t)i * 900;
+}
+
+static int64_t ls_dur(int s, int i)
+{
+    return 200 + (i * 37 + s * 11) % 600;
+}
+
+static void test_launch_stats_in_parts(void **state)
+{
+    struct pbw space = {0};
+    struct tplane host, gpu;
+    struct xspace *xs;
+    struct xp_groups *g;
+    struct derived *dv;
+    struct xp_err err = {0};
+    int64_t corr = 1;
+    int s, i, d;
+
+    (void)state;
+    tplane_begin(&host, 0, "/host:CPU", ls_stats, LS_COUNT, 0, 0);
+    for (s = 0; s < LS_STEPS; s++) {
+        tplane_event(&host, "train", (int64_t)s * LS_STEP_PS, LS_STEP_PS - 10, LS_ROOT, (int64_t)1,
+                     LS_STEP_NUM, (int64_t)(s + 1), 0);
+        for (i = 0; i < LS_PER_STEP; i++)
+            tplane_event(&host, "launch", ls_start(s, i), ls_dur(s, i), LS_CORR, corr++, LS_DEVICE,
+                         (int64_t)ls_device(s, i), 0);
+    }
+    tplane_line_end(&host, 1, "python");
+    /* outside every step: no group, not counted */
+    tplane_event(&host, "launch", (int64_t)LS_STEPS * LS_STEP_PS + 5, 50, LS_CORR, corr++,
+                 LS_DEVICE, (int64_t)1, 0);
+    tplane_line_end(&host, 2, "other");
+    tplane_end(&host, &space);
+    for (d = 0; d < 2; d++) {
+        tplane_begin(&gpu, 10 + d, d == 0 ? "/device:GPU:0" : "/device:GPU:1", ls_stats, LS_COUNT,
+                     0, 0);
+        tplane_event(&gpu, "kernel", 1000, 100, LS_CORR, (int64_t)(1 + d), 0);
+        tplane_line_end(&gpu, 7, "Stream #7(Compute)");
+        tplane_end(&gpu, &space);
+    }
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 2, &err), 0);
+    assert_int_equal(xp_groups_build(xs, &g, &err), 0);
+    assert_int_equal(g->ngroups, LS_STEPS);
+    assert_int_equal(derived_build(xs, g, NULL, &dv, &err), 0);
+    for (d = 0; d < 2; d++) {
+        const struct dv_line *l = NULL;
+        uint32_t k, n = 0;
+        for (k = 0; k < dv->nlines; k++) {
+            if (strcmp(dv->lines[k].name, "Launch Stats") == 0 &&
+                strcmp(xs->planes[dv->lines[k].plane].name,
+                       d == 0 ? "/device:GPU:0" : "/device:GPU:1") == 0)
+                l = &dv->lines[k];
+        }
+        assert_non_null(l);
+        for (s = 0; s < LS_STEPS; s++) {
+            /* the step's launches on GPU d, counted here */
+            int64_t count = 0, begin = INT64_MAX, end = 0, most = 0, sum = 0;
+            const struct dv_launch *ls;
+            char name[64];
+            for (i = 0; i < LS_PER_STEP; i++) {
+                if (ls_device(s, i) != d)
+                    continue;
+                count++;
+                if (ls_start(s, i) < begin)
+                    begin = ls_start(s, i);
+                if (ls_start(s, i) + ls_dur(s, i) > end)
+                    end = ls_start(s, i) + ls_dur(s, i);
+                if (ls_dur(s, i) > most)
+                    most = ls_dur(s, i);
+                sum += ls_dur(s, i);
+            }
+            if (count == 0)
+                continue;
+            assert_true(n < l->nev);
+            snprintf(name, sizeof(name), "Launch Stats for train %d", s + 1);
+            assert_string_equal(l->ev[n].name, name);
+            assert_int_equal(l->ev[n].group, s);
+            assert_int_equal(l->ev[n].ts, begin);
+            assert_int_equal(l->ev[n].dur, end - begin);
+            ls = derived_launch(l, n);
+            assert_non_null(ls);
+            assert_int_equal(ls->num_launches, count);
+            assert_true(ls->max_launch_us == (double)most / 1e6);
+            assert_true(ls->avg_launch_us == (double)sum / (double)count / 1e6);
+            n++;
+        }
+        assert_int_equal(n, l->nev);
+        /* GPU 1 has no launch in steps s % 5 == 0 */
+        assert_int_equal(n, d == 0 ? LS_STEPS : LS_STEPS - 5);
+    }
+    derived_free(dv);
+    xp_groups_free(g);
+    xspace_close(xs);
+    free(space.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_compact_shares_names),
+        cmocka_unit_test(test_launch_stats_in_parts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
