@@ -193,6 +193,39 @@ static void sort_group(const struct tv_host *h, struct tie *g, uint32_t n)
     }
 }
 
+/* The ties to sort, for the threads: cut into parts at starts' groups. */
+struct group_sort {
+    const struct tv_host *h;
+    struct tie *all; /* grouped by start */
+    uint32_t n;      /* entries in all */
+};
+
+/* Where part p of the grouped ties begins: its share moved on to the next
+ * group's first tie (n for the end). */
+static uint32_t group_cut(const struct group_sort *gs, size_t p)
+{
+    uint32_t i = (uint32_t)((uint64_t)gs->n * p / COARSE_PARTS);
+
+    while (i > 0 && i < gs->n && gs->all[i].start == gs->all[i - 1].start)
+        i++;
+    return i;
+}
+
+/* Sort the groups of part p (a parallel_for item). */
+static int sort_groups_part(void *arg, size_t p)
+{
+    struct group_sort *gs = arg;
+    uint32_t i = group_cut(gs, p), end = group_cut(gs, p + 1), at;
+
+    for (; i < end; i = at) {
+        for (at = i + 1; at < end && gs->all[at].start == gs->all[i].start; at++)
+            ;
+        if (at - i > 1)
+            sort_group(gs->h, &gs->all[i], at - i);
+    }
+    return 0;
+}
+
 /* Distinct coarse starts, sorted, into w->starts. Returns 0, 1 (too many
  * coarse events) or -ENOMEM. */
 static int coarse_starts(struct coarse_work *w, const struct coarse_list *placed)
@@ -227,12 +260,14 @@ static int coarse_starts(struct coarse_work *w, const struct coarse_list *placed
 
 /* The ties of every part in comparator order, in one array (*np entries):
  * counted per start, placed by start (in index order, so by track), each
- * start's group then sorted. Returns 0, 1 (too many ties) or -ENOMEM. */
+ * start's group then sorted (the groups shared out among the threads).
+ * Returns 0, 1 (too many ties) or -ENOMEM. */
 static int ordered_ties(struct coarse_work *w, int nthreads, struct tie **tiesp, uint32_t *np)
 {
     const struct tv_host *h = w->h;
     struct tie *all;
-    uint32_t n = 0, i, at, *next;
+    struct group_sort gs;
+    uint32_t n = 0, i, *next;
     size_t p;
     int rc;
 
@@ -262,11 +297,13 @@ static int ordered_ties(struct coarse_work *w, int nthreads, struct tie **tiesp,
             all[next[w->ties[p].v[i].start]++] = w->ties[p].v[i];
     }
     free(next);
-    for (i = 0; i < n; i = at) {
-        for (at = i + 1; at < n && all[at].start == all[i].start; at++)
-            ;
-        if (at - i > 1)
-            sort_group(h, &all[i], at - i);
+    gs.h = h;
+    gs.all = all;
+    gs.n = n;
+    rc = parallel_for(COARSE_PARTS, nthreads, sort_groups_part, &gs);
+    if (rc != 0) {
+        big_free(all);
+        return rc;
     }
     *tiesp = all;
     *np = n;
