@@ -381,11 +381,14 @@ static const char *op_name(struct stream_lines *s, const struct name_key *key, s
     if (key->has_number) {
         plen = dv_u64_dec(full, key->number);
     } else {
-        memcpy(full, key->b, key->b_len);
+        /* (no module: b is NULL, and memcpy must not see it) */
+        if (key->b_len > 0)
+            memcpy(full, key->b, key->b_len);
         plen = key->b_len;
     }
     full[plen++] = '/';
-    memcpy(full + plen, key->a, key->a_len);
+    if (key->a_len > 0)
+        memcpy(full + plen, key->a, key->a_len);
     stored = dv_intern(s->ops.dv, full, plen + key->a_len);
     if (full != small)
         free(full);

@@ -335,6 +335,53 @@ static void test_compact_shares_names(void **state)
     free(l.refs);
 }
 
+/* A kernel with an hlo_op but neither hlo_module nor program_id (found by
+ * the tools' fuzz target: the op's name was built from a NULL module with
+ * memcpy, undefined behaviour that the sanitized run of this test stops
+ * at): an XLA Ops event named "/<op>", no module event. */
+static void test_op_without_module(void **state)
+{
+    struct pbw space = {0}, plane = {0}, line = {0}, ev = {0}, entry = {0}, em = {0};
+    struct xspace *xs = NULL;
+    struct derived *dv = NULL;
+    struct xp_err err;
+    const struct dv_line *l;
+    uint32_t k;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    pbw_uint(&line, 1, 10);
+    pbw_str(&line, 2, "Stream #10(Compute)");
+    pbw_uint(&ev, 1, 1);
+    pbw_uint(&ev, 2, 0);
+    pbw_uint(&ev, 3, 1000);
+    str_stat(&ev, S_KERNEL, "regs:32");
+    str_stat(&ev, S_HLO_OP, "fusion.7");
+    pbw_msg(&line, 4, &ev);
+    pbw_uint(&plane, 1, 0);
+    pbw_str(&plane, 2, "/device:GPU:0");
+    pbw_msg(&plane, 3, &line);
+    pbw_uint(&em, 1, 1);
+    pbw_str(&em, 2, "kernel");
+    pbw_uint(&entry, 1, 1);
+    pbw_msg(&entry, 2, &em);
+    pbw_msg(&plane, 4, &entry);
+    add_stat_meta(&plane, S_KERNEL, "kernel_details");
+    add_stat_meta(&plane, S_HLO_OP, "hlo_op");
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(derived_build(xs, NULL, NULL, &dv, &err), 0);
+    l = line_named(dv, "XLA Ops - from #10");
+    assert_int_equal(l->nev, 1);
+    check_event(l, 0, "/fusion.7", "fusion.7", 0, 1000);
+    for (k = 0; k < dv->nlines; k++)
+        assert_string_not_equal(dv->lines[k].name, "XLA Modules - from #10");
+    derived_free(dv);
+    xspace_close(xs);
+    free(space.p);
+}
+
 /* --- Launch Stats counted in parts ---------------------------------------------- */
 
 enum { LS_ROOT = 1, LS_STEP_NUM, LS_CORR, LS_DEVICE, LS_COUNT };
@@ -458,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_compact_shares_names),
+        cmocka_unit_test(test_op_without_module),
         cmocka_unit_test(test_launch_stats_in_parts),
     };
 
