@@ -162,9 +162,9 @@ bench: all
 
 # --- fuzzing ---------------------------------------------------------------
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="-fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libxprofs.a
+	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" build-fuzz/libxprofs.a
 	for t in fuzz_reader fuzz_tools; do \
-	  clang $(CPPFLAGS:$(BUILD)/proto=build-fuzz/proto) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  clang $(CPPFLAGS:$(BUILD)/proto=build-fuzz/proto) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	    -o build-fuzz/$$t tests/fuzz/$$t.c build-fuzz/libxprofs.a $(LIBS) || exit 1; \
 	done
 	@echo "run: mkdir -p /tmp/fuzz-work && build-fuzz/fuzz_reader -max_total_time=600 -max_len=4000000 /tmp/fuzz-work ../shared/corpus/*/plugins/profile/*/"

@@ -4,7 +4,10 @@
  * directory), and every file the run directory lists is made, as `xprofs
  * cat` makes it, plus a trace window, a down-sampled trace and the hosts/
  * copies. A file may fail with an error; nothing may crash, leak or hang.
- * Built by `make fuzz`. No input has crashed it so far; one that does
+ * Built by `make fuzz`, where undefined behaviour stops the run like a
+ * crash (so that libFuzzer keeps the input): the one report so far, before
+ * that was so, was a memcpy from a NULL module in the XLA Ops names
+ * (test_derived.c's test_op_without_module). An input that crashes it
  * belongs in tests/fuzz/regressions/ with an e2e test that makes the files
  * it broke (test_fuzz_regressions.c replays those inputs through the reader
  * only).
