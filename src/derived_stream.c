@@ -72,12 +72,14 @@ void dv_each_stat(const struct xp_plane *pl, const struct xp_line *ln, const str
     w = it.w;
     while (xp_next_stat_body(&w, &sub) == 1) {
         struct lite_stat st;
-        int64_t id;
+        struct xp_stat usual;
         int k;
 
-        /* The metadata id comes first: skip unwanted stats unparsed. */
-        if (xp_stat_peek_id(&sub, &id)) {
-            for (k = 0; k < nids && ids[k] != id; k++)
+        /* A stat of the usual shape (one id, one value) that is not wanted
+         * is skipped without more; any other shape is read in full (where
+         * a second id wins). */
+        if (xp_stat_parse_usual(&sub, &usual)) {
+            for (k = 0; k < nids && ids[k] != usual.meta_id; k++)
                 ;
             if (k == nids)
                 continue;

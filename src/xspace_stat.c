@@ -193,12 +193,6 @@ uint32_t xp_pick_event(const struct xp_pick *pk, const struct xp_line *l, const 
         struct xp_stat st;
         uint32_t slot;
 
-        if (xp_stat_peek_id(&sub, &st.meta_id)) {
-            /* not wanted, or wanted once and known: skipped unparsed */
-            slot = pick_slot(pk, st.meta_id);
-            if (slot == 0 || (!pk->last_wins && (found & (1u << (slot - 1)))))
-                continue;
-        }
         if (!xp_stat_parse_usual(&sub, &st) && stat_parse_raw(&sub, &st) != 0)
             break;
         slot = pick_slot(pk, st.meta_id);
@@ -260,8 +254,6 @@ int xp_stat_next_wanted(struct xp_stat_iter *it, struct xp_stat *st,
 
         if (rc != 1)
             return rc;
-        if (xp_stat_peek_id(&sub, &st->meta_id) && !want(ctx, st->meta_id))
-            continue; /* skipped unparsed */
         if (!xp_stat_parse_usual(&sub, st) && stat_parse_raw(&sub, st) != 0)
             return -1;
         if (!want(ctx, st->meta_id))

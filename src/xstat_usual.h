@@ -78,44 +78,6 @@ static inline int xp_stat_parse_usual(const struct wire *body, struct xp_stat *s
     }
 }
 
-/* The metadata id of a stat body of the usual shape, checked as
- * xp_stat_parse_usual checks it but nothing decoded, so that readers skip
- * the stats they do not want unparsed. Returns 1 with *id set, or 0 (any
- * other shape: then the body is parsed in full, where a second id wins). */
-static inline int xp_stat_peek_id(const struct wire *body, int64_t *id)
-{
-    struct wire w = *body;
-    uint64_t v, n;
-
-    if (w.end - w.p < 2 || w.p[0] != 0x08)
-        return 0;
-    if (w.p[1] < 0x80) {
-        v = w.p[1];
-        w.p += 2;
-    } else {
-        w.p++;
-        if (wire_varint(&w, &v) != 0)
-            return 0;
-    }
-    *id = (int64_t)v;
-    if (w.p == w.end)
-        return 1;
-    switch (*w.p++) {
-    case (F_STAT_UINT << 3) | WIRE_VARINT:
-    case (F_STAT_INT << 3) | WIRE_VARINT:
-    case (F_STAT_REF << 3) | WIRE_VARINT:
-        return wire_varint(&w, &n) == 0 && w.p == w.end;
-    case (F_STAT_DOUBLE << 3) | WIRE_I64:
-        return w.end - w.p == 8;
-    case (F_STAT_STR << 3) | WIRE_LEN:
-    case (F_STAT_BYTES << 3) | WIRE_LEN:
-    case (F_STAT_COMPRESSED << 3) | WIRE_LEN:
-        return wire_varint(&w, &n) == 0 && n == (uint64_t)(w.end - w.p);
-    default:
-        return 0;
-    }
-}
-
 /* The next stat (field 4) of an event's body at w: *sub covers its bytes
  * and w moves past it; other fields are skipped. The usual key and a
  * one-byte length, and one-byte keys of varint fields, are read without

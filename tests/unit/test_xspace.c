@@ -471,7 +471,7 @@ static int want_picked(const void *ctx, int64_t id)
 }
 
 /* The wanted stats of the first event of xs, as xp_stat_next_wanted reads
- * them (skipping the others unparsed), against a walk of every stat: the
+ * them (through xp_next_stat_body), against a walk of every stat: the
  * same stats in the same order, and the same end (corrupt or not). */
 static void check_wanted(const struct xspace *xs)
 {
@@ -491,8 +491,7 @@ static void check_wanted(const struct xspace *xs)
             break;
         same_stat(&sa, &sb);
     }
-    /* only stats of the usual shape are skipped unread: a corrupt one
-     * stops both */
+    /* a corrupt stat stops both */
     assert_int_equal(ra, rb);
 }
 
