@@ -450,7 +450,7 @@ static int plan_plane(struct task_list *t, uint32_t p)
         return -ENOMEM;
     }
     t->tasks[t->ntasks++] =
-        (struct dv_task){TASK_STEPS, p, 0, 0, 0, plane_events(pl), NULL, 0, 0, NULL};
+        (struct dv_task){.kind = TASK_STEPS, .plane = p, .cost = plane_events(pl)};
     for (i = 0; i < pl->nlines; i++) {
         if (derived_is_thread_id(pl->lines[i].id))
             continue;
@@ -461,9 +461,12 @@ static int plan_plane(struct task_list *t, uint32_t p)
     }
     xp_qsort(streams, ns, sizeof(*streams), stream_cmp);
     for (i = 0; i < ns && next_id + LINES_PER_STREAM <= THREAD_ID_DEVICE_DERIVED_MAX; i++) {
-        t->tasks[t->ntasks++] = (struct dv_task){
-            TASK_STREAM, p,   streams[i].line, next_id, next_index, streams[i].nevents, NULL, 0,
-            0,           NULL};
+        t->tasks[t->ntasks++] = (struct dv_task){.kind = TASK_STREAM,
+                                                 .plane = p,
+                                                 .line = streams[i].line,
+                                                 .first_id = next_id,
+                                                 .first_index = next_index,
+                                                 .cost = streams[i].nevents};
         next_index += 6;
         next_id += LINES_PER_STREAM;
     }
@@ -485,16 +488,15 @@ static int cost_desc(const void *a, const void *b, void *arg)
  * streams. */
 static int plan_tasks(struct task_list *t)
 {
-    const struct xp_plane *host = xspace_find_plane(t->xs, "/host:CPU");
+    int64_t ids[2];
+    const struct xp_plane *host = launch_host(t->xs, t->ngpu, t->g, ids);
     uint64_t hosted = host ? plane_events(host) : 0;
     uint32_t nlaunch = 1, ntasks, i;
-    int rc = 0;
+    int cores = parallel_cores(), rc = 0;
 
     /* (at least two parts, so that one core counts and merges the same way) */
     if (hosted >= LAUNCH_SPLIT_FROM)
-        nlaunch = parallel_cores() < 2    ? 2
-                  : parallel_cores() > 16 ? 16
-                                          : (uint32_t)parallel_cores();
+        nlaunch = cores < 2 ? 2 : cores > 16 ? 16 : (uint32_t)cores;
     ntasks = nlaunch;
     for (i = 0; i < t->ngpu; i++)
         ntasks += 1 + t->xs->planes[t->gpu[i]].nlines;
