@@ -101,18 +101,17 @@ static void metadata_plane(struct pbw *space)
     pbw_msg(space, 1, &plane);
 }
 
-static void gpu_plane(struct pbw *space)
+/* /device:GPU:0 holding the one stream line (its events given, metadata
+ * 1 "kernel", the five stats the derivation reads). */
+static void gpu_plane_of(struct pbw *space, struct pbw *events)
 {
     struct pbw plane = {0}, line = {0}, entry = {0}, em = {0};
 
     pbw_uint(&line, 1, 10);
     pbw_str(&line, 2, "Stream #10(Compute)");
-    add_event(&line, 0, 1000000, 1, "model/dense/MatMul:MatMul", NULL);
-    add_event(&line, 2000000, 1000000, 1, "model/dense/MatMul:MatMul", NULL);
-    add_event(&line, 4000000, 1000000, 1, "model/dense/BiasAdd:BiasAdd", NULL);
-    add_event(&line, 6000000, 1000000, 0, "model/x:Y", NULL); /* not a kernel */
-    add_event(&line, 8000000, 1000000, 1, "other/Relu:Relu", NULL);
-    add_event(&line, 10000000, 1000000, 1, "ignored:Ignored", "fusion.1");
+    pbw_raw(&line, events->p, events->n);
+    free(events->p);
+    memset(events, 0, sizeof(*events));
     pbw_uint(&plane, 1, 0);
     pbw_str(&plane, 2, "/device:GPU:0");
     pbw_msg(&plane, 3, &line);
@@ -127,6 +126,19 @@ static void gpu_plane(struct pbw *space)
     add_stat_meta(&plane, S_HLO_MODULE, "hlo_module");
     add_stat_meta(&plane, S_PROGRAM, "program_id");
     pbw_msg(space, 1, &plane);
+}
+
+static void gpu_plane(struct pbw *space)
+{
+    struct pbw events = {0};
+
+    add_event(&events, 0, 1000000, 1, "model/dense/MatMul:MatMul", NULL);
+    add_event(&events, 2000000, 1000000, 1, "model/dense/MatMul:MatMul", NULL);
+    add_event(&events, 4000000, 1000000, 1, "model/dense/BiasAdd:BiasAdd", NULL);
+    add_event(&events, 6000000, 1000000, 0, "model/x:Y", NULL); /* not a kernel */
+    add_event(&events, 8000000, 1000000, 1, "other/Relu:Relu", NULL);
+    add_event(&events, 10000000, 1000000, 1, "ignored:Ignored", "fusion.1");
+    gpu_plane_of(space, &events);
 }
 
 static const struct dv_line *line_named(const struct derived *dv, const char *name)
@@ -341,7 +353,7 @@ static void test_compact_shares_names(void **state)
  * at): an XLA Ops event named "/<op>", no module event. */
 static void test_op_without_module(void **state)
 {
-    struct pbw space = {0}, plane = {0}, line = {0}, ev = {0}, entry = {0}, em = {0};
+    struct pbw space = {0}, events = {0}, ev = {0};
     struct xspace *xs = NULL;
     struct derived *dv = NULL;
     struct xp_err err;
@@ -350,25 +362,13 @@ static void test_op_without_module(void **state)
 
     (void)state;
     memset(&err, 0, sizeof(err));
-    pbw_uint(&line, 1, 10);
-    pbw_str(&line, 2, "Stream #10(Compute)");
     pbw_uint(&ev, 1, 1);
     pbw_uint(&ev, 2, 0);
     pbw_uint(&ev, 3, 1000);
     str_stat(&ev, S_KERNEL, "regs:32");
     str_stat(&ev, S_HLO_OP, "fusion.7");
-    pbw_msg(&line, 4, &ev);
-    pbw_uint(&plane, 1, 0);
-    pbw_str(&plane, 2, "/device:GPU:0");
-    pbw_msg(&plane, 3, &line);
-    pbw_uint(&em, 1, 1);
-    pbw_str(&em, 2, "kernel");
-    pbw_uint(&entry, 1, 1);
-    pbw_msg(&entry, 2, &em);
-    pbw_msg(&plane, 4, &entry);
-    add_stat_meta(&plane, S_KERNEL, "kernel_details");
-    add_stat_meta(&plane, S_HLO_OP, "hlo_op");
-    pbw_msg(&space, 1, &plane);
+    pbw_msg(&events, 4, &ev);
+    gpu_plane_of(&space, &events);
     assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
     assert_int_equal(xspace_decode(xs, 1, &err), 0);
     assert_int_equal(derived_build(xs, NULL, NULL, &dv, &err), 0);
