@@ -51,17 +51,20 @@ void out_stream_at(struct out *o, int fd, size_t threshold)
     o->spill_at = threshold;
 }
 
-/* Chunks are mapped on their own with transparent huge pages: first writes
- * to fresh memory fault once per 2 MiB instead of once per 4 KiB, which is
- * much of the cost of writing a big file. Under AddressSanitizer they come
- * from malloc so that overruns are caught. */
+/* Chunks are mapped on their own, and a writer's chunks after its first
+ * with transparent huge pages: first writes to fresh memory then fault once
+ * per 2 MiB instead of once per 4 KiB, which is much of the cost of writing
+ * a big file. The first chunk keeps small pages, touched only as far as it
+ * is written: most answers are a few KiB, for which a huge page would be
+ * 2 MiB to clear (on fresh memory of a VM, milliseconds). Under
+ * AddressSanitizer they come from malloc so that overruns are caught. */
 #if defined(__SANITIZE_ADDRESS__)
 #define OUT_CHUNK_MALLOC 1
 #else
 #define OUT_CHUNK_MALLOC 0
 #endif
 
-static char *chunk_alloc(void)
+static char *chunk_alloc(int huge)
 {
     void *p;
 
@@ -70,7 +73,8 @@ static char *chunk_alloc(void)
     p = mmap(NULL, OUT_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    madvise(p, OUT_CHUNK, MADV_HUGEPAGE);
+    if (huge)
+        madvise(p, OUT_CHUNK, MADV_HUGEPAGE);
     return p;
 }
 
@@ -200,7 +204,7 @@ static int out_grow(struct out *o)
         }
     }
     if (chunk == NULL)
-        chunk = chunk_alloc();
+        chunk = chunk_alloc(o->nchunks > 0);
     if (chunk == NULL) {
         o->oom = 1;
         return -1;
