@@ -139,8 +139,21 @@ test: deps
 	$(MAKE) test-e2e
 	$(MAKE) test-asan
 
-test-unit: $(UNIT_BIN)
-	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+# The small fixed profiles of our generator, seeds of test_fuzz_tools.
+TOOL_SEEDS = $(BUILD)/tests/tool-seeds
+SEED_SCENARIOS = steps4 tpu tpu_sc tpu_raw inference
+
+$(TOOL_SEEDS)/.made: $(BUILD)/xprofs-synth
+	@rm -rf $(TOOL_SEEDS) && mkdir -p $(TOOL_SEEDS)
+	for s in $(SEED_SCENARIOS); do \
+	  $(BUILD)/xprofs-synth --out $(TOOL_SEEDS)/logs --run $$s --scenario $$s >/dev/null && \
+	  mv $(TOOL_SEEDS)/logs/plugins/profile/$$s/synth-host-0.xplane.pb $(TOOL_SEEDS)/$$s.xplane.pb || exit 1; \
+	done
+	rm -rf $(TOOL_SEEDS)/logs
+	touch $@
+
+test-unit: $(UNIT_BIN) $(TOOL_SEEDS)/.made
+	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; XPROFS_TOOL_SEEDS=$(TOOL_SEEDS) $$t || fail=1; done; exit $$fail
 
 test-e2e: all
 	XPROFS_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/e2e

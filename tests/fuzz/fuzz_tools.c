@@ -8,9 +8,11 @@
  * crash (so that libFuzzer keeps the input): the one report so far, before
  * that was so, was a memcpy from a NULL module in the XLA Ops names
  * (test_derived.c's test_op_without_module). An input that crashes it
- * belongs in tests/fuzz/regressions/ with an e2e test that makes the files
- * it broke (test_fuzz_regressions.c replays those inputs through the reader
- * only).
+ * belongs in tests/fuzz/regressions/tools/, whose inputs
+ * tests/unit/test_fuzz_tools.c makes every file of on each `make test`
+ * (as it does with mutations of our generator's small profiles, which
+ * catch that report); inputs of the reader's target go to
+ * tests/fuzz/regressions/ (test_fuzz_regressions.c).
  */
 #include <fcntl.h>
 #include <stddef.h>

@@ -1,0 +1,362 @@
+/*
+ * test_fuzz_tools.c - every tool on hostile profiles, as `make fuzz`'s
+ * fuzz_tools target runs them, in every `make test` (plain and under
+ * ASan+UBSan, where undefined behaviour aborts): the seeds are the small
+ * fixed profiles of our generator (GPU steps with HLO, TPU, SparseCore,
+ * ungrouped TPU, inference; XPROFS_TOOL_SEEDS names their directory, made
+ * by the Makefile), each made whole and then with bits flipped, bytes
+ * overwritten and the file cut short at a spread of places, plus every
+ * input saved in tests/fuzz/regressions/tools/. Each input is the one host
+ * file of a run; every file the run and its hosts/ copy list is made, with
+ * a trace window, a down-sampled trace and a search. A file is made with
+ * content (but errors.txt) or fails with a reason; nothing may crash, leak
+ * or hang.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vfs.h"
+
+#ifndef REGRESSIONS_DIR
+#define REGRESSIONS_DIR "tests/fuzz/regressions/tools"
+#endif
+
+#define SEEDS_MIN 5        /* profiles the Makefile makes */
+#define PLACES_PER_SEED 16 /* positions mutated in each seed */
+#define PLACES_FIRST 6     /* of which the first bytes (tags of the space) */
+#define FILES_MAX 64       /* files listed in one directory */
+/* Files only a GPU profile has (gpu_timeline, kernel_launchers,
+ * xla_summary ...: seven, in the run and in hosts/h). */
+#define GPU_ONLY_FILES 14
+
+/* What making the files of one input gave. */
+struct made {
+    int ok;     /* files made with content */
+    int failed; /* files refused with a reason */
+};
+
+/* A directory of the run to make every file of. */
+struct names {
+    char name[FILES_MAX][96];
+    int n;
+};
+
+static int add_name(void *arg, const char *name, int is_dir)
+{
+    struct names *nm = arg;
+
+    if (!is_dir && nm->n < FILES_MAX && strlen(name) < sizeof(nm->name[0]))
+        strcpy(nm->name[nm->n++], name);
+    return 0;
+}
+
+/* The run directory the inputs go to. */
+struct logdir {
+    char root[64];  /* LOGDIR */
+    char run[128];  /* LOGDIR/plugins/profile/r */
+    char file[160]; /* its one host file */
+    int out;        /* scratch file the files are made into */
+};
+
+/* Make path into d->out: content (errors.txt may be empty: no errors), or
+ * a failure with a reason. */
+static void make_file(struct vfs *v, struct logdir *d, const char *path, struct made *m)
+{
+    struct vfs_node node;
+    struct xp_err err = {0};
+    int rc;
+
+    if (vfs_lookup(v, path, &node, &err) != 0) {
+        assert_true(err.msg[0] != '\0');
+        m->failed++;
+        return;
+    }
+    assert_int_equal(ftruncate(d->out, 0), 0);
+    assert_int_equal(lseek(d->out, 0, SEEK_SET), 0);
+    rc = vfs_read_to(v, &node, d->out, &err);
+    vfs_node_free(&node);
+    if (rc == 0) {
+        assert_true(lseek(d->out, 0, SEEK_END) > 0 || strstr(path, "errors.txt") != NULL);
+        m->ok++;
+    } else {
+        assert_true(rc < 0);
+        assert_int_equal(err.code, rc);
+        assert_true(err.msg[0] != '\0');
+        m->failed++;
+    }
+}
+
+/* Make every file listed in dir, and the requests with a query. */
+static void make_dir(struct vfs *v, struct logdir *d, const char *dir, struct made *m)
+{
+    static const char *const extra[] = {"trace_viewer.json?resolution=100",
+                                        "trace_viewer.json?start_time_ms=0&end_time_ms=1",
+                                        "trace_viewer.json?search_prefix=a&format=pb"};
+    struct names nm = {.n = 0};
+    struct xp_err err = {0};
+    char path[256];
+    int i;
+
+    if (vfs_list(v, dir, add_name, &nm, &err) != 0)
+        return;
+    for (i = 0; i < nm.n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, nm.name[i]);
+        make_file(v, d, path, m);
+    }
+    for (i = 0; i < (int)(sizeof(extra) / sizeof(extra[0])); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, extra[i]);
+        make_file(v, d, path, m);
+    }
+}
+
+/* One input as the run's host file, every file of the run made (and of
+ * its hosts/ copy, with hosts set: the same tools on one host). */
+static struct made make_all(struct logdir *d, const uint8_t *data, size_t n, int hosts)
+{
+    struct made m = {0, 0};
+    struct xp_err err = {0};
+    struct vfs *v;
+    int fd = open(d->file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, n), (ssize_t)n);
+    close(fd);
+    assert_int_equal(vfs_open(d->root, 16 << 20, &v, &err), 0);
+    make_dir(v, d, "r", &m);
+    if (hosts)
+        make_dir(v, d, "r/hosts/h", &m);
+    vfs_close(v);
+    return m;
+}
+
+static int setup(void **state)
+{
+    struct logdir *d = calloc(1, sizeof(*d));
+    char path[160];
+
+    assert_non_null(d);
+    strcpy(d->root, "/tmp/test_fuzz_tools_XXXXXX");
+    assert_non_null(mkdtemp(d->root));
+    snprintf(path, sizeof(path), "%s/plugins", d->root);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/plugins/profile", d->root);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(d->run, sizeof(d->run), "%s/plugins/profile/r", d->root);
+    assert_int_equal(mkdir(d->run, 0700), 0);
+    snprintf(d->file, sizeof(d->file), "%s/h.xplane.pb", d->run);
+    snprintf(path, sizeof(path), "%s/out", d->root);
+    d->out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(d->out >= 0);
+    *state = d;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct logdir *d = *state;
+    char path[160];
+
+    close(d->out);
+    snprintf(path, sizeof(path), "%s/out", d->root);
+    unlink(path);
+    unlink(d->file);
+    rmdir(d->run);
+    snprintf(path, sizeof(path), "%s/plugins/profile", d->root);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/plugins", d->root);
+    rmdir(path);
+    rmdir(d->root);
+    free(d);
+    return 0;
+}
+
+/* The bytes of a file (malloc'd) into *np; NULL if it cannot be read. */
+static uint8_t *read_file(const char *path, size_t *np)
+{
+    struct stat st;
+    uint8_t *buf;
+    FILE *f;
+
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    buf = malloc((size_t)st.st_size + 1);
+    f = fopen(path, "rb");
+    assert_non_null(buf);
+    assert_non_null(f);
+    assert_int_equal(fread(buf, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+    fclose(f);
+    *np = (size_t)st.st_size;
+    return buf;
+}
+
+/* Calls fn on every regular file of dir (names ending in ".md" aside);
+ * returns how many. */
+static int each_file(const char *dir,
+                     void (*fn)(void *arg, const char *name, const uint8_t *data, size_t n),
+                     void *arg)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    int count = 0;
+
+    assert_non_null(dp);
+    while ((de = readdir(dp)) != NULL) {
+        char path[1024];
+        uint8_t *data;
+        size_t n;
+
+        if (de->d_name[0] == '.' || strstr(de->d_name, ".md") != NULL)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        data = read_file(path, &n);
+        if (data == NULL)
+            continue;
+        fn(arg, de->d_name, data, n);
+        free(data);
+        count++;
+    }
+    closedir(dp);
+    return count;
+}
+
+static void replay_one(void *arg, const char *name, const uint8_t *data, size_t n)
+{
+    (void)name;
+    (void)make_all(arg, data, n, 1);
+}
+
+static void test_saved_inputs(void **state)
+{
+    print_message("replayed %d saved inputs\n", each_file(REGRESSIONS_DIR, replay_one, *state));
+}
+
+/* The stats the builders read by name (XProf's stat names). */
+static const char *const known_stats[] = {"hlo_module",
+                                          "program_id",
+                                          "hlo_op",
+                                          "correlation_id",
+                                          "group_id",
+                                          "step_num",
+                                          "is_root",
+                                          "tf_op",
+                                          "kernel_details",
+                                          "device_id",
+                                          "_r",
+                                          "_pt",
+                                          "_p",
+                                          "_ct",
+                                          "_c",
+                                          "flops",
+                                          "bytes_accessed",
+                                          "memcpy_details",
+                                          "step_name",
+                                          "long_name"};
+#define NKNOWN (sizeof(known_stats) / sizeof(known_stats[0]))
+#define NPAIRED 6 /* the first ones are also hidden in pairs with every other */
+
+/* Rename stat name to one nobody reads in buf[0..n): every string field
+ * holding exactly it (tag 2, its length, its bytes: a StatMetadata name)
+ * gets an 'X' for its first letter. Returns how many were renamed. */
+static int hide_stat(uint8_t *buf, size_t n, const char *name)
+{
+    size_t len = strlen(name), i;
+    int count = 0;
+
+    for (i = 0; i + 2 + len <= n; i++) {
+        if (buf[i] == 0x12 && buf[i + 1] == len && memcmp(buf + i + 2, name, len) == 0) {
+            buf[i + 2] = 'X';
+            count++;
+        }
+    }
+    return count;
+}
+
+/* The seed with each known stat it names hidden, alone, and the first
+ * NPAIRED with each other one: events without the stats the tools expect beside the others (a
+ * kernel with its hlo_op but neither hlo_module nor program_id, ...). */
+static void hide_stats(struct logdir *d, const uint8_t *seed, size_t n, uint8_t *buf)
+{
+    size_t a, b;
+
+    for (a = 0; a < NKNOWN; a++) {
+        memcpy(buf, seed, n);
+        if (hide_stat(buf, n, known_stats[a]) == 0)
+            continue;
+        (void)make_all(d, buf, n, 0);
+        for (b = a + 1; a < NPAIRED && b < NKNOWN; b++) {
+            memcpy(buf, seed, n);
+            hide_stat(buf, n, known_stats[a]);
+            if (hide_stat(buf, n, known_stats[b]) > 0)
+                (void)make_all(d, buf, n, 0);
+        }
+    }
+}
+
+/* A seed whole, then mutated at PLACES_PER_SEED places spread over it
+ * (one bit flipped, the byte set to 0xff and to 0x80, a varint that goes
+ * on, the file cut there), then with stats hidden (hide_stats). */
+static void mutate_seed(void *arg, const char *name, const uint8_t *seed, size_t n)
+{
+    struct logdir *d = arg;
+    uint8_t *buf = malloc(n);
+    struct made whole = make_all(d, seed, n, 1), m;
+    int k, bit = 0;
+
+    /* The seed itself: every file it lists is made, but on a profile
+     * without GPUs the seven GPU-only tools (in the run and in hosts/). */
+    assert_true(whole.ok >= 20);
+    if (strncmp(name, "steps4", 6) == 0)
+        assert_int_equal(whole.failed, 0);
+    else
+        assert_true(whole.failed <= GPU_ONLY_FILES);
+    assert_non_null(buf);
+    for (k = 0; k < PLACES_PER_SEED; k++) {
+        /* the first bytes, then spread over the file */
+        size_t at =
+            k < PLACES_FIRST ? (size_t)k : (size_t)((uint64_t)n * (uint64_t)k / PLACES_PER_SEED);
+        if (at >= n)
+            continue;
+        memcpy(buf, seed, n);
+        buf[at] ^= (uint8_t)(1u << (bit++ % 8));
+        m = make_all(d, buf, n, 0);
+        assert_true(m.ok + m.failed > 0);
+        buf[at] = 0xff;
+        (void)make_all(d, buf, n, 0);
+        buf[at] = 0x80;
+        (void)make_all(d, buf, n, 0);
+        (void)make_all(d, seed, at, 0);
+    }
+    hide_stats(d, seed, n, buf);
+    free(buf);
+}
+
+static void test_mutated_seeds(void **state)
+{
+    const char *dir = getenv("XPROFS_TOOL_SEEDS");
+
+    /* Run by the Makefile, which makes the seeds: without them this fails. */
+    assert_non_null(dir);
+    assert_true(each_file(dir, mutate_seed, *state) >= SEEDS_MIN);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_saved_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutated_seeds, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
