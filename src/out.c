@@ -55,9 +55,10 @@ void out_stream_at(struct out *o, int fd, size_t threshold)
  * with transparent huge pages: first writes to fresh memory then fault once
  * per 2 MiB instead of once per 4 KiB, which is much of the cost of writing
  * a big file. The first chunk keeps small pages, touched only as far as it
- * is written: most answers are a few KiB, for which a huge page would be
- * 2 MiB to clear (on fresh memory of a VM, milliseconds). Under
- * AddressSanitizer they come from malloc so that overruns are caught. */
+ * is written, unless the writer expects to fill much of it (out_expect):
+ * most answers are a few KiB, for which a huge page would be 2 MiB to clear
+ * (on fresh memory of a VM, milliseconds). Under AddressSanitizer they come
+ * from malloc so that overruns are caught. */
 #if defined(__SANITIZE_ADDRESS__)
 #define OUT_CHUNK_MALLOC 1
 #else
@@ -204,7 +205,7 @@ static int out_grow(struct out *o)
         }
     }
     if (chunk == NULL)
-        chunk = chunk_alloc(o->nchunks > 0);
+        chunk = chunk_alloc(o->nchunks > 0 || o->expect >= OUT_CHUNK / 2);
     if (chunk == NULL) {
         o->oom = 1;
         return -1;
@@ -436,6 +437,11 @@ void out_u64(struct out *o, uint64_t v)
     size_t n = format_u64_before(buf + sizeof(buf), v);
 
     out_write(o, buf + sizeof(buf) - n, n);
+}
+
+void out_expect(struct out *o, size_t bytes)
+{
+    o->expect = bytes;
 }
 
 void out_rewind(struct out *o)

@@ -49,6 +49,7 @@ struct out {
     int spill_fd;          /* the unlinked spill file (open exactly when spilled > 0), or
                               the caller's fd when streaming */
     int stream;            /* 1: spill_fd is the caller's (out_stream_at) */
+    size_t expect;         /* bytes it is expected to hold (out_expect), 0: unknown */
     int (*on_spill)(void *arg, int fd, size_t spilled); /* see out_on_spill, or NULL */
     void *on_spill_arg;                                 /* its argument */
 };
@@ -96,6 +97,10 @@ void out_stream_at(struct out *o, int fd, size_t threshold);
  * a writer reused in a loop writes its next bytes into the same memory
  * (fresh memory costs a page fault and zeroing). */
 void out_rewind(struct out *o);
+
+/* The writer will hold about bytes: from half a chunk on, its first chunk
+ * is on huge pages too (see chunk_alloc in out.c). */
+void out_expect(struct out *o, size_t bytes);
 
 /* Append everything src holds (a writer that never spilled or streamed). */
 void out_append(struct out *o, const struct out *src);

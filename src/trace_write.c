@@ -16,6 +16,7 @@
  * keeps its writer's chunks from round to round. */
 #define BATCH_EVENTS 8192
 #define ROUND_BATCHES 4
+#define ENTRY_BYTES 128 /* JSON of an event, at least (150-250 bytes typically) */
 
 /* Writer state across events (counter grouping as XProf does it). */
 struct event_writer {
@@ -360,6 +361,7 @@ int tw_write_batched(struct out *o, const struct tv_part *parts, int nparts,
             b[nb].last_name = c.last_name;
             b[nb].out = &slot[nb];
             out_rewind(b[nb].out);
+            out_expect(b[nb].out, (size_t)(hi - c.pos) * ENTRY_BYTES);
             cursor_pass(&c, p, c.pos, hi);
             c.pos = hi;
             nb++;
