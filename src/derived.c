@@ -29,6 +29,40 @@ int derived_is_thread_id(int64_t id)
 
 /* --- Steps -------------------------------------------------------------------- */
 
+/* The grouping's Steps markers of plane p are this line's events when it
+ * derived them from the same events in the same order: from every event of
+ * the plane (starting at or after 0, where its signed order and ours agree)
+ * on the lines both count as not derived. */
+static int markers_are_steps(const struct xp_plane *pl, const struct xp_groups *g, uint32_t p)
+{
+    uint32_t l;
+
+    if (g->steps_derived == NULL || !g->steps_derived[p])
+        return 0;
+    for (l = 0; l < pl->nlines; l++) {
+        if (!derived_is_thread_id(pl->lines[l].id) != !xp_line_id_is_derived(pl->lines[l].id))
+            return 0;
+    }
+    return 1;
+}
+
+/* The Steps line from the grouping's markers: maximal runs of one group in
+ * time order, as the walk below makes them. */
+static int steps_from_markers(struct builder_line *steps, const struct xp_groups *g, uint32_t p)
+{
+    uint32_t k;
+    int rc = 0;
+
+    for (k = 0; k < g->nsteps[p] && rc == 0; k++) {
+        const struct xp_step_marker *m = &g->steps[p][k];
+        char name[24];
+        snprintf(name, sizeof(name), "%d", (int32_t)m->group_id);
+        rc = dvb_expand_or_add(steps, name, NULL, 0, NULL, (uint64_t)m->begin_ps,
+                               (uint64_t)(m->end_ps - m->begin_ps), (int32_t)m->group_id, 0);
+    }
+    return rc;
+}
+
 static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
                         const struct xp_groups *g)
 {
@@ -47,9 +81,15 @@ static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
     }
     if (!any)
         return 0;
+    dvb_init(&steps, dv, p, THREAD_ID_STEP_INFO, "Steps");
+    if (markers_are_steps(pl, g, p)) {
+        rc = steps_from_markers(&steps, g, p);
+        if (rc == 0 && steps.li >= 0)
+            dvb_line(&steps)->steps = g;
+        return rc;
+    }
     if (dv_sorted_events(pl, -1, &v, &n) != 0)
         return -ENOMEM;
-    dvb_init(&steps, dv, p, THREAD_ID_STEP_INFO, "Steps");
     for (i = 0; i < n && rc == 0; i++) {
         int32_t grp = xp_group_of(g, p, v[i].line, v[i].event);
         char name[24];

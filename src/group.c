@@ -59,7 +59,8 @@ static struct xp_groups *groups_new(const struct xspace *xs)
     g->xs = xs;
     g->steps = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*g->steps));
     g->nsteps = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*g->nsteps));
-    if (g->steps == NULL || g->nsteps == NULL) {
+    g->steps_derived = calloc(xs->nplanes ? xs->nplanes : 1, 1);
+    if (g->steps == NULL || g->nsteps == NULL || g->steps_derived == NULL) {
         xp_groups_free(g);
         return NULL;
     }
@@ -86,6 +87,7 @@ void xp_groups_free(struct xp_groups *g)
     free(g->tpu_step_line);
     free(g->steps);
     free(g->nsteps);
+    free(g->steps_derived);
     free(g->groups);
     if (m != NULL) {
         big_free(m->gid_block);

@@ -58,6 +58,9 @@ struct xp_groups {
                                       line's; TPU planes (ungrouped files) their Steps
                                       line merged per group, as device timespans */
     uint32_t *nsteps;              /* [plane] -> entries in steps[plane] */
+    uint8_t *steps_derived;        /* [plane] -> 1: steps[plane] were derived here from
+                                      the plane's events (GPU planes), every one of them
+                                      starting at or after 0 */
     /* TPU planes of ungrouped files: their Steps line after MergeHostSteps,
      * per event of that line (tpu_step_line[plane], -1 if none) its end as
      * XProf keeps it, or XP_STEP_DROPPED; tpu_step_end[plane] NULL if none */

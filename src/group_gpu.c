@@ -75,7 +75,7 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
     size_t n = 0, i, cap = 0;
     struct sorted_ev *v;
     int32_t cur = -1;
-    int rc = 0;
+    int rc = 0, negative = 0;
 
     for (l = 0; l < pl->nlines; l++) {
         if (!xp_line_id_is_derived(pl->lines[l].id))
@@ -95,6 +95,7 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
             v[n].begin = xp_event_start_ps(ln, &ln->events[e]);
             v[n].dur = ln->events[e].duration_ps;
             v[n].node = f->line_base[flat + l] + e;
+            negative |= v[n].begin < 0;
             n++;
         }
     }
@@ -112,6 +113,7 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
             rc = push_marker(g, p, &cap, *gp, v[i].begin, v[i].begin + v[i].dur);
     }
     big_free(v);
+    g->steps_derived[p] = rc == 0 && !negative;
     return rc;
 }
 

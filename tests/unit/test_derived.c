@@ -499,6 +499,100 @@ static void test_launch_stats_in_parts(void **state)
     free(space.p);
 }
 
+/* --- the Steps line from the grouping's markers ------------------------------------ */
+
+#define ST_STEPS 3
+#define ST_STEP_PS 1000000
+
+/* Three steps on the host, each with two launches; on GPU 0 each step's
+ * kernels on two streams and an ungrouped kernel between them (it takes the
+ * step's group, ProcessUngroupedEvents). variant 1 adds an empty line whose
+ * id only the derived lines count as derived (the Steps line is then made
+ * by its own walk of the events), variant 2 an ungrouped kernel starting
+ * before 0 (the grouping's markers are then not used either). */
+static void steps_profile(struct pbw *space, int variant)
+{
+    struct tplane host, gpu;
+    int s;
+
+    memset(space, 0, sizeof(*space));
+    tplane_begin(&host, 0, "/host:CPU", ls_stats, LS_COUNT, 0, 0);
+    for (s = 0; s < ST_STEPS; s++) {
+        int64_t at = (int64_t)s * ST_STEP_PS;
+        tplane_event(&host, "train", at, ST_STEP_PS - 10, LS_ROOT, (int64_t)1, LS_STEP_NUM,
+                     (int64_t)(s + 1), 0);
+        tplane_event(&host, "launch", at + 100, 50, LS_CORR, (int64_t)(10 * s + 1), LS_DEVICE,
+                     (int64_t)0, 0);
+        tplane_event(&host, "launch", at + 200, 50, LS_CORR, (int64_t)(10 * s + 2), LS_DEVICE,
+                     (int64_t)0, 0);
+    }
+    tplane_line_end(&host, 1, "python");
+    tplane_end(&host, space);
+    tplane_begin(&gpu, 10, "/device:GPU:0", ls_stats, LS_COUNT, 0, 0);
+    if (variant == 2)
+        tplane_event(&gpu, "early", -5, 1, 0);
+    for (s = 0; s < ST_STEPS; s++) {
+        int64_t at = (int64_t)s * ST_STEP_PS;
+        tplane_event(&gpu, "kernel", at + 300, 100000, LS_CORR, (int64_t)(10 * s + 1), 0);
+        tplane_event(&gpu, "ungrouped", at + 500000, 1000, 0);
+    }
+    tplane_line_end(&gpu, 7, "Stream #7(Compute)");
+    for (s = 0; s < ST_STEPS; s++)
+        tplane_event(&gpu, "copy", (int64_t)s * ST_STEP_PS + 400, 700000, LS_CORR,
+                     (int64_t)(10 * s + 2), 0);
+    tplane_line_end(&gpu, 8, "Stream #8(Memcpy)");
+    if (variant == 1)
+        tplane_line_end(&gpu, (int64_t)(int32_t)0xdeadbeef + 500, "odd");
+    tplane_end(&gpu, space);
+}
+
+static void test_steps_from_markers(void **state)
+{
+    int variant;
+
+    (void)state;
+    for (variant = 0; variant < 3; variant++) {
+        struct pbw space;
+        struct xspace *xs;
+        struct xp_groups *g;
+        struct derived *dv;
+        struct xp_err err = {0};
+        const struct dv_line *l = NULL;
+        uint32_t k;
+        int s;
+
+        steps_profile(&space, variant);
+        assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+        assert_int_equal(xspace_decode(xs, 2, &err), 0);
+        assert_int_equal(xp_groups_build(xs, &g, &err), 0);
+        assert_int_equal(g->ngroups, ST_STEPS);
+        assert_int_equal(g->nsteps[1], ST_STEPS);
+        assert_int_equal(g->steps_derived[1], variant != 2);
+        assert_int_equal(derived_build(xs, g, NULL, &dv, &err), 0);
+        for (k = 0; k < dv->nlines; k++) {
+            if (strcmp(dv->lines[k].name, "Steps") == 0)
+                l = &dv->lines[k];
+        }
+        assert_non_null(l);
+        assert_int_equal(l->plane, 1);
+        assert_int_equal(l->nev, ST_STEPS);
+        for (s = 0; s < ST_STEPS; s++) {
+            char name[16];
+            snprintf(name, sizeof(name), "%d", s);
+            /* from the first kernel to the end of the copy, the ungrouped
+             * kernel inside */
+            assert_int_equal(l->ev[s].ts, (uint64_t)s * ST_STEP_PS + 300);
+            assert_int_equal(l->ev[s].dur, 700400 - 300);
+            assert_int_equal(l->ev[s].group, s);
+            assert_string_equal(l->ev[s].name, name);
+        }
+        derived_free(dv);
+        xp_groups_free(g);
+        xspace_close(xs);
+        free(space.p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_compact_shares_names),
         cmocka_unit_test(test_op_without_module),
         cmocka_unit_test(test_launch_stats_in_parts),
+        cmocka_unit_test(test_steps_from_markers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
