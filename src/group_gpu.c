@@ -67,35 +67,144 @@ static int push_marker(struct xp_groups *g, uint32_t p, size_t *cap, int64_t gid
     return 0;
 }
 
-/* ProcessUngroupedEvents + DeriveStepEventsFromGroups for one GPU plane. */
-static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
+/* The time-order walk of one GPU plane's events (ProcessUngroupedEvents,
+ * DeriveStepEventsFromGroups). */
+struct plane_walk {
+    struct forest *f;
+    struct xp_groups *g;
+    uint32_t p;   /* the plane */
+    size_t cap;   /* allocated markers */
+    int32_t cur;  /* the latest group seen */
+    int negative; /* some event starts before 0 */
+};
+
+/* The next event in time order: an ungrouped one takes the latest group, a
+ * grouped one extends the last marker or starts one. */
+static int walk_event(struct plane_walk *w, int64_t begin, int64_t dur, uint32_t node)
 {
-    const struct xp_plane *pl = &f->xs->planes[p];
-    uint32_t l, e, flat = f->plane_first[p];
-    size_t n = 0, i, cap = 0;
+    int32_t *gp = &w->f->gid[node];
+
+    w->negative |= begin < 0;
+    if (*gp >= 0)
+        w->cur = *gp;
+    else if (w->cur >= 0)
+        *gp = w->cur;
+    if (*gp >= 0)
+        return push_marker(w->g, w->p, &w->cap, *gp, begin, begin + dur);
+    return 0;
+}
+
+/* The lines the walk reads: every line of the plane but derived ones. */
+static int walked_line(const struct xp_line *ln)
+{
+    return !xp_line_id_is_derived(ln->id) && ln->nevents > 0;
+}
+
+/* 1 when a line's events are in the walk's order already (start ascending,
+ * the longer first), as a profile's lines usually are. */
+static int line_in_order(const struct xp_line *ln)
+{
+    uint32_t e;
+
+    for (e = 1; e < ln->nevents; e++) {
+        int64_t a = xp_event_start_ps(ln, &ln->events[e - 1]);
+        int64_t b = xp_event_start_ps(ln, &ln->events[e]);
+        if (a > b || (a == b && ln->events[e - 1].duration_ps < ln->events[e].duration_ps))
+            return 0;
+    }
+    return 1;
+}
+
+/* The next event of one line in the merge. */
+struct line_head {
+    struct sorted_ev ev; /* the event (node: its tie break) */
+    uint32_t line;       /* its line */
+    uint32_t e;          /* its index there */
+};
+
+static void heap_down(struct line_head *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        struct line_head t;
+        if (l < n && sorted_ev_cmp(&h[l].ev, &h[m].ev) < 0)
+            m = l;
+        if (l + 1 < n && sorted_ev_cmp(&h[l + 1].ev, &h[m].ev) < 0)
+            m = l + 1;
+        if (m == i)
+            return;
+        t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static void head_at(struct line_head *h, const struct forest *f, const struct xp_plane *pl,
+                    uint32_t flat, uint32_t line, uint32_t e)
+{
+    const struct xp_line *ln = &pl->lines[line];
+
+    h->ev.begin = xp_event_start_ps(ln, &ln->events[e]);
+    h->ev.dur = ln->events[e].duration_ps;
+    h->ev.node = f->line_base[flat + line] + e;
+    h->line = line;
+    h->e = e;
+}
+
+/* The walk over lines each in order: merged through a heap of their next
+ * events, in the order the sort below gives (ties by node, that is by line,
+ * then event), without a copy of the plane's events. */
+static int walk_merged(struct plane_walk *w, const struct xp_plane *pl, uint32_t flat)
+{
+    struct line_head *h = malloc((pl->nlines ? pl->nlines : 1) * sizeof(*h));
+    uint32_t n = 0, l;
+    int rc = 0;
+
+    if (h == NULL)
+        return -ENOMEM;
+    for (l = 0; l < pl->nlines; l++) {
+        if (walked_line(&pl->lines[l]))
+            head_at(&h[n++], w->f, pl, flat, l, 0);
+    }
+    for (l = n / 2; l-- > 0;)
+        heap_down(h, n, l);
+    while (n > 0 && rc == 0) {
+        rc = walk_event(w, h[0].ev.begin, h[0].ev.dur, h[0].ev.node);
+        if (h[0].e + 1 < pl->lines[h[0].line].nevents)
+            head_at(&h[0], w->f, pl, flat, h[0].line, h[0].e + 1);
+        else
+            h[0] = h[--n];
+        heap_down(h, n, 0);
+    }
+    free(h);
+    return rc;
+}
+
+/* The walk over a copy of the plane's events, sorted. */
+static int walk_sorted(struct plane_walk *w, const struct xp_plane *pl, uint32_t flat)
+{
+    uint32_t l, e;
+    size_t n = 0, i;
     struct sorted_ev *v;
-    int32_t cur = -1;
-    int rc = 0, negative = 0;
+    int rc = 0;
 
     for (l = 0; l < pl->nlines; l++) {
-        if (!xp_line_id_is_derived(pl->lines[l].id))
+        if (walked_line(&pl->lines[l]))
             n += pl->lines[l].nevents;
     }
-    if (n == 0)
-        return 0;
-    v = big_malloc(n * sizeof(*v));
+    v = big_malloc((n ? n : 1) * sizeof(*v));
     if (v == NULL)
         return -ENOMEM;
     n = 0;
     for (l = 0; l < pl->nlines; l++) {
         const struct xp_line *ln = &pl->lines[l];
-        if (xp_line_id_is_derived(ln->id))
+        if (!walked_line(ln))
             continue;
         for (e = 0; e < ln->nevents; e++) {
             v[n].begin = xp_event_start_ps(ln, &ln->events[e]);
             v[n].dur = ln->events[e].duration_ps;
-            v[n].node = f->line_base[flat + l] + e;
-            negative |= v[n].begin < 0;
+            v[n].node = w->f->line_base[flat + l] + e;
             n++;
         }
     }
@@ -103,17 +212,32 @@ static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
         big_free(v);
         return -ENOMEM;
     }
-    for (i = 0; i < n && rc == 0; i++) {
-        int32_t *gp = &f->gid[v[i].node];
-        if (*gp >= 0)
-            cur = *gp;
-        else if (cur >= 0)
-            *gp = cur;
-        if (*gp >= 0)
-            rc = push_marker(g, p, &cap, *gp, v[i].begin, v[i].begin + v[i].dur);
-    }
+    for (i = 0; i < n && rc == 0; i++)
+        rc = walk_event(w, v[i].begin, v[i].dur, v[i].node);
     big_free(v);
-    g->steps_derived[p] = rc == 0 && !negative;
+    return rc;
+}
+
+/* ProcessUngroupedEvents + DeriveStepEventsFromGroups for one GPU plane:
+ * its events in time order, merged from its lines when each is in order
+ * (the usual case), else sorted. */
+static int derive_gpu_plane(struct forest *f, struct xp_groups *g, uint32_t p)
+{
+    const struct xp_plane *pl = &f->xs->planes[p];
+    struct plane_walk w = {.f = f, .g = g, .p = p, .cap = 0, .cur = -1, .negative = 0};
+    uint32_t l, flat = f->plane_first[p];
+    int in_order = 1, any = 0, rc;
+
+    for (l = 0; l < pl->nlines; l++) {
+        if (!walked_line(&pl->lines[l]))
+            continue;
+        any = 1;
+        in_order = in_order && line_in_order(&pl->lines[l]);
+    }
+    if (!any)
+        return 0;
+    rc = in_order ? walk_merged(&w, pl, flat) : walk_sorted(&w, pl, flat);
+    g->steps_derived[p] = rc == 0 && !w.negative;
     return rc;
 }
 

@@ -505,15 +505,20 @@ static void test_launch_stats_in_parts(void **state)
 #define ST_STEP_PS 1000000
 
 /* Three steps on the host, each with two launches; on GPU 0 each step's
- * kernels on two streams and an ungrouped kernel between them (it takes the
- * step's group, ProcessUngroupedEvents). variant 1 adds an empty line whose
+ * kernels on two streams and ungrouped kernels (they take the latest group
+ * in time order, ProcessUngroupedEvents): one between them, one on the
+ * second stream with the first kernel's start and duration (it comes after
+ * it, on a later line: merged the other way round, it would take the step
+ * before's group and stretch that step). variant 1 adds an empty line whose
  * id only the derived lines count as derived (the Steps line is then made
  * by its own walk of the events), variant 2 an ungrouped kernel starting
- * before 0 (the grouping's markers are then not used either). */
+ * before 0 (the grouping's markers are then not used either), variant 3
+ * writes the second stream's events out of order (the grouping then sorts
+ * the plane's events instead of merging its lines). */
 static void steps_profile(struct pbw *space, int variant)
 {
     struct tplane host, gpu;
-    int s;
+    int s, k;
 
     memset(space, 0, sizeof(*space));
     tplane_begin(&host, 0, "/host:CPU", ls_stats, LS_COUNT, 0, 0);
@@ -537,9 +542,13 @@ static void steps_profile(struct pbw *space, int variant)
         tplane_event(&gpu, "ungrouped", at + 500000, 1000, 0);
     }
     tplane_line_end(&gpu, 7, "Stream #7(Compute)");
-    for (s = 0; s < ST_STEPS; s++)
-        tplane_event(&gpu, "copy", (int64_t)s * ST_STEP_PS + 400, 700000, LS_CORR,
-                     (int64_t)(10 * s + 2), 0);
+    for (k = 0; k < ST_STEPS; k++) {
+        int64_t at;
+        s = variant == 3 ? ST_STEPS - 1 - k : k;
+        at = (int64_t)s * ST_STEP_PS;
+        tplane_event(&gpu, "tie", at + 300, 100000, 0);
+        tplane_event(&gpu, "copy", at + 400, 700000, LS_CORR, (int64_t)(10 * s + 2), 0);
+    }
     tplane_line_end(&gpu, 8, "Stream #8(Memcpy)");
     if (variant == 1)
         tplane_line_end(&gpu, (int64_t)(int32_t)0xdeadbeef + 500, "odd");
@@ -551,7 +560,7 @@ static void test_steps_from_markers(void **state)
     int variant;
 
     (void)state;
-    for (variant = 0; variant < 3; variant++) {
+    for (variant = 0; variant < 4; variant++) {
         struct pbw space;
         struct xspace *xs;
         struct xp_groups *g;
