@@ -63,17 +63,15 @@ static int steps_from_markers(struct builder_line *steps, const struct xp_groups
     return rc;
 }
 
-static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
-                        const struct xp_groups *g)
+/* The Steps line by its own walk: the plane's events sorted, maximal runs
+ * of one group in time order. */
+static int steps_by_walk(struct builder_line *steps, const struct xp_plane *pl,
+                         const struct xp_groups *g, uint32_t p)
 {
-    const struct xp_plane *pl = &xs->planes[p];
     struct sorted_ev *v;
-    struct builder_line steps;
     uint32_t n, i;
     int any = 0, rc = 0;
 
-    if (g == NULL)
-        return 0;
     for (i = 0; i < pl->nlines && !any; i++) {
         uint32_t e;
         for (e = 0; e < pl->lines[i].nevents && !any; e++)
@@ -81,13 +79,6 @@ static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
     }
     if (!any)
         return 0;
-    dvb_init(&steps, dv, p, THREAD_ID_STEP_INFO, "Steps");
-    if (markers_are_steps(pl, g, p)) {
-        rc = steps_from_markers(&steps, g, p);
-        if (rc == 0 && steps.li >= 0)
-            dvb_line(&steps)->steps = g;
-        return rc;
-    }
     if (dv_sorted_events(pl, -1, &v, &n) != 0)
         return -ENOMEM;
     for (i = 0; i < n && rc == 0; i++) {
@@ -97,7 +88,7 @@ static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
             continue;
         {
             /* The step's name is its group id: same group, same name. */
-            struct dv_event *last = dvb_last(&steps, 0);
+            struct dv_event *last = dvb_last(steps, 0);
             if (last != NULL && last->group == grp) {
                 uint64_t end = v[i].ts + v[i].dur;
                 if (end > last->ts + last->dur)
@@ -106,9 +97,26 @@ static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
             }
         }
         snprintf(name, sizeof(name), "%d", grp);
-        rc = dvb_expand_or_add(&steps, name, NULL, 0, NULL, v[i].ts, v[i].dur, grp, 0);
+        rc = dvb_expand_or_add(steps, name, NULL, 0, NULL, v[i].ts, v[i].dur, grp, 0);
     }
     big_free(v);
+    return rc;
+}
+
+static int derive_steps(struct derived *dv, const struct xspace *xs, uint32_t p,
+                        const struct xp_groups *g)
+{
+    const struct xp_plane *pl = &xs->planes[p];
+    struct builder_line steps;
+    int rc;
+
+    if (g == NULL)
+        return 0;
+    dvb_init(&steps, dv, p, THREAD_ID_STEP_INFO, "Steps");
+    if (markers_are_steps(pl, g, p))
+        rc = steps_from_markers(&steps, g, p);
+    else
+        rc = steps_by_walk(&steps, pl, g, p);
     if (rc == 0 && steps.li >= 0)
         dvb_line(&steps)->steps = g;
     return rc;

@@ -23,57 +23,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run_files.h"
 #include "vfs.h"
 
-/* The file names of one directory listing. */
-struct names {
-    char name[64][96];
-    int n;
+/* Where the files of one input go. */
+struct target {
+    struct vfs *v;
+    int devnull; /* /dev/null, open for writing */
 };
 
-static int add_name(void *arg, const char *name, int is_dir)
+/* Make one file to /dev/null (run_files_each's fn); errors are expected. */
+static void make_file(void *arg, const char *path)
 {
-    struct names *nm = arg;
-
-    if (!is_dir && nm->n < 64 && strlen(name) < sizeof(nm->name[0]))
-        strcpy(nm->name[nm->n++], name);
-    return 0;
-}
-
-/* Make one file to /dev/null; errors are expected. */
-static void make_file(struct vfs *v, int devnull, const char *path)
-{
+    struct target *t = arg;
     struct vfs_node node;
     struct xp_err err = {0};
 
-    if (vfs_lookup(v, path, &node, &err) != 0)
+    if (vfs_lookup(t->v, path, &node, &err) != 0)
         return;
     if (node.kind == VFS_TOOL || node.kind == VFS_README)
-        (void)vfs_read_to(v, &node, devnull, &err);
+        (void)vfs_read_to(t->v, &node, t->devnull, &err);
     vfs_node_free(&node);
-}
-
-/* Make every file listed under dir. */
-static void make_dir(struct vfs *v, int devnull, const char *dir)
-{
-    static const char *const extra[] = {"trace_viewer.json?resolution=100",
-                                        "trace_viewer.json?start_time_ms=0&end_time_ms=1",
-                                        "trace_viewer.json?search_prefix=a&format=pb"};
-    struct names nm = {.n = 0};
-    struct xp_err err = {0};
-    char path[256];
-    int i;
-
-    if (vfs_list(v, dir, add_name, &nm, &err) != 0)
-        return;
-    for (i = 0; i < nm.n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, nm.name[i]);
-        make_file(v, devnull, path);
-    }
-    for (i = 0; i < (int)(sizeof(extra) / sizeof(extra[0])); i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, extra[i]);
-        make_file(v, devnull, path);
-    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -81,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static char logdir[64];
     static char file[128];
     struct xp_err err = {0};
-    struct vfs *v;
-    int fd, devnull;
+    struct target t;
+    int fd;
 
     if (logdir[0] == '\0') {
         char run[128];
@@ -101,14 +71,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fd < 0 || write(fd, data, size) != (ssize_t)size)
         abort();
     close(fd);
-    devnull = open("/dev/null", O_WRONLY);
-    if (devnull < 0)
+    t.devnull = open("/dev/null", O_WRONLY);
+    if (t.devnull < 0)
         abort();
-    if (vfs_open(logdir, 64 << 20, &v, &err) == 0) {
-        make_dir(v, devnull, "r");
-        make_dir(v, devnull, "r/hosts/h");
-        vfs_close(v);
+    if (vfs_open(logdir, 64 << 20, &t.v, &err) == 0) {
+        run_files_each(t.v, "r", make_file, &t);
+        run_files_each(t.v, "r/hosts/h", make_file, &t);
+        vfs_close(t.v);
     }
-    close(devnull);
+    close(t.devnull);
     return 0;
 }

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../fuzz/run_files.h"
 #include "vfs.h"
 
 #ifndef REGRESSIONS_DIR
@@ -36,7 +37,6 @@
 #define SEEDS_MIN 5        /* profiles the Makefile makes */
 #define PLACES_PER_SEED 16 /* positions mutated in each seed */
 #define PLACES_FIRST 6     /* of which the first bytes (tags of the space) */
-#define FILES_MAX 64       /* files listed in one directory */
 /* Files only a GPU profile has (gpu_timeline, kernel_launchers,
  * xla_summary ...: seven, in the run and in hosts/h). */
 #define GPU_ONLY_FILES 14
@@ -47,21 +47,6 @@ struct made {
     int failed; /* files refused with a reason */
 };
 
-/* A directory of the run to make every file of. */
-struct names {
-    char name[FILES_MAX][96];
-    int n;
-};
-
-static int add_name(void *arg, const char *name, int is_dir)
-{
-    struct names *nm = arg;
-
-    if (!is_dir && nm->n < FILES_MAX && strlen(name) < sizeof(nm->name[0]))
-        strcpy(nm->name[nm->n++], name);
-    return 0;
-}
-
 /* The run directory the inputs go to. */
 struct logdir {
     char root[64];  /* LOGDIR */
@@ -70,54 +55,39 @@ struct logdir {
     int out;        /* scratch file the files are made into */
 };
 
-/* Make path into d->out: content (errors.txt may be empty: no errors), or
- * a failure with a reason. */
-static void make_file(struct vfs *v, struct logdir *d, const char *path, struct made *m)
+/* One input's files being made. */
+struct making {
+    struct vfs *v;
+    struct logdir *d;
+    struct made m;
+};
+
+/* Make path into d->out (run_files_each's fn): content (errors.txt may be
+ * empty: no errors), or a failure with a reason. */
+static void make_file(void *arg, const char *path)
 {
+    struct making *mk = arg;
     struct vfs_node node;
     struct xp_err err = {0};
     int rc;
 
-    if (vfs_lookup(v, path, &node, &err) != 0) {
+    if (vfs_lookup(mk->v, path, &node, &err) != 0) {
         assert_true(err.msg[0] != '\0');
-        m->failed++;
+        mk->m.failed++;
         return;
     }
-    assert_int_equal(ftruncate(d->out, 0), 0);
-    assert_int_equal(lseek(d->out, 0, SEEK_SET), 0);
-    rc = vfs_read_to(v, &node, d->out, &err);
+    assert_int_equal(ftruncate(mk->d->out, 0), 0);
+    assert_int_equal(lseek(mk->d->out, 0, SEEK_SET), 0);
+    rc = vfs_read_to(mk->v, &node, mk->d->out, &err);
     vfs_node_free(&node);
     if (rc == 0) {
-        assert_true(lseek(d->out, 0, SEEK_END) > 0 || strstr(path, "errors.txt") != NULL);
-        m->ok++;
+        assert_true(lseek(mk->d->out, 0, SEEK_END) > 0 || strstr(path, "errors.txt") != NULL);
+        mk->m.ok++;
     } else {
         assert_true(rc < 0);
         assert_int_equal(err.code, rc);
         assert_true(err.msg[0] != '\0');
-        m->failed++;
-    }
-}
-
-/* Make every file listed in dir, and the requests with a query. */
-static void make_dir(struct vfs *v, struct logdir *d, const char *dir, struct made *m)
-{
-    static const char *const extra[] = {"trace_viewer.json?resolution=100",
-                                        "trace_viewer.json?start_time_ms=0&end_time_ms=1",
-                                        "trace_viewer.json?search_prefix=a&format=pb"};
-    struct names nm = {.n = 0};
-    struct xp_err err = {0};
-    char path[256];
-    int i;
-
-    if (vfs_list(v, dir, add_name, &nm, &err) != 0)
-        return;
-    for (i = 0; i < nm.n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, nm.name[i]);
-        make_file(v, d, path, m);
-    }
-    for (i = 0; i < (int)(sizeof(extra) / sizeof(extra[0])); i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, extra[i]);
-        make_file(v, d, path, m);
+        mk->m.failed++;
     }
 }
 
@@ -125,20 +95,19 @@ static void make_dir(struct vfs *v, struct logdir *d, const char *dir, struct ma
  * its hosts/ copy, with hosts set: the same tools on one host). */
 static struct made make_all(struct logdir *d, const uint8_t *data, size_t n, int hosts)
 {
-    struct made m = {0, 0};
+    struct making mk = {.v = NULL, .d = d, .m = {0, 0}};
     struct xp_err err = {0};
-    struct vfs *v;
     int fd = open(d->file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
     assert_true(fd >= 0);
     assert_int_equal(write(fd, data, n), (ssize_t)n);
     close(fd);
-    assert_int_equal(vfs_open(d->root, 16 << 20, &v, &err), 0);
-    make_dir(v, d, "r", &m);
+    assert_int_equal(vfs_open(d->root, 16 << 20, &mk.v, &err), 0);
+    run_files_each(mk.v, "r", make_file, &mk);
     if (hosts)
-        make_dir(v, d, "r/hosts/h", &m);
-    vfs_close(v);
-    return m;
+        run_files_each(mk.v, "r/hosts/h", make_file, &mk);
+    vfs_close(mk.v);
+    return mk.m;
 }
 
 static int setup(void **state)
