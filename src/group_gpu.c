@@ -140,14 +140,22 @@ static void heap_down(struct line_head *h, uint32_t n, uint32_t i)
     }
 }
 
-static void head_at(struct line_head *h, const struct forest *f, const struct xp_plane *pl,
-                    uint32_t flat, uint32_t line, uint32_t e)
+/* Event e of line `line` of plane pl (whose first line is flat) as the walk
+ * orders it. */
+static void event_at(struct sorted_ev *ev, const struct forest *f, const struct xp_plane *pl,
+                     uint32_t flat, uint32_t line, uint32_t e)
 {
     const struct xp_line *ln = &pl->lines[line];
 
-    h->ev.begin = xp_event_start_ps(ln, &ln->events[e]);
-    h->ev.dur = ln->events[e].duration_ps;
-    h->ev.node = f->line_base[flat + line] + e;
+    ev->begin = xp_event_start_ps(ln, &ln->events[e]);
+    ev->dur = ln->events[e].duration_ps;
+    ev->node = f->line_base[flat + line] + e;
+}
+
+static void head_at(struct line_head *h, const struct forest *f, const struct xp_plane *pl,
+                    uint32_t flat, uint32_t line, uint32_t e)
+{
+    event_at(&h->ev, f, pl, flat, line, e);
     h->line = line;
     h->e = e;
 }
@@ -193,20 +201,15 @@ static int walk_sorted(struct plane_walk *w, const struct xp_plane *pl, uint32_t
         if (walked_line(&pl->lines[l]))
             n += pl->lines[l].nevents;
     }
-    v = big_malloc((n ? n : 1) * sizeof(*v));
+    v = big_malloc(n * sizeof(*v)); /* n > 0: derive_gpu_plane saw an event */
     if (v == NULL)
         return -ENOMEM;
     n = 0;
     for (l = 0; l < pl->nlines; l++) {
-        const struct xp_line *ln = &pl->lines[l];
-        if (!walked_line(ln))
+        if (!walked_line(&pl->lines[l]))
             continue;
-        for (e = 0; e < ln->nevents; e++) {
-            v[n].begin = xp_event_start_ps(ln, &ln->events[e]);
-            v[n].dur = ln->events[e].duration_ps;
-            v[n].node = w->f->line_base[flat + l] + e;
-            n++;
-        }
+        for (e = 0; e < pl->lines[l].nevents; e++)
+            event_at(&v[n++], w->f, pl, flat, l, e);
     }
     if (xp_sort_runs(v, n, sizeof(*v), sorted_ev_cmp_ctx, NULL) != 0) {
         big_free(v);
