@@ -1053,7 +1053,9 @@ static void *bg_complete(void *arg)
 
     /* A failure leaves the index coarse: the next deep request tries
      * again and reports it. */
+    big_pool_hold();
     (void)tv_complete(job->h, 0, &err);
+    big_pool_release();
     bg_job_end(job);
     return NULL;
 }

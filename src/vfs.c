@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigalloc.h"
+
 /* A file being made in a thread of its own for vfs_open_file. */
 struct vfs_producing {
     struct vfs_producing *next; /* in vfs.producing */
@@ -427,7 +429,10 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     ctx.host = a->node->host;
     ctx.q = &q;
     ctx.err = err;
+    /* Its transient arrays' pages go to the arrays made after them. */
+    big_pool_hold();
     rc = t->produce(&ctx, o);
+    big_pool_release();
     query_free(&q);
     /* A mapped profile cut short while the tool read it gave it zeros:
      * that, not whatever the zeros made the tool say, is the failure. */
