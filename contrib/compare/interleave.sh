@@ -6,14 +6,17 @@
 #
 # Runs `xprofs cat LOGDIR PATH` with each build in turn, PAIRS times (default
 # 5), sleeping IDLE_S seconds (default 5) before every run, and prints one
-# line per run (build, wall, user and system seconds, peak RSS, md5 of the
-# output) and then each build's min / median / max wall time. On this kind of
-# virtual machine memory the guest freed a few seconds ago is fresh to the
-# host again (2.5-3 s a GB to touch; see README, Performance), so a run right
-# after another one pays much less for its pages than one a user starts:
-# back-to-back runs compare the builds on borrowed memory, and the order of
-# the runs decides who borrows. The idle wait puts every run on fresh pages.
+# line per run (build, wall seconds, peak RSS MB) and then each build's min /
+# median / max wall time. Runs are timed by xprofs-timeit (BUILD, default
+# build/), as `make bench` times them; outputs.sh checks the bytes. On this
+# kind of virtual machine memory the guest freed a few seconds ago is fresh
+# to the host again (2.5-3 s a GB to touch; see README, Performance), so a
+# run right after another one pays much less for its pages than one a user
+# starts: back-to-back runs compare the builds on borrowed memory, and the
+# order of the runs decides who borrows. The idle wait puts every run on
+# fresh pages.
 set -eu
+BUILD=${BUILD:-build}
 pairs=5
 idle=5
 while getopts n:s: opt; do
@@ -31,17 +34,13 @@ fi
 logdir=$1
 path=$2
 shift 2
-out=$(mktemp)
 times=$(mktemp)
-trap 'rm -f "$out" "$times"' EXIT
+trap 'rm -f "$times"' EXIT
 for ((i = 0; i < pairs; i++)); do
     for bin in "$@"; do
         sleep "$idle"
-        t=$({ /usr/bin/time -f "%e %U %S %M" "$bin" cat "$logdir" "$path" > "$out"; } 2>&1 | tail -1)
-        sum=$(md5sum < "$out" | cut -c1-12)
-        read -r wall user sys rss <<< "$t"
-        printf '%s\twall %s\tuser %s\tsys %s\tpeak %d MB\tmd5 %s\n' "$bin" "$wall" "$user" "$sys" \
-            $((rss / 1024)) "$sum"
+        read -r wall rss < <("$BUILD/xprofs-timeit" "$bin" cat "$logdir" "$path")
+        printf '%s\twall %s s\tpeak %s MB\n' "$bin" "$wall" "$rss"
         printf '%s %s\n' "$bin" "$wall" >> "$times"
     done
 done
