@@ -129,13 +129,21 @@ struct xp_plane {
 #define XP_NO_STAT INT64_MIN
 
 /* Profiles of this size or more are mapped (file_map.h), smaller ones read
- * into memory (file_bytes.h). A copy sits on huge pages, which the many
- * passes over a profile prefer (mapped, the 80 MB TPU bench profile's trace
- * takes 10% longer); but the copy of a big one is the biggest block of
- * fresh memory a tool touches, which costs more than the passes gain (the
- * 1.7 GB bench profile's trace took 14.4-14.9 s mapped, 15.5-21.0 s
- * copied). */
-#define XS_MAP_FROM ((size_t)256 << 20)
+ * into memory (file_bytes.h). A copy is fresh memory, which costs most in a
+ * process started after the machine sat idle, as a user's first request
+ * usually is (the 80 MB GPU bench profile's trace then: 1.155 s copied,
+ * 1.006 s mapped; 0.514 against 0.529 s back to back, where the copy reuses
+ * pages the process before freed), and a mount would hold a copy of every
+ * open run where a mapping is page cache; a copy of a few MiB costs no
+ * more than the first touches of its mapped pages (README, the reader). */
+#define XS_MAP_FROM ((size_t)4 << 20)
+
+/* A mapped profile of this size or more lets go of its pages as passes
+ * finish with them (xspace_release), which keeps its share of the peak RSS
+ * small (most of it at 1.7 GB); a smaller one keeps them, since a later
+ * pass (the trace's index fill) would touch them again and each first touch
+ * of a mapped 4 KiB page is slow on the VMs measured (80 MB: 40-50 ms). */
+#define XS_RELEASE_FROM ((size_t)256 << 20)
 
 struct xspace {
     char *path;                  /* file it was read from */
@@ -176,9 +184,10 @@ void xp_events_free(struct xp_event *events, uint32_t n);
  * read as zeros, file_map.h); else 0. */
 int xspace_cut_short(const struct xspace *xs, struct xp_err *err);
 
-/* A pass done with bytes [off, off + len) of a mapped profile lets go of
- * their pages (file_map_release: out of resident memory, still in the page
- * cache, back on the next read); a no-op for a profile read into memory. */
+/* A pass done with bytes [off, off + len) of a mapped profile of
+ * XS_RELEASE_FROM bytes or more lets go of their pages (file_map_release:
+ * out of resident memory, still in the page cache, back on the next read);
+ * a no-op for a smaller one or a profile read into memory. */
 void xspace_release(const struct xspace *xs, size_t off, size_t len);
 
 /* Release everything. NULL is a no-op. */

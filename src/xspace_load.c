@@ -87,7 +87,7 @@ int xspace_cut_short(const struct xspace *xs, struct xp_err *err)
 
 void xspace_release(const struct xspace *xs, size_t off, size_t len)
 {
-    if (xs->mapped && off < xs->size)
+    if (xs->mapped && xs->size >= XS_RELEASE_FROM && off < xs->size)
         file_map_release(xs->data, off, len < xs->size - off ? len : xs->size - off);
 }
 

@@ -6,7 +6,9 @@
  * pages leave resident memory and read the same when read again; an xplane
  * cut short between opening and decoding fails to decode with a message
  * that says why, and one cut short after it makes the snapshot that opened
- * it say so (the check every produced file passes before it is served).
+ * it say so (the check every produced file passes before it is served); an
+ * xplane is copied under XS_MAP_FROM bytes and mapped from there, and lets
+ * go of its pages on release only from XS_RELEASE_FROM.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -272,6 +274,60 @@ static void test_xplane_cut_before_decoding(void **state)
     unlink(path);
 }
 
+/* The mapped resident KiB of xs's bytes after every page is read, then
+ * after xspace_release of all of them. */
+static void release_all(struct xspace *xs, long *before, long *after)
+{
+    const volatile uint8_t *v = xs->data;
+    size_t i;
+
+    for (i = 0; i < xs->size; i += 4096)
+        (void)v[i];
+    *before = resident_kib(xs->data);
+    xspace_release(xs, 0, xs->size);
+    *after = resident_kib(xs->data);
+}
+
+static void test_xplane_mapped_and_released_by_size(void **state)
+{
+    char path[] = "/tmp/test_file_map_XXXXXX.xplane.pb";
+    struct xp_err err = {0};
+    struct xspace *xs = NULL;
+    long before, after;
+    int fd = mkstemps(path, 10);
+
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    /* Under XS_MAP_FROM: copied (release has nothing to let go). */
+    write_profile(path, XS_MAP_FROM / 2);
+    assert_int_equal(xspace_open(path, &xs, &err), 0);
+    assert_int_equal(xs->mapped, 0);
+    xspace_close(xs);
+    /* Mapped, but under XS_RELEASE_FROM: its pages stay, for the passes
+     * that read it again. */
+    write_profile(path, XS_MAP_FROM);
+    assert_int_equal(xspace_open(path, &xs, &err), 0);
+    assert_int_equal(xs->mapped, 1);
+    release_all(xs, &before, &after);
+    assert_true(before >= (long)(XS_MAP_FROM / 1024));
+    assert_int_equal(after, before);
+    assert_int_equal(xspace_decode(xs, 2, &err), 0);
+    assert_int_equal(xs->nevents, 4000);
+    xspace_close(xs);
+    /* From XS_RELEASE_FROM: they go (the page cache keeps them). */
+    write_profile(path, XS_RELEASE_FROM);
+    assert_int_equal(xspace_open(path, &xs, &err), 0);
+    assert_int_equal(xs->mapped, 1);
+    release_all(xs, &before, &after);
+    assert_true(before >= (long)(XS_RELEASE_FROM / 1024));
+    assert_true(after < before / 100);
+    assert_int_equal(xspace_decode(xs, 2, &err), 0);
+    assert_int_equal(xs->nevents, 4000);
+    xspace_close(xs);
+    unlink(path);
+}
+
 static void test_snapshot_sees_the_cut(void **state)
 {
     char dir[] = "/tmp/test_file_map_XXXXXX", path[128];
@@ -315,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_release_keeps_bytes),
         cmocka_unit_test(test_other_faults_pass_on),
         cmocka_unit_test(test_xplane_cut_before_decoding),
+        cmocka_unit_test(test_xplane_mapped_and_released_by_size),
         cmocka_unit_test(test_snapshot_sees_the_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
