@@ -69,7 +69,7 @@ static struct tv_host *make_host(void)
         t2 = tv_track_thread(h, pid, 2);
         c1 = tv_track_channel(h, pid, tv_cstr(h, "mem"));
         c2 = tv_track_channel(h, pid, tv_cstr(h, "flops"));
-        for (i = 0; i < 997; i++) {
+        for (i = 0; i < 331; i++) {
             add(h, t1, 1000000 + 7919 * (uint64_t)i, 500 + i % 13, i % 3 ? "k" : "op \"x\"", src++,
                 0);
             add(h, t2, 2000000 + 104729 * (uint64_t)(i % 101), 300, "m", src++, 0);
