@@ -464,7 +464,7 @@ static int task_run(void *arg, size_t i)
         return derive_steps(part, t->xs, task->plane, t->g);
     rc = derive_stream(part, t->xs, task->plane, task->line, task->first_id, task->first_index,
                        t->g, t->hlo);
-    /* Nothing else here reads the stream's bytes: a mapped profile lets
+    /* Nothing else here reads the stream's bytes: a big mapped profile lets
      * them go (the page cache keeps them). */
     ln = &t->xs->planes[task->plane].lines[task->line];
     if (ln->body != NULL)

@@ -1,6 +1,6 @@
 /*
  * file_bytes.h - a whole file read into memory: Chrome-trace JSON, and an
- * xplane that cannot be mapped (file_map.h).
+ * xplane under XS_MAP_FROM bytes or one that cannot be mapped (file_map.h).
  *
  * The copy sits on huge pages (bigalloc.h). Pieces are read by every core
  * at once, since the first touch of fresh memory costs as much as the copy

@@ -270,7 +270,7 @@ int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_win
         rc = snapshot_hlo_modules(snap, host, &hlo, err);
     if (rc == 0 && b.preprocess)
         rc = derived_build(xs, b.groups, hlo, &b.src->dv, err);
-    /* The passes over the whole profile are done: a mapped one lets go of
+    /* The passes over the whole profile are done: a big mapped one lets go of
      * its pages, and each fill job then holds only the stretch it reads. */
     xspace_release(xs, 0, xs->size);
     if (rc == 0)
