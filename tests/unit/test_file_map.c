@@ -274,18 +274,28 @@ static void test_xplane_cut_before_decoding(void **state)
     unlink(path);
 }
 
-/* The mapped resident KiB of xs's bytes after every page is read, then
- * after xspace_release of all of them. */
-static void release_all(struct xspace *xs, long *before, long *after)
+/* A profile of pad bytes written at path and opened: it must be mapped.
+ * Every page is read, then all are released; *before and *after are the
+ * mapping's resident KiB around the release. It still decodes after. */
+static void mapped_and_released(const char *path, size_t pad, long *before, long *after)
 {
-    const volatile uint8_t *v = xs->data;
+    struct xp_err err = {0};
+    struct xspace *xs = NULL;
+    const volatile uint8_t *v;
     size_t i;
 
+    write_profile(path, pad);
+    assert_int_equal(xspace_open(path, &xs, &err), 0);
+    assert_int_equal(xs->mapped, 1);
+    v = xs->data;
     for (i = 0; i < xs->size; i += 4096)
         (void)v[i];
     *before = resident_kib(xs->data);
     xspace_release(xs, 0, xs->size);
     *after = resident_kib(xs->data);
+    assert_int_equal(xspace_decode(xs, 2, &err), 0);
+    assert_int_equal(xs->nevents, 4000);
+    xspace_close(xs);
 }
 
 static void test_xplane_mapped_and_released_by_size(void **state)
@@ -306,25 +316,13 @@ static void test_xplane_mapped_and_released_by_size(void **state)
     xspace_close(xs);
     /* Mapped, but under XS_RELEASE_FROM: its pages stay, for the passes
      * that read it again. */
-    write_profile(path, XS_MAP_FROM);
-    assert_int_equal(xspace_open(path, &xs, &err), 0);
-    assert_int_equal(xs->mapped, 1);
-    release_all(xs, &before, &after);
+    mapped_and_released(path, XS_MAP_FROM, &before, &after);
     assert_true(before >= (long)(XS_MAP_FROM / 1024));
     assert_int_equal(after, before);
-    assert_int_equal(xspace_decode(xs, 2, &err), 0);
-    assert_int_equal(xs->nevents, 4000);
-    xspace_close(xs);
     /* From XS_RELEASE_FROM: they go (the page cache keeps them). */
-    write_profile(path, XS_RELEASE_FROM);
-    assert_int_equal(xspace_open(path, &xs, &err), 0);
-    assert_int_equal(xs->mapped, 1);
-    release_all(xs, &before, &after);
+    mapped_and_released(path, XS_RELEASE_FROM, &before, &after);
     assert_true(before >= (long)(XS_RELEASE_FROM / 1024));
     assert_true(after < before / 100);
-    assert_int_equal(xspace_decode(xs, 2, &err), 0);
-    assert_int_equal(xs->nevents, 4000);
-    xspace_close(xs);
     unlink(path);
 }
 
