@@ -16,11 +16,14 @@ OPT      ?= -O2
 SANITIZE ?=
 PYTEST   ?= pytest-3
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+# The end-to-end tests run on $(JOBS) pytest workers where pytest-xdist is
+# installed (make deps installs it), else in one process.
+PYTEST_WORKERS = $(shell /usr/bin/python3 -c 'import xdist' 2>/dev/null && echo '-n $(JOBS)')
 
 DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
-           libmicrohttpd-dev bc time chromium libzstd-dev zstd
+           libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist
 
 PKGS     = libprotobuf-c libcjson zlib libzstd
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -152,18 +155,23 @@ $(TOOL_SEEDS)/.made: $(BUILD)/xprofs-synth
 	rm -rf $(TOOL_SEEDS)/logs
 	touch $@
 
+# Each unit test is a target of its own, so they run $(JOBS) at a time; -k
+# runs them all even when one fails, -O keeps each one's output together.
 test-unit: $(UNIT_BIN) $(TOOL_SEEDS)/.made
-	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; XPROFS_TOOL_SEEDS=$(TOOL_SEEDS) $$t || fail=1; done; exit $$fail
+	@$(MAKE) -k -O -j$(JOBS) --no-print-directory $(UNIT_BIN:=.run)
+
+$(BUILD)/tests/%.run: $(BUILD)/tests/% $(TOOL_SEEDS)/.made
+	@echo "== $<"; XPROFS_TOOL_SEEDS=$(TOOL_SEEDS) $<
 
 test-e2e: all
-	XPROFS_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/e2e
+	XPROFS_BUILD=$(abspath $(BUILD)) $(PYTEST) -q $(PYTEST_WORKERS) tests/e2e
 
 test-asan:
 	$(MAKE) -j$(JOBS) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
 	$(MAKE) BUILD=build-asan test-unit
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  XPROFS_BUILD=$(abspath build-asan) XPROFS_SANITIZED=1 XPROFS_UI_LOAD_SECONDS=5 \
-	  $(PYTEST) -q tests/e2e
+	  $(PYTEST) -q $(PYTEST_WORKERS) tests/e2e
 
 # --- demo ------------------------------------------------------------------
 demo: deps all
