@@ -697,7 +697,7 @@ void derived_free(struct derived *dv)
         big_free(dv->lines[i].kept);
         free(dv->lines[i].refs);
         free(dv->lines[i].launch);
-        free(dv->lines[i].display);
+        free(dv->lines[i].ref_slots);
     }
     free(dv->lines);
     if (dv->display_ids != NULL) {

@@ -28,34 +28,31 @@
 #include "group.h"
 #include "xspace.h"
 
-/* 32 bytes: a derived line holds many. What only a few lines carry (the
- * Steps line's step names, the Launch Stats line's numbers, display names
- * that are not a tail of the name) is found through the line
- * (derived_display, derived_step_name, derived_launch). */
-struct dv_event {
-    uint64_t ts;      /* start, ps */
-    uint64_t dur;     /* duration, ps */
-    const char *name; /* event metadata name */
-    int32_t group;    /* group id, or -1 */
-    uint32_t display; /* 0: no display name; DV_DISPLAY_TABLE: the line's
-                         display[k]; else the display name is name + display */
+/* A name and display name that events of a line share (a line repeats a
+ * few hundred ops over every step). Names and display names are stored
+ * strings (interned, or the line's own copies), so a pair is told apart by
+ * its pointers. */
+struct dv_ref {
+    const char *name;    /* event metadata name */
+    const char *display; /* its display name, or NULL */
 };
 
-#define DV_DISPLAY_TABLE UINT32_MAX
+/* 24 bytes: a 1.6 GB profile has 40 M derived events. Its names are its
+ * line's pair refs[ref]; what only a few lines carry (the Steps line's step
+ * names, the Launch Stats line's numbers) is found through the line
+ * (derived_step_name, derived_launch). */
+struct dv_event {
+    uint64_t ts;   /* start, ps */
+    uint64_t dur;  /* duration, ps */
+    uint32_t ref;  /* index into its line's refs */
+    int32_t group; /* group id, or -1 */
+};
 
 /* What remains of a derived event once its times live elsewhere
- * (derived_compact): which of its line's name pairs it has, and its group.
- * 8 bytes: a 1.6 GB profile has 40 M derived events. */
+ * (derived_compact): 8 bytes, the tail of its dv_event. */
 struct dv_kept {
-    uint32_t ref;  /* index into its line's refs */
+    uint32_t ref;  /* as dv_event.ref */
     int32_t group; /* as dv_event.group */
-};
-
-/* A name and display name that events of a compacted line share (a line
- * repeats a few hundred ops over every step). */
-struct dv_ref {
-    const char *name;    /* as dv_event.name */
-    const char *display; /* its display name, or NULL */
 };
 
 /* The three launch stats of one Launch Stats event. */
@@ -72,16 +69,17 @@ struct dv_line {
     const char *name;              /* line name */
     struct dv_event *ev;           /* events in creation order (NULL once compacted) */
     struct dv_kept *kept;          /* after derived_compact: the events without times */
-    struct dv_ref *refs;           /* after derived_compact: the names kept refers to */
+    struct dv_ref *refs;           /* the name pairs the events refer to, first seen first */
     uint32_t nrefs;                /* entries in refs */
+    uint32_t refs_cap;             /* allocated refs */
+    uint32_t *ref_slots;           /* while built: open addressing over refs (ref + 1, 0:
+                                      empty), NULL once compacted */
+    uint32_t ref_slots_cap;        /* entries in ref_slots, a power of two */
     uint32_t nev;                  /* entries in ev */
     uint32_t cap;                  /* allocated entries */
     const struct xp_groups *steps; /* Steps line: events are named by these groups */
     struct dv_launch *launch;      /* Launch Stats line: [nlaunch] per event, or NULL */
     uint32_t nlaunch;              /* entries in launch */
-    const char **display;          /* [ndisplay]: display names kept apart, or NULL
-                                      (in refs once compacted) */
-    uint32_t ndisplay;             /* entries in display */
 };
 
 struct derived {
@@ -105,15 +103,20 @@ int derived_build(const struct xspace *xs, const struct xp_groups *g, const stru
 void derived_free(struct derived *dv);
 
 /* Drop the times of every derived event (a trace index holds them now):
- * ev becomes kept, a quarter of the size, with the line's distinct names
- * in refs, and the rest is given back. A line that cannot get the memory
- * for its refs stays as it was (the functions below read both forms).
- * After this only the functions below read the events. */
+ * ev becomes kept, a third of the size, and the rest is given back (the
+ * functions below read both forms). After this only the functions below
+ * read the events. */
 void derived_compact(struct derived *dv);
 
 /* derived_compact for one line (lines are independent: one thread may
  * compact a line while others read other lines). */
 void derived_compact_line(struct dv_line *l);
+
+/* The name pair of event k of line l, compacted or not. */
+static inline const struct dv_ref *derived_ref(const struct dv_line *l, uint32_t k)
+{
+    return &l->refs[l->ev != 0 ? l->ev[k].ref : l->kept[k].ref];
+}
 
 /* Name, group (-1 if none) and full name when a display name is shown
  * (else NULL) of event k of line l, compacted or not. */
@@ -123,6 +126,10 @@ const char *derived_long_name(const struct dv_line *l, uint32_t k);
 
 /* The display name of event k of line l (metadata display name), or NULL. */
 const char *derived_display(const struct dv_line *l, uint32_t k);
+
+/* The index in l's refs of the pair (name, display), added if new; 0, or
+ * -ENOMEM (l unchanged). While the line is built (before derived_compact). */
+int derived_line_ref(struct dv_line *l, const char *name, const char *display, uint32_t *ref);
 
 /* The step_name stat of event k of line l (a Steps event's group name), or
  * NULL. */

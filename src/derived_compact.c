@@ -1,138 +1,111 @@
 /*
- * derived_compact.c - a derived event's name, display name and group, read
- * the same way before and after its line is compacted (derived.h).
+ * derived_compact.c - the name pairs of a derived line (derived.h): the
+ * table its events refer to while it is built, the compaction that drops
+ * the events' times once the trace index holds them, and the accessors
+ * that read an event the same way before and after.
  *
- * Once the trace index holds a line's times, the line keeps 8 bytes per
- * event: its group and the index of its (name, display name) pair in the
- * line's refs. A line names a few hundred ops, scopes or sources again and
- * again over the steps, so the pairs are few. Names and display names are
- * stored strings (interned, or the line's own copies), so a pair is told
- * apart by its pointers.
+ * A line names a few hundred ops, scopes or sources again and again over
+ * the steps, so its events hold the index of a (name, display name) pair
+ * instead of the pointers: 24 bytes an event while built, 8 once
+ * compacted (its ref and group, the tail of the record).
  */
 #include "derived.h"
 #include "bigalloc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Open addressing over the refs found so far: slot -> ref + 1 (0: empty). */
-struct ref_table {
-    uint32_t *slots;     /* cap entries */
-    uint32_t cap;        /* a power of two */
-    struct dv_ref *refs; /* the pairs, in first-seen order */
-    uint32_t n;          /* entries in refs */
-    uint32_t refs_cap;   /* allocated refs */
-};
-
-static uint32_t ref_hash(const struct dv_ref *r, uint32_t cap)
+static uint32_t ref_hash(const char *name, const char *display, uint32_t cap)
 {
-    uint64_t x = (uint64_t)(uintptr_t)r->name * 0x9e3779b97f4a7c15ull;
+    uint64_t x = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
 
-    x ^= (uint64_t)(uintptr_t)r->display * 0xc2b2ae3d27d4eb4full;
+    x ^= (uint64_t)(uintptr_t)display * 0xc2b2ae3d27d4eb4full;
     return (uint32_t)(x >> 32) & (cap - 1);
 }
 
-/* Double the slots and place every ref again. Returns 0 or -1. */
-static int table_grow(struct ref_table *t)
+/* Slots for twice the refs and every ref placed again. Returns 0 or -ENOMEM. */
+static int slots_grow(struct dv_line *l)
 {
-    uint32_t cap = t->cap ? t->cap * 2 : 256, i, *slots = calloc(cap, sizeof(*slots));
+    uint32_t cap = l->ref_slots_cap ? l->ref_slots_cap * 2 : 64, i;
+    uint32_t *slots;
 
+    while (cap < 2 * (l->nrefs + 1))
+        cap *= 2;
+    slots = calloc(cap, sizeof(*slots));
     if (slots == NULL)
-        return -1;
-    for (i = 0; i < t->n; i++) {
-        uint32_t s = ref_hash(&t->refs[i], cap);
+        return -ENOMEM;
+    for (i = 0; i < l->nrefs; i++) {
+        uint32_t s = ref_hash(l->refs[i].name, l->refs[i].display, cap);
         while (slots[s] != 0)
             s = (s + 1) & (cap - 1);
         slots[s] = i + 1;
     }
-    free(t->slots);
-    t->slots = slots;
-    t->cap = cap;
+    free(l->ref_slots);
+    l->ref_slots = slots;
+    l->ref_slots_cap = cap;
     return 0;
 }
 
-/* The index of pair r, added if new; UINT32_MAX when out of memory. */
-static uint32_t table_ref(struct ref_table *t, const struct dv_ref *r)
+int derived_line_ref(struct dv_line *l, const char *name, const char *display, uint32_t *ref)
 {
     uint32_t s;
 
-    if (2 * (t->n + 1) > t->cap && table_grow(t) != 0)
-        return UINT32_MAX;
-    for (s = ref_hash(r, t->cap); t->slots[s] != 0; s = (s + 1) & (t->cap - 1)) {
-        const struct dv_ref *o = &t->refs[t->slots[s] - 1];
-        if (o->name == r->name && o->display == r->display)
-            return t->slots[s] - 1;
+    /* Events of a line often repeat the pair of the one before. */
+    if (l->ev != NULL && l->nev > 0) {
+        const struct dv_ref *r = &l->refs[l->ev[l->nev - 1].ref];
+        if (r->name == name && r->display == display) {
+            *ref = l->ev[l->nev - 1].ref;
+            return 0;
+        }
     }
-    if (t->n == t->refs_cap) {
-        uint32_t cap = t->refs_cap ? t->refs_cap * 2 : 64;
-        struct dv_ref *v = realloc(t->refs, cap * sizeof(*v));
+    if (2 * (l->nrefs + 1) > l->ref_slots_cap && slots_grow(l) != 0)
+        return -ENOMEM;
+    for (s = ref_hash(name, display, l->ref_slots_cap); l->ref_slots[s] != 0;
+         s = (s + 1) & (l->ref_slots_cap - 1)) {
+        const struct dv_ref *o = &l->refs[l->ref_slots[s] - 1];
+        if (o->name == name && o->display == display) {
+            *ref = l->ref_slots[s] - 1;
+            return 0;
+        }
+    }
+    if (l->nrefs == l->refs_cap) {
+        uint32_t cap = l->refs_cap ? l->refs_cap * 2 : 16;
+        struct dv_ref *v = realloc(l->refs, cap * sizeof(*v));
         if (v == NULL)
-            return UINT32_MAX;
-        t->refs = v;
-        t->refs_cap = cap;
+            return -ENOMEM;
+        l->refs = v;
+        l->refs_cap = cap;
     }
-    t->refs[t->n] = *r;
-    t->slots[s] = t->n + 1;
-    return t->n++;
-}
-
-/* The display name of event k of a line not compacted yet. */
-static const char *display_before(const struct dv_line *l, uint32_t k)
-{
-    uint32_t d = l->ev[k].display;
-
-    if (d == 0)
-        return NULL;
-    if (d == DV_DISPLAY_TABLE)
-        return k < l->ndisplay ? l->display[k] : NULL;
-    return l->ev[k].name + d;
+    l->refs[l->nrefs].name = name;
+    l->refs[l->nrefs].display = display;
+    l->ref_slots[s] = l->nrefs + 1;
+    *ref = l->nrefs++;
+    return 0;
 }
 
 void derived_compact_line(struct dv_line *l)
 {
-    struct ref_table t;
     struct dv_kept *kept;
-    uint32_t *ref, k;
+    uint32_t k;
     char *to;
 
     if (l->ev == NULL)
         return;
-    memset(&t, 0, sizeof(t));
-    /* First every event's pair (nothing changes yet, so running out of
-     * memory leaves the line as it was), then the records over the events. */
-    ref = malloc((l->nev ? l->nev : 1) * sizeof(*ref));
-    for (k = 0; ref != NULL && k < l->nev; k++) {
-        struct dv_ref r = {l->ev[k].name, display_before(l, k)};
-        if (k > 0 && r.name == l->ev[k - 1].name && r.display == t.refs[ref[k - 1]].display)
-            ref[k] = ref[k - 1];
-        else
-            ref[k] = table_ref(&t, &r);
-        if (ref[k] == UINT32_MAX)
-            break;
-    }
-    free(t.slots);
-    if (ref == NULL || k < l->nev) {
-        free(ref);
-        free(t.refs);
-        return;
-    }
     /* Record k goes to bytes [8k, 8k + 8), which hold no event not yet
-     * read (event k starts at byte 32k). */
+     * read (event k starts at byte 24k). */
     to = (char *)l->ev;
     for (k = 0; k < l->nev; k++) {
-        struct dv_kept x = {ref[k], l->ev[k].group};
+        struct dv_kept x = {l->ev[k].ref, l->ev[k].group};
         memcpy(to + (size_t)k * sizeof(x), &x, sizeof(x));
     }
-    free(ref);
     kept = big_realloc(l->ev, (l->nev ? l->nev : 1) * sizeof(*kept));
     l->kept = kept != NULL ? kept : (struct dv_kept *)(void *)to;
     l->ev = NULL;
     l->cap = 0;
-    l->refs = t.refs;
-    l->nrefs = t.n;
-    free(l->display);
-    l->display = NULL;
-    l->ndisplay = 0;
+    free(l->ref_slots);
+    l->ref_slots = NULL;
+    l->ref_slots_cap = 0;
 }
 
 void derived_compact(struct derived *dv)
@@ -147,7 +120,7 @@ void derived_compact(struct derived *dv)
 
 const char *derived_name(const struct dv_line *l, uint32_t k)
 {
-    return l->ev != NULL ? l->ev[k].name : l->refs[l->kept[k].ref].name;
+    return derived_ref(l, k)->name;
 }
 
 int32_t derived_group(const struct dv_line *l, uint32_t k)
@@ -157,7 +130,7 @@ int32_t derived_group(const struct dv_line *l, uint32_t k)
 
 const char *derived_display(const struct dv_line *l, uint32_t k)
 {
-    return l->ev != NULL ? display_before(l, k) : l->refs[l->kept[k].ref].display;
+    return derived_ref(l, k)->display;
 }
 
 const char *derived_long_name(const struct dv_line *l, uint32_t k)

@@ -203,34 +203,6 @@ int dvb_expand_same_key(struct builder_line *b, int level, const struct name_key
     return 1;
 }
 
-/* Record the display name of the line's newest event e (index l->nev):
- * as an offset when it is a tail of the event's name (XLA ops), else in
- * the line's display table (copied unless stable; only the entries of
- * events marked DV_DISPLAY_TABLE are ever set or read). Returns 0 or -ENOMEM. */
-static int set_display(struct derived *dv, struct dv_line *l, struct dv_event *e,
-                       const char *display, int stable)
-{
-    uintptr_t at = (uintptr_t)display, from = (uintptr_t)e->name;
-
-    if (stable && at > from && at - from < UINT32_MAX && at - from < strlen(e->name)) {
-        e->display = (uint32_t)(at - from);
-        return 0;
-    }
-    if (l->nev >= l->ndisplay) {
-        uint32_t n = l->cap > l->nev ? l->cap : l->nev + 1;
-        const char **v = realloc(l->display, n * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        l->display = v;
-        l->ndisplay = n;
-    }
-    l->display[l->nev] = stable ? display : arena_strndup(&dv->arena, display, strlen(display));
-    if (l->display[l->nev] == NULL)
-        return -ENOMEM;
-    e->display = DV_DISPLAY_TABLE;
-    return 0;
-}
-
 /* XProf's ExpandOrAddLevelEvent on a GPU plane (no gap rule). Names are
  * NUL-terminated; stable ones live as long as the result (interned HLO
  * strings) and are kept as they are, others are copied when an event is
@@ -241,18 +213,21 @@ int dvb_expand_or_add(struct builder_line *b, const char *name, const char *disp
 {
     struct dv_event *last;
     struct dv_line *l;
+    uint32_t ref;
 
     if (level >= MAX_LEVELS)
         return 0;
     if (level >= b->nlevels)
         b->nlevels = level + 1;
     last = dvb_last(b, level);
-    if (last != NULL && last->group == group &&
-        (last->name == name || (!b->unique_names && strcmp(last->name, name) == 0))) {
-        expand(last, ts, dur);
-        if (key != NULL)
-            b->key[level] = *key;
-        return 0;
+    if (last != NULL && last->group == group) {
+        const char *last_name = dvb_line(b)->refs[last->ref].name;
+        if (last_name == name || (!b->unique_names && strcmp(last_name, name) == 0)) {
+            expand(last, ts, dur);
+            if (key != NULL)
+                b->key[level] = *key;
+            return 0;
+        }
     }
     dvb_reset(b, level);
     if (line_materialize(b) != 0)
@@ -266,20 +241,20 @@ int dvb_expand_or_add(struct builder_line *b, const char *name, const char *disp
         l->ev = ev;
         l->cap = cap;
     }
-    last = &l->ev[l->nev];
-    memset(last, 0, sizeof(*last));
-    last->ts = ts;
-    last->dur = dur;
-    if (stable) {
-        last->name = name;
-    } else {
-        /* Names are copied only when an event is created: expanding is common. */
-        last->name = arena_strndup(&b->dv->arena, name, strlen(name));
-        if (last->name == NULL)
+    /* Names are copied only when an event is created: expanding is common. */
+    if (!stable) {
+        const char *given = display;
+        name = arena_strndup(&b->dv->arena, name, strlen(name));
+        display = given != NULL ? arena_strndup(&b->dv->arena, given, strlen(given)) : NULL;
+        if (name == NULL || (given != NULL && display == NULL))
             return -ENOMEM;
     }
-    if (display != NULL && set_display(b->dv, l, last, display, stable) != 0)
+    if (derived_line_ref(l, name, display, &ref) != 0)
         return -ENOMEM;
+    last = &l->ev[l->nev];
+    last->ts = ts;
+    last->dur = dur;
+    last->ref = ref;
     last->group = group;
     b->last[level] = (int32_t)l->nev++;
     if (key != NULL)

@@ -105,7 +105,7 @@ static int declare_runs(struct builder *b)
 }
 
 /* The fill order: derived lines' jobs first, so that each line gives back
- * its 32-byte records (derived_compact_line) before the file events' slots
+ * its 24-byte records (derived_compact_line) before the file events' slots
  * take fresh pages. Returns 0 or -ENOMEM. */
 static int order_fill(struct builder *b)
 {

@@ -328,6 +328,7 @@ static int fill_derived(struct builder *b, const struct line_job *job)
     }
     for (k = job->first; k < job->end && rc == 0; k++) {
         const struct dv_event *de = &dl->ev[k];
+        const struct dv_ref *pair = &dl->refs[de->ref];
         struct tv_new_event te = {0};
         const char *shown, *step_name = derived_step_name(dl, k);
         te.ts = de->ts;
@@ -337,20 +338,20 @@ static int fill_derived(struct builder *b, const struct line_job *job)
         if (step_name != NULL && step_name[0] != '\0')
             shown = step_name;
         else
-            shown = de->display != 0 ? derived_display(dl, k) : de->name;
+            shown = pair->display != NULL ? pair->display : pair->name;
         te.name = cached_str(b, names, shown);
         if (te.name == 0 || tv_put_event(b->h, b->out + job->out + (k - job->first), &te) != 0) {
             rc = -ENOMEM;
             break;
         }
-        if (de->display != 0 && framed->text[cache_slot(de->name)] != de->name) {
-            size_t len = strlen(de->name);
+        if (pair->display != NULL && framed->text[cache_slot(pair->name)] != pair->name) {
+            size_t len = strlen(pair->name);
             if (len >= ARG_INTERN_MIN) {
                 pthread_mutex_lock(&b->lock);
-                rc = derived_frame(b, de->name, len);
+                rc = derived_frame(b, pair->name, len);
                 pthread_mutex_unlock(&b->lock);
             }
-            framed->text[cache_slot(de->name)] = de->name;
+            framed->text[cache_slot(pair->name)] = pair->name;
         }
     }
     free(names);

@@ -160,7 +160,7 @@ static void check_event(const struct dv_line *l, uint32_t i, const char *name, c
 
     assert_true(i < l->nev);
     e = &l->ev[i];
-    assert_string_equal(e->name, name);
+    assert_string_equal(derived_name(l, i), name);
     if (shown == NULL)
         assert_null(derived_display(l, i));
     else
@@ -296,9 +296,9 @@ static void test_compact(void **state)
 }
 
 /* A line of 3,000 events over three ops (a display name as a tail of the
- * name, one from the line's table, and none) keeps three name pairs and
- * 8 bytes per event, and reads back the same names, display names and
- * groups. */
+ * name, one of its own, and none) holds three name pairs while it is built
+ * and after it is compacted to 8 bytes per event, and reads back the same
+ * names, display names and groups. */
 static void test_compact_shares_names(void **state)
 {
     static const char *names[] = {"jit(f)/dot.1", "model/dense/MatMul:MatMul", "fusion.2"};
@@ -309,26 +309,28 @@ static void test_compact_shares_names(void **state)
     (void)state;
     memset(&l, 0, sizeof(l));
     l.ev = big_malloc(n * sizeof(*l.ev));
-    l.display = malloc(n * sizeof(*l.display));
     assert_non_null(l.ev);
-    assert_non_null(l.display);
-    l.nev = l.cap = l.ndisplay = n;
+    assert_int_equal(sizeof(*l.ev), 24);
+    l.cap = n;
     for (k = 0; k < n; k++) {
         struct dv_event *e = &l.ev[k];
+        const char *display = k % 3 == 0 ? names[0] + 4 : k % 3 == 1 ? shown : NULL;
         memset(e, 0, sizeof(*e));
         e->ts = 10 * (uint64_t)k;
         e->dur = 5;
-        e->name = names[k % 3];
         e->group = (int32_t)(k / 7) - 1;
-        e->display = k % 3 == 0 ? 4 : k % 3 == 1 ? DV_DISPLAY_TABLE : 0;
-        l.display[k] = k % 3 == 1 ? shown : NULL;
+        assert_int_equal(derived_line_ref(&l, names[k % 3], display, &e->ref), 0);
+        assert_int_equal(e->ref, k < 3 ? k : l.ev[k - 3].ref);
+        l.nev = k + 1;
     }
+    assert_int_equal(l.nrefs, 3);
+    assert_ptr_equal(derived_display(&l, 1), shown);
     derived_compact_line(&l);
     assert_null(l.ev);
     assert_non_null(l.kept);
     assert_int_equal(sizeof(*l.kept), 8);
     assert_int_equal(l.nrefs, 3);
-    assert_null(l.display);
+    assert_null(l.ref_slots);
     for (k = 0; k < n; k++) {
         assert_ptr_equal(derived_name(&l, k), names[k % 3]);
         assert_int_equal(derived_group(&l, k), (int32_t)(k / 7) - 1);
@@ -478,7 +480,7 @@ static void test_launch_stats_in_parts(void **state)
                 continue;
             assert_true(n < l->nev);
             snprintf(name, sizeof(name), "Launch Stats for train %d", s + 1);
-            assert_string_equal(l->ev[n].name, name);
+            assert_string_equal(derived_name(l, n), name);
             assert_int_equal(l->ev[n].group, s);
             assert_int_equal(l->ev[n].ts, begin);
             assert_int_equal(l->ev[n].dur, end - begin);
@@ -593,7 +595,7 @@ static void test_steps_from_markers(void **state)
             assert_int_equal(l->ev[s].ts, (uint64_t)s * ST_STEP_PS + 300);
             assert_int_equal(l->ev[s].dur, 700400 - 300);
             assert_int_equal(l->ev[s].group, s);
-            assert_string_equal(l->ev[s].name, name);
+            assert_string_equal(derived_name(l, s), name);
         }
         derived_free(dv);
         xp_groups_free(g);
