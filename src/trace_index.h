@@ -375,6 +375,9 @@ struct tv_part {
     uint32_t n;              /* entries in idx (events, if all) */
     int full_args;           /* JSON: write full args (details, search_metadata) */
     int all;                 /* idx unused: every stored event, in order */
+    int counter_samples;     /* JSON: each counter sample an event of its own, with its
+                                ts and named args (perfetto=1), instead of XProf's runs
+                                of "entries" rows */
 };
 
 /* Event-details request (complete index): the stored event with this

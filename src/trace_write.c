@@ -142,6 +142,35 @@ static void write_counter(struct event_writer *w, const struct tv_part *p, const
         o->oom = 1;
 }
 
+/* A counter sample as an event of its own, the Trace Event Format's
+ * {"ph":"C","ts":...,"args":{name: value...}} that Perfetto reads (its JSON
+ * importer fails a whole file at the first event holding an array before
+ * its "ts", as XProf's "entries" runs do). */
+static void write_counter_sample(struct event_writer *w, const struct tv_part *p,
+                                 const struct tv_event *e, uint32_t pid)
+{
+    struct out *o = w->o;
+    int first = 1;
+
+    w->counters++;
+    out_puts(o, "{\"pid\":");
+    out_u64(o, pid);
+    out_puts(o, ",\"name\":");
+    tj_str(o, tv_text(p->h, e->name), tv_len(p->h, e->name));
+    out_puts(o, ",\"ts\":");
+    tj_us(o, e->ts);
+    out_puts(o, ",\"ph\":\"C\",\"args\":{");
+    if (p->h->args != NULL)
+        (void)p->h->args(p->h, e, o, &first); /* a counter has no stack frame */
+    out_puts(o, "}}");
+}
+
+/* 1 if the event is a sample of an XProf counter run ("entries" rows). */
+static int in_counter_run(const struct tv_part *p, const struct tv_event *e)
+{
+    return (e->flags & TV_EV_COUNTER) != 0 && !p->counter_samples;
+}
+
 /* One event (XProf JsonEventWriter::WriteEvent / AddCounterEvent). */
 static void write_event(struct event_writer *w, const struct tv_part *p, uint32_t ei)
 {
@@ -150,7 +179,7 @@ static void write_event(struct event_writer *w, const struct tv_part *p, uint32_
     uint64_t dur = tv_dur(p->h, e);
     struct out *o = w->o;
     uint32_t pid = t->pid + p->offset;
-    int counter = (e->flags & TV_EV_COUNTER) != 0;
+    int counter = in_counter_run(p, e);
     const char *name = tv_text(p->h, e->name);
 
     if ((w->prev_counter && !counter) ||
@@ -162,6 +191,10 @@ static void write_event(struct event_writer *w, const struct tv_part *p, uint32_
     w->prev_counter = counter;
     if (counter) {
         write_counter(w, p, e, pid);
+        return;
+    }
+    if (e->flags & TV_EV_COUNTER) {
+        write_counter_sample(w, p, e, pid);
         return;
     }
     out_puts(o, "{\"pid\":");
@@ -310,9 +343,9 @@ static void cursor_pass(struct cursor *c, const struct tv_part *p, uint32_t lo, 
         if (!seen_entry) {
             seen_entry = 1;
             c->first = 0;
-            c->prev_counter = (e->flags & TV_EV_COUNTER) != 0;
+            c->prev_counter = in_counter_run(p, e);
         }
-        if (e->flags & TV_EV_COUNTER) {
+        if (in_counter_run(p, e)) {
             c->last_pid = p->h->tracks[tv_track_at(p->h, ei)].pid + p->offset;
             c->last_name = tv_text(p->h, e->name);
             return;

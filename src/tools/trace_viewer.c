@@ -16,7 +16,9 @@
  * trace_write.c, in batches on all cores), or with
  * format=pb as XProf's compressed delta-series proto of the same events
  * (trace_pb.h); an event-details request is always JSON, as XProf's plugin
- * forces it.
+ * forces it. Our perfetto=1 writes each counter sample as a Trace Event
+ * Format "C" event of its own instead of XProf's runs of "entries" rows,
+ * which Perfetto's JSON importer rejects (everything else is the same bytes).
  */
 #include <errno.h>
 #include <math.h>
@@ -33,6 +35,7 @@
 #define MAX_DEVICES_PER_HOST 1000
 #define MAX_COUNTER_EVENTS 10000000
 
+/* clang-format off */
 static const struct query_key trace_keys[] = {
     {"start_time_ms", Q_DOUBLE, 0, 1e12},
     {"end_time_ms", Q_DOUBLE, 0, 1e12},
@@ -46,8 +49,10 @@ static const struct query_key trace_keys[] = {
     {"enable_legacy_dcn", Q_BOOL, 0, 1},
     {"format", Q_STRING, 0, 0},
     {"hosts", Q_STRING, 0, 0},
+    {"perfetto", Q_BOOL, 0, 1}, /* ours: counter samples as Perfetto reads them */
     {NULL, 0, 0, 0},
 };
+/* clang-format on */
 
 /* The request, as parsed from the query. */
 struct request {
@@ -59,6 +64,7 @@ struct request {
     uint64_t detail_dur;    /* its duration, ps */
     uint64_t detail_uid;    /* its uid */
     int pb;                 /* format=pb: the compressed delta-series proto */
+    int perfetto;           /* perfetto=1 (ours): counter samples as events of their own */
 };
 
 static double qnum(const struct query *q, const char *key, double def)
@@ -88,6 +94,9 @@ static int parse_request(const struct tool_ctx *ctx, struct request *r)
         return xp_err_set(ctx->err, -EINVAL, "format=%s: format is json or pb", s);
     /* XProf's plugin answers event_name= requests in JSON whatever the format. */
     r->pb = s != NULL && strcmp(s, "pb") == 0 && query_get(q, "event_name") == NULL;
+    r->perfetto = qnum(q, "perfetto", 0) != 0;
+    if (r->perfetto && r->pb)
+        return xp_err_set(ctx->err, -EINVAL, "perfetto=1 is a JSON form: drop format=pb");
     s = query_get(q, "event_name");
     if (s != NULL && s[0] != '\0') {
         r->event_name = s;
@@ -422,6 +431,7 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
         if (rc != 0)
             break;
         parts[i].offset = MAX_DEVICES_PER_HOST * (uint32_t)(hi + 1);
+        parts[i].counter_samples = r.perfetto;
         rc = select_host(&r, &parts[i], ctx->err);
         found += parts[i].n > 0;
     }

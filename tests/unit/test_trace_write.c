@@ -3,7 +3,8 @@
  * the bytes do not depend on where the batches split (inside counter runs,
  * between a counter run and a thread's events, over dropped events, across
  * hosts), and they parse as the entries XProf writes: one object per event,
- * one object per run of counter samples with one "entries" row per sample.
+ * one object per run of counter samples with one "entries" row per sample;
+ * with perfetto=1's counter_samples, one object per sample instead.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,19 @@ static int counter_value(const struct tv_host *h, const struct tv_event *e, stru
         out_u64(o, e->ts);
     }
     return 1;
+}
+
+/* Every event's args: its source record (counter samples of perfetto=1). */
+static uint64_t src_args(const struct tv_host *h, const struct tv_event *e, struct out *o,
+                         int *first)
+{
+    (void)h;
+    if (!*first)
+        out_putc(o, ',');
+    *first = 0;
+    out_puts(o, "\"src\":");
+    out_u64(o, e->src);
+    return 0;
 }
 
 static void add(struct tv_host *h, int64_t track, uint64_t ts, uint64_t dur, const char *name,
@@ -209,11 +224,90 @@ static void test_empty(void **state)
     tv_host_free(h);
 }
 
+/* perfetto=1: each counter sample an object of its own, {"pid", "name",
+ * "ts", "ph":"C", "args"}, with no "entries" array; thread events as in
+ * XProf's form; the bytes again independent of the batches. */
+static void test_counter_samples(void **state)
+{
+    static const uint32_t batches[] = {1, 2, 7, 64, 8192};
+    struct tv_host *h = make_host();
+    struct tv_part part;
+    uint64_t counters, want_counters = 0;
+    uint32_t i, k, samples = 0, others = 0;
+    int first = 1;
+    char *want, *wrapped;
+    cJSON *doc, *it;
+    size_t len;
+
+    (void)state;
+    h->args = src_args;
+    memset(&part, 0, sizeof(part));
+    part.h = h;
+    part.offset = 1000;
+    part.all = 1;
+    part.counter_samples = 1;
+    for (i = 0; i < h->nevents; i++) {
+        if (h->events[i].flags & TV_EV_DROPPED)
+            continue;
+        if (h->events[i].flags & TV_EV_COUNTER)
+            want_counters++;
+        else
+            others++;
+    }
+    want = entries(&part, 1, UINT32_MAX, &first, &counters);
+    assert_int_equal(counters, want_counters);
+    assert_null(strstr(want, "entries"));
+    for (k = 0; k < sizeof(batches) / sizeof(batches[0]); k++) {
+        char *got;
+        first = 1;
+        got = entries(&part, 1, batches[k], &first, &counters);
+        assert_string_equal(got, want);
+        free(got);
+    }
+    len = strlen(want);
+    wrapped = malloc(len + 3);
+    wrapped[0] = '[';
+    memcpy(wrapped + 1, want, len);
+    wrapped[len + 1] = ']';
+    wrapped[len + 2] = '\0';
+    doc = cJSON_Parse(wrapped);
+    assert_non_null(doc);
+    cJSON_ArrayForEach(it, doc)
+    {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(it, "ph");
+        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(it, "ts");
+        assert_true(cJSON_IsString(ph) && cJSON_IsNumber(ts));
+        if (strcmp(ph->valuestring, "C") == 0) {
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(it, "args");
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(args, "src");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+            uint32_t at;
+            assert_true(cJSON_IsNumber(src));
+            /* the sample's own record: its name and start (ts in µs) */
+            for (at = 0; at < h->nevents && h->events[at].src != (uint32_t)src->valuedouble;)
+                at++;
+            assert_true(at < h->nevents);
+            assert_string_equal(name->valuestring, tv_text(h, h->events[at].name));
+            assert_int_equal(llround(ts->valuedouble * 1e6), h->events[at].ts);
+            samples++;
+        } else {
+            assert_string_equal(ph->valuestring, "X");
+        }
+    }
+    assert_int_equal(samples, want_counters);
+    assert_int_equal((uint32_t)cJSON_GetArraySize(doc), samples + others);
+    cJSON_Delete(doc);
+    free(wrapped);
+    free(want);
+    tv_host_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batches_do_not_change_bytes),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_counter_samples),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
