@@ -23,7 +23,7 @@ struct event_writer {
     struct out *o;                  /* output */
     const struct tv_frames *frames; /* for "sf" numbers */
     int *first;                     /* no traceEvents entry yet */
-    int prev_counter;               /* previous entry was a counter sample */
+    int prev_counter;               /* previous entry was a sample of a counter run */
     uint32_t last_pid;              /* key of the open counter track */
     const char *last_name;          /* its name ("" initially) */
     uint64_t counters;              /* counter samples written */
@@ -179,17 +179,17 @@ static void write_event(struct event_writer *w, const struct tv_part *p, uint32_
     uint64_t dur = tv_dur(p->h, e);
     struct out *o = w->o;
     uint32_t pid = t->pid + p->offset;
-    int counter = in_counter_run(p, e);
+    int in_run = in_counter_run(p, e);
     const char *name = tv_text(p->h, e->name);
 
-    if ((w->prev_counter && !counter) ||
-        (counter && w->prev_counter && (w->last_pid != pid || strcmp(w->last_name, name) != 0)))
+    if ((w->prev_counter && !in_run) ||
+        (in_run && w->prev_counter && (w->last_pid != pid || strcmp(w->last_name, name) != 0)))
         out_puts(o, "]}");
     if (!*w->first)
         out_putc(o, ',');
     *w->first = 0;
-    w->prev_counter = counter;
-    if (counter) {
+    w->prev_counter = in_run;
+    if (in_run) {
         write_counter(w, p, e, pid);
         return;
     }
@@ -277,7 +277,7 @@ struct batch {
     uint32_t part;         /* index into the parts */
     uint32_t lo, hi;       /* positions */
     int first;             /* no entry before it */
-    int prev_counter;      /* the entry before it is a counter sample */
+    int prev_counter;      /* the entry before it is in a counter run */
     uint32_t last_pid;     /* the last counter sample before it: its pid */
     const char *last_name; /* and name ("" if none) */
     struct out *out;       /* its bytes (its slot's writer) */
@@ -320,7 +320,7 @@ struct cursor {
     int part;              /* current part */
     uint32_t pos;          /* next position in it */
     int first;             /* no entry written before pos */
-    int prev_counter;      /* the entry before pos is a counter sample */
+    int prev_counter;      /* the entry before pos is in a counter run */
     uint32_t last_pid;     /* last counter sample before pos */
     const char *last_name; /* "" if none */
 };
