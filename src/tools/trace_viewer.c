@@ -18,7 +18,8 @@
  * (trace_pb.h); an event-details request is always JSON, as XProf's plugin
  * forces it. Our perfetto=1 writes each counter sample as a Trace Event
  * Format "C" event of its own instead of XProf's runs of "entries" rows,
- * which Perfetto's JSON importer rejects (everything else is the same bytes).
+ * which Perfetto's JSON importer rejects, and traceEvents before XProf's
+ * other keys (the same keys and values otherwise).
  */
 #include <errno.h>
 #include <math.h>
@@ -274,8 +275,30 @@ static void write_metadata_events(struct out *o, const struct tv_part *parts, in
     }
 }
 
+/* XProf's keys from "metadata" through "stackFrames", each with its comma. */
+static void write_head(struct out *o, const struct tv_frames *frames, uint64_t returned,
+                       uint64_t lo, uint64_t hi, int tpu, int full_dma)
+{
+    out_puts(o, "\"metadata\":{\"highres-ticks\":true}, "
+                "\"codeLink\":\"\",\"useNewBackend\": false,\"details\":[{\"name\":"
+                "\"mpmd_pipeline_view\",\"value\":false}");
+    if (tpu) {
+        out_puts(o, ",{\"name\":\"full_dma\",\"value\":");
+        out_puts(o, full_dma ? "true" : "false");
+        out_putc(o, '}');
+    }
+    out_puts(o, "],\"returnedEventsSize\":");
+    out_u64(o, returned);
+    out_puts(o, ",\"filteredByVisibility\":true,\"fullTimespan\":[");
+    tj_g6(o, (double)lo / 1000000000.0);
+    out_putc(o, ',');
+    tj_g6(o, (double)hi / 1000000000.0);
+    out_puts(o, "],");
+    write_frames(o, frames);
+}
+
 static int write_document(struct out *o, struct tv_part *parts, int nparts, int details,
-                          int full_dma)
+                          int full_dma, int perfetto)
 {
     struct tv_frames frames = {0};
     uint64_t returned = 0, counters = 0;
@@ -322,22 +345,12 @@ static int write_document(struct out *o, struct tv_part *parts, int nparts, int 
     } else if (collect_frames(parts, nparts, &frames) != 0) {
         return -ENOMEM;
     }
-    out_puts(o, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true}, "
-                "\"codeLink\":\"\",\"useNewBackend\": false,\"details\":[{\"name\":"
-                "\"mpmd_pipeline_view\",\"value\":false}");
-    if (tpu) {
-        out_puts(o, ",{\"name\":\"full_dma\",\"value\":");
-        out_puts(o, full_dma ? "true" : "false");
-        out_putc(o, '}');
-    }
-    out_puts(o, "],\"returnedEventsSize\":");
-    out_u64(o, returned);
-    out_puts(o, ",\"filteredByVisibility\":true,\"fullTimespan\":[");
-    tj_g6(o, (double)lo / 1000000000.0);
-    out_putc(o, ',');
-    tj_g6(o, (double)hi / 1000000000.0);
-    out_puts(o, "],");
-    write_frames(o, &frames);
+    /* XProf's keys in its order; perfetto=1 puts traceEvents first, since
+     * Perfetto releases before its tokenizer skipped unknown top-level keys
+     * stop reading at the first one ("codeLink"). */
+    out_puts(o, "{\"displayTimeUnit\":\"ns\",");
+    if (!perfetto)
+        write_head(o, &frames, returned, lo, hi, tpu, full_dma);
     out_puts(o, "\"traceEvents\":[");
     write_metadata_events(o, parts, nparts, &first);
     if (tw_write_events(o, parts, nparts, &frames, &first, &counters) != 0) {
@@ -345,11 +358,18 @@ static int write_document(struct out *o, struct tv_part *parts, int nparts, int 
         free(frames.owner);
         return -ENOMEM;
     }
+    out_putc(o, ']');
+    if (perfetto) {
+        out_putc(o, ',');
+        write_head(o, &frames, returned, lo, hi, tpu, full_dma);
+    } else {
+        out_puts(o, ", ");
+    }
     if (counters == MAX_COUNTER_EVENTS)
-        out_puts(o, "], \"showCounterMessage\": \"Only 10000000 counter events are shown. "
+        out_puts(o, "\"showCounterMessage\": \"Only 10000000 counter events are shown. "
                     "Zoom in or pan to see more.\" ");
     else
-        out_puts(o, "], \"showCounterMessage\": \"\" ");
+        out_puts(o, "\"showCounterMessage\": \"\" ");
     out_puts(o, ",\"totalCounterEvents\":");
     out_u64(o, counters);
     out_putc(o, '}');
@@ -446,8 +466,8 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
         if (rc != 0)
             rc = xp_err_set(ctx->err, rc, "%s writing the trace as format=pb",
                             rc == -ENOMEM ? "out of memory" : "zstd failed");
-    } else if (rc == 0 &&
-               write_document(o, parts, nhosts, r.event_name != NULL, r.win.full_dma) != 0) {
+    } else if (rc == 0 && write_document(o, parts, nhosts, r.event_name != NULL, r.win.full_dma,
+                                         r.perfetto) != 0) {
         rc = xp_err_set(ctx->err, -ENOMEM, "out of memory writing the trace");
     }
     for (i = 0; i < nhosts; i++) {

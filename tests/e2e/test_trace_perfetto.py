@@ -25,7 +25,8 @@ flows and names):
 
 XProf's counters break the array rule (one object per run of samples, its
 "entries" array before any "ts"), so a trace with counters opens in
-Perfetto only in our perfetto=1 form: one "C" event per sample.
+Perfetto only in our perfetto=1 form: one "C" event per sample, and
+traceEvents first, for releases that stopped at the first unknown key.
 
 The checker is tested on inputs that break each rule, then run over every
 kind of answer (whole trace, windows, down-sampled, search, event details,
@@ -160,8 +161,10 @@ def check_event(e):
         assert e.get("flow_in") or e.get("flow_out"), e
 
 
-def perfetto_import(text):
-    """What Perfetto takes from a JSON trace: (kept events, dropped count)."""
+def perfetto_import(text, old=False):
+    """What Perfetto takes from a JSON trace: (kept events, dropped count).
+    old: a release before its tokenizer skipped unknown top-level keys, which
+    read "metadata" and "otherData" and stopped at any other key."""
     i = skip_ws(text, 0)
     if text[i] != "{":
         raise Rejected("not an object")
@@ -207,6 +210,8 @@ def perfetto_import(text):
         elif key == "displayTimeUnit":
             unit, i = read_string(text, i)
             assert unit in ("ns", "ms")
+        elif old and key not in ("metadata", "otherData"):
+            return kept, dropped  # "ignore the rest of the trace"
         else:
             i = skip_value(text, i)
     if not seen_events:
@@ -253,6 +258,16 @@ def test_checker_drops_and_refuses_fields():
         perfetto_import(GOOD.replace('"args":{"v":3}', '"args":{"v":"x"}'))
 
 
+def test_checker_old_releases_stop_at_unknown_keys():
+    kept, _ = perfetto_import(GOOD, old=True)
+    assert kept == []  # "fullTimespan" comes before traceEvents
+    head = '"fullTimespan":[0,5],"stackFrames":{"1":{"name":"a"}},'
+    moved = GOOD.replace(head, "").replace('"totalCounterEvents":1',
+                                           head + '"totalCounterEvents":1')
+    kept, _ = perfetto_import(moved, old=True)
+    assert len(kept) == 3 and json.loads(moved) == json.loads(GOOD)
+
+
 # --- our answers ----------------------------------------------------------------
 
 def imported(xcat, logdir, path):
@@ -276,6 +291,20 @@ def test_conv_answers_import_whole(corpus, xcat, query):
     assert all((e["pid"], e["tid"]) in named for e in kept if e["ph"] == "X")
     if query == "":
         assert any("bind_id" in e for e in kept)  # launches bound to kernels (v2 flows)
+
+
+def test_perfetto_form_serves_old_releases(corpus, xcat):
+    """perfetto=1 puts traceEvents right after displayTimeUnit, XProf's other
+    keys after it: a release that stops at the first unknown key reads every
+    event, where it reads none of XProf's order (codeLink comes first)."""
+    xprof = xcat(corpus, f"{CONV}/trace_viewer.json").decode()
+    ours = xcat(corpus, f"{CONV}/trace_viewer.json?perfetto=1").decode()
+    assert perfetto_import(xprof, old=True)[0] == []
+    kept, dropped = perfetto_import(ours, old=True)
+    assert dropped == 0 and kept == json.loads(xprof)["traceEvents"]
+    assert ours.startswith('{"displayTimeUnit":"ns","traceEvents":[{')
+    # The same document otherwise (no counters here).
+    assert json.loads(ours) == json.loads(xprof)
 
 
 def test_event_details_import(corpus, xcat):
