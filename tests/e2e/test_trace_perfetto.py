@@ -91,23 +91,32 @@ def skip_value(s, i):
     raise Rejected("value runs past the end")
 
 
+def read_key(s, i, where=""):
+    """ReadOneJsonKey inside an object: (key, start of its value), or
+    (None, past the closing brace)."""
+    while True:
+        i = skip_ws(s, i)
+        if s[i] == ",":
+            i += 1
+            continue
+        if s[i] == "}":
+            return None, i + 1
+        name, i = read_string(s, i)
+        i = skip_ws(s, i)
+        if s[i] != ":":
+            raise Rejected(f"no colon after {where}{name!r}")
+        return name, skip_ws(s, i + 1)
+
+
 def extract(event, key):
     """ExtractValueForJsonKey: the raw text of key's value, or None."""
     i = skip_ws(event, 0)
     assert event[i] == "{"
     i += 1
     while True:
-        i = skip_ws(event, i)
-        if event[i] == ",":
-            i += 1
-            continue
-        if event[i] == "}":
+        name, i = read_key(event, i)
+        if name is None:
             return None
-        name, i = read_string(event, i)
-        i = skip_ws(event, i)
-        if event[i] != ":":
-            raise Rejected(f"no colon after {name!r}")
-        i = skip_ws(event, i + 1)
         if event[i] == "[":
             raise Rejected(f"array-valued key {name!r} before {key!r} is found")
         if event[i] == '"':
@@ -161,6 +170,32 @@ def check_event(e):
         assert e.get("flow_in") or e.get("flow_out"), e
 
 
+def read_events(text, i, kept):
+    """The traceEvents array from just past its '[': each object the
+    tokenizer keeps goes to kept (parsed and checked). Returns (the index
+    past the ']', the number of objects dropped)."""
+    dropped = 0
+    while True:
+        i = skip_ws(text, i)
+        if text[i] == ",":
+            i += 1
+            continue
+        if text[i] == "]":
+            return i + 1, dropped
+        if text[i] != "{":
+            raise Rejected(f"traceEvents holds a non-object at {i}")
+        end = skip_value(text, i)
+        raw, i = text[i:end], end
+        # The tokenizer looks for both; either walk may meet an array.
+        ts, _dur = extract(raw, "ts"), extract(raw, "dur")
+        if (ts is None or coerce_to_ts(ts) is None) and extract(raw, "ph") != "M":
+            dropped += 1
+            continue
+        e = json.loads(raw)
+        check_event(e)
+        kept.append(e)
+
+
 def perfetto_import(text, old=False):
     """What Perfetto takes from a JSON trace: (kept events, dropped count).
     old: a release before its tokenizer skipped unknown top-level keys, which
@@ -171,42 +206,14 @@ def perfetto_import(text, old=False):
     i += 1
     kept, dropped, seen_events = [], 0, False
     while True:
-        i = skip_ws(text, i)
-        if text[i] == ",":
-            i += 1
-            continue
-        if text[i] == "}":
+        key, i = read_key(text, i, "top-level ")
+        if key is None:
             break
-        key, i = read_string(text, i)
-        i = skip_ws(text, i)
-        if text[i] != ":":
-            raise Rejected(f"no colon after top-level {key!r}")
-        i = skip_ws(text, i + 1)
         if key == "traceEvents":
             if text[i] != "[":
                 raise Rejected("traceEvents is not an array")
-            seen_events, i = True, i + 1
-            while True:
-                i = skip_ws(text, i)
-                if text[i] == ",":
-                    i += 1
-                    continue
-                if text[i] == "]":
-                    i += 1
-                    break
-                if text[i] != "{":
-                    raise Rejected(f"traceEvents holds a non-object at {i}")
-                end = skip_value(text, i)
-                raw = text[i:end]
-                i = end
-                ts, _dur = extract(raw, "ts"), extract(raw, "dur")
-                if ts is None or coerce_to_ts(ts) is None:
-                    if extract(raw, "ph") != "M":
-                        dropped += 1
-                        continue
-                e = json.loads(raw)
-                check_event(e)
-                kept.append(e)
+            seen_events = True
+            i, dropped = read_events(text, i + 1, kept)
         elif key == "displayTimeUnit":
             unit, i = read_string(text, i)
             assert unit in ("ns", "ms")
@@ -216,7 +223,7 @@ def perfetto_import(text, old=False):
             i = skip_value(text, i)
     if not seen_events:
         raise Rejected("no traceEvents")
-    assert skip_ws(text, i + 1) == len(text), "bytes after the top-level object"
+    assert skip_ws(text, i) == len(text), "bytes after the top-level object"
     return kept, dropped
 
 

@@ -119,6 +119,24 @@ static char *entries(const struct tv_part *parts, int nparts, uint32_t batch, in
     return s;
 }
 
+/* The entries as the JSON array they are written into. */
+static cJSON *parse_entries(const char *entries)
+{
+    size_t len = strlen(entries);
+    char *wrapped = malloc(len + 3);
+    cJSON *doc;
+
+    assert_non_null(wrapped);
+    wrapped[0] = '[';
+    memcpy(wrapped + 1, entries, len);
+    wrapped[len + 1] = ']';
+    wrapped[len + 2] = '\0';
+    doc = cJSON_Parse(wrapped);
+    free(wrapped);
+    assert_non_null(doc);
+    return doc;
+}
+
 static void test_batches_do_not_change_bytes(void **state)
 {
     static const uint32_t batches[] = {1, 2, 3, 5, 64, 999, 4096, 8192};
@@ -127,9 +145,9 @@ static void test_batches_do_not_change_bytes(void **state)
     uint32_t i, k, dropped = 0, counters_all = 0, counters_sel = 0, nsel = 0;
     uint64_t counters, want_counters;
     int first;
-    char *want, *wrapped;
+    char *want;
     cJSON *doc, *it;
-    size_t objects = 0, rows = 0, len;
+    size_t objects = 0, rows = 0;
 
     (void)state;
     /* Host 1: every stored event; host 2: every third event, by index. */
@@ -178,14 +196,7 @@ static void test_batches_do_not_change_bytes(void **state)
 
     /* One object per written thread event, one per counter run, one row per
      * counter sample. */
-    len = strlen(want);
-    wrapped = malloc(len + 3);
-    wrapped[0] = '[';
-    memcpy(wrapped + 1, want, len);
-    wrapped[len + 1] = ']';
-    wrapped[len + 2] = '\0';
-    doc = cJSON_Parse(wrapped);
-    assert_non_null(doc);
+    doc = parse_entries(want);
     cJSON_ArrayForEach(it, doc)
     {
         cJSON *rowsj = cJSON_GetObjectItemCaseSensitive(it, "entries");
@@ -198,7 +209,6 @@ static void test_batches_do_not_change_bytes(void **state)
     assert_int_equal(objects,
                      (h->nevents - dropped - counters_all) + (nsel - counters_sel) + 2 * 2 * 2);
     cJSON_Delete(doc);
-    free(wrapped);
     free(want);
     free(parts[1].idx);
     tv_host_free(h);
@@ -235,9 +245,8 @@ static void test_counter_samples(void **state)
     uint64_t counters, want_counters = 0;
     uint32_t i, k, samples = 0, others = 0;
     int first = 1;
-    char *want, *wrapped;
+    char *want;
     cJSON *doc, *it;
-    size_t len;
 
     (void)state;
     h->args = src_args;
@@ -264,14 +273,7 @@ static void test_counter_samples(void **state)
         assert_string_equal(got, want);
         free(got);
     }
-    len = strlen(want);
-    wrapped = malloc(len + 3);
-    wrapped[0] = '[';
-    memcpy(wrapped + 1, want, len);
-    wrapped[len + 1] = ']';
-    wrapped[len + 2] = '\0';
-    doc = cJSON_Parse(wrapped);
-    assert_non_null(doc);
+    doc = parse_entries(want);
     cJSON_ArrayForEach(it, doc)
     {
         const cJSON *ph = cJSON_GetObjectItemCaseSensitive(it, "ph");
@@ -297,7 +299,6 @@ static void test_counter_samples(void **state)
     assert_int_equal(samples, want_counters);
     assert_int_equal((uint32_t)cJSON_GetArraySize(doc), samples + others);
     cJSON_Delete(doc);
-    free(wrapped);
     free(want);
     tv_host_free(h);
 }
