@@ -98,6 +98,13 @@ void xp_groups_free(struct xp_groups *g)
     free(g);
 }
 
+const int32_t *xp_groups_flat(const struct xp_groups *g)
+{
+    const struct groups_mem *m = g != NULL ? g->mem : NULL;
+
+    return m != NULL && g->event_group != NULL ? m->gid_block : NULL;
+}
+
 /* Point event_group (and event_eager) of every line into one block. */
 int gr_attach_tables(struct xp_groups *g, int32_t *gid, uint8_t *eager, const uint32_t *line_base)
 {

@@ -111,6 +111,11 @@ static inline int xp_group_is_eager(const struct xp_groups *g, uint32_t plane, u
     return g->event_eager[plane][line][event];
 }
 
+/* The group ids of every event (-1: none) in one array, events numbered
+ * plane by plane, line by line in file order (the numbering of
+ * xsrc_new and snapshot_groups' nodes), or NULL when no event has one. */
+const int32_t *xp_groups_flat(const struct xp_groups *g);
+
 /* Group id of one event, or -1. */
 static inline int32_t xp_group_of(const struct xp_groups *g, uint32_t plane, uint32_t line,
                                   uint32_t event)

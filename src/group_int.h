@@ -89,11 +89,13 @@ struct keyed {
     uint32_t seq;  /* insertion order */
 };
 
-/* A kernel launch or execute: its correlation id. */
+/* A kernel launch or execute: its correlation id. Packed to 12 bytes: a
+ * GPU profile holds one per launch and one per kernel (fresh memory, the
+ * dear part of a cold build). */
 struct corr_node {
     uint64_t corr; /* correlation_id */
     uint32_t node; /* node */
-};
+} __attribute__((packed));
 
 /* A group met by another group's propagation: GroupMetadata's parents and
  * children. */

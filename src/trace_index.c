@@ -557,18 +557,26 @@ int tv_alloc_groups(struct tv_host *h, size_t n)
 
     if (n > UINT32_MAX - 1)
         return -ENOMEM;
-    g = big_realloc(h->groups, (n ? n : 1) * sizeof(*g));
+    g = big_realloc(h->groups_own, (n ? n : 1) * sizeof(*g));
     if (g == NULL)
         return -ENOMEM;
-    h->groups = g;
+    h->groups = h->groups_own = g;
     h->ngroups = (uint32_t)n;
     return 0;
+}
+
+void tv_share_groups(struct tv_host *h, const int32_t *groups, uint32_t n)
+{
+    big_free(h->groups_own);
+    h->groups_own = NULL;
+    h->groups = groups;
+    h->ngroups = n;
 }
 
 int32_t tv_event_group(const struct tv_host *h, const struct tv_event *e)
 {
     if (e->src < h->ngroups)
-        return h->groups[e->src];
+        return h->groups_own != NULL || h->groups[e->src] >= 0 ? h->groups[e->src] : TV_NO_GROUP;
     return h->group_of != NULL ? h->group_of(h, e) : TV_NO_GROUP;
 }
 
@@ -648,7 +656,7 @@ void tv_host_free(struct tv_host *h)
     tvl_rest_free(h->rest);
     pthread_mutex_destroy(&h->complete_lock);
     big_free(h->flows);
-    big_free(h->groups);
+    big_free(h->groups_own);
     free(h->long_durs);
     free(h->track_block);
     free(h->frames);

@@ -188,7 +188,9 @@ struct tv_host {
                                       with a flow (tv_flows_marked) */
     uint64_t *flows;               /* packed flows by source record (has_flow) */
     uint32_t nflows;               /* entries in flows */
-    int32_t *groups;               /* group ids by source record, or NULL */
+    const int32_t *groups;         /* group ids by source record, or NULL */
+    int32_t *groups_own;           /* groups when allocated here (tv_alloc_groups),
+                                      NULL when shared (tv_share_groups) */
     uint32_t ngroups;              /* entries in groups */
     struct tv_long_dur *long_durs; /* ascending src (once built) */
     uint32_t nlong_durs;           /* entries in long_durs */
@@ -254,12 +256,17 @@ int tv_set_flow(struct tv_host *h, uint32_t src, uint64_t id, unsigned type, uns
 /* For builders filling events from several threads: n new event slots
  * after the current ones (contents undefined; tv_put_event fills them);
  * flows and groups for source records below n, written directly
- * (tv_host.flows[src], .groups[src]; contents undefined: an entry no event
- * refers to is never read). Return the first new slot in *first; 0 or
- * -ENOMEM. */
+ * (tv_host.flows[src], .groups_own[src]; contents undefined: an entry no
+ * event refers to is never read). Return the first new slot in *first; 0
+ * or -ENOMEM. */
 int tv_alloc_events(struct tv_host *h, size_t n, uint32_t *first);
 int tv_alloc_flows(struct tv_host *h, size_t n);
 int tv_alloc_groups(struct tv_host *h, size_t n);
+
+/* Instead of tv_alloc_groups: the group ids of source records below n are
+ * groups[src] (a negative one: none), a table that outlives h (a
+ * session's grouping, read in place: no copy, no fresh memory). */
+void tv_share_groups(struct tv_host *h, const int32_t *groups, uint32_t n);
 
 /* Fill slot i (from tv_alloc_events) with e; safe from several threads on
  * different slots. Returns 0 or -ENOMEM. */

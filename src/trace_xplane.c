@@ -25,7 +25,8 @@
  * event's own stats once. Strings, frames and channel tracks are shared: a
  * worker takes the builder's lock for them (rare: step names, hlo_text,
  * counters, async events); flows and group ids go to the host's arrays by
- * source record. A derived line drops its events' times as soon as its last
+ * source record (a host grouped here has its group ids read in place from
+ * the grouping: no copy). A derived line drops its events' times as soon as its last
  * run is filled (derived_compact_line): the index holds them. Derived lines
  * are filled first, so that the memory they give back is there before the
  * file events need it.
@@ -125,6 +126,22 @@ static int order_fill(struct builder *b)
     return 0;
 }
 
+/* The group ids of file events: when this build groups the host itself,
+ * those of the grouping, read in place (a host with no group needs no
+ * table: xsrc_group answers none); else each event's own, written by the
+ * fill. Returns 0 or -ENOMEM. */
+static int add_groups(struct builder *b)
+{
+    const int32_t *flat;
+
+    if (!b->preprocess)
+        return tv_alloc_groups(b->h, b->src->nfile);
+    flat = xp_groups_flat(b->groups);
+    if (flat != NULL)
+        tv_share_groups(b->h, flat, b->src->nfile);
+    return 0;
+}
+
 /* The tracks that hold events with a flow: those of the file jobs that
  * kept one, and the channels of the async events that moved. */
 static void mark_flows(struct builder *b)
@@ -191,7 +208,7 @@ static int add_planes(struct builder *b, const struct shown_plane *planes, uint3
         if (rc == 0)
             rc = tv_alloc_flows(b->h, b->src->nfile);
         if (rc == 0)
-            rc = tv_alloc_groups(b->h, b->src->nfile);
+            rc = add_groups(b);
         if (rc == 0)
             rc = order_fill(b);
         if (rc == 0)

@@ -415,7 +415,8 @@ int txp_fill_job(void *arg, size_t j)
         te->dur = (uint64_t)(end - xp_event_start_ps(ln, ev));
         te->src = base + ei;
         te->name = info->name;
-        b->h->groups[te->src] = group;
+        if (b->h->groups_own != NULL)
+            b->h->groups_own[te->src] = group;
         root_name = b->preprocess ? root_step_name(b, ps->index, job->line, ei, group) : NULL;
         if (root_name == NULL && b->preprocess)
             root_name = tpu_step_name(b, ps->index, job->line, group);

@@ -45,6 +45,7 @@ for ((i = 0; i < pairs; i++)); do
     done
 done
 for bin in "$@"; do
-    grep -F "$bin " "$times" | cut -d' ' -f2 | sort -n |
+    # whole first field: one build's path may end another's
+    awk -v b="$bin" '$1 == b {print $2}' "$times" | sort -n |
         awk -v b="$bin" '{t[NR] = $1} END {printf "%s\tmin %s\tmedian %s\tmax %s\n", b, t[1], t[int((NR + 1) / 2)], t[NR]}'
 done

@@ -957,6 +957,51 @@ static void test_search(void **state)
     tv_host_free(h);
 }
 
+/* Group ids by source record: an owned table answers what the fill wrote;
+ * a shared one (a session's grouping, read in place) answers its entries,
+ * a negative one as none; a record past either table asks the builder's
+ * group_of, and with none there is no group. */
+static int32_t group_of_seven(const struct tv_host *h, const struct tv_event *e)
+{
+    (void)h;
+    return e->src == 7 ? 70 : TV_NO_GROUP;
+}
+
+static void test_group_tables(void **state)
+{
+    static const int32_t shared[4] = {3, -1, -2, 0};
+    struct tv_host *h = tv_host_new("test");
+    struct tv_event e;
+
+    (void)state;
+    assert_non_null(h);
+    memset(&e, 0, sizeof(e));
+    e.src = 7;
+    assert_int_equal(tv_event_group(h, &e), TV_NO_GROUP);
+    h->group_of = group_of_seven;
+    assert_int_equal(tv_event_group(h, &e), 70);
+    assert_int_equal(tv_alloc_groups(h, 4), 0);
+    h->groups_own[0] = 5;
+    h->groups_own[2] = -2;
+    e.src = 0;
+    assert_int_equal(tv_event_group(h, &e), 5);
+    e.src = 2;
+    assert_int_equal(tv_event_group(h, &e), -2); /* a file's own value, kept */
+    tv_share_groups(h, shared, 4);
+    assert_null(h->groups_own);
+    e.src = 0;
+    assert_int_equal(tv_event_group(h, &e), 3);
+    e.src = 1;
+    assert_int_equal(tv_event_group(h, &e), TV_NO_GROUP);
+    e.src = 2;
+    assert_int_equal(tv_event_group(h, &e), TV_NO_GROUP);
+    e.src = 3;
+    assert_int_equal(tv_event_group(h, &e), 0);
+    e.src = 7;
+    assert_int_equal(tv_event_group(h, &e), 70);
+    tv_host_free(h); /* frees nothing of shared */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -976,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_tracks_grouped_after_finish),
         cmocka_unit_test(test_tracks_from_runs),
         cmocka_unit_test(test_long_durations),
+        cmocka_unit_test(test_group_tables),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
