@@ -26,10 +26,10 @@
  * worker takes the builder's lock for them (rare: step names, hlo_text,
  * counters, async events); flows and group ids go to the host's arrays by
  * source record (a host grouped here has its group ids read in place from
- * the grouping: no copy). A derived line drops its events' times as soon as its last
- * run is filled (derived_compact_line): the index holds them. Derived lines
- * are filled first, so that the memory they give back is there before the
- * file events need it.
+ * the grouping: no copy). A derived line drops its events' times as soon
+ * as its last run is filled (derived_compact_line): the index holds them.
+ * Derived lines are filled first, so that the memory they give back is
+ * there before the file events need it.
  *
  * This file runs the build; the shown planes and lines are chosen in
  * trace_xplane_planes.c, stats read in trace_xplane_specials.c, the jobs
