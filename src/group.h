@@ -113,7 +113,8 @@ static inline int xp_group_is_eager(const struct xp_groups *g, uint32_t plane, u
 
 /* The group ids of every event (-1: none) in one array, events numbered
  * plane by plane, line by line in file order (the numbering of
- * xsrc_new and snapshot_groups' nodes), or NULL when no event has one. */
+ * xsrc_new and snapshot_groups' nodes), or NULL when the grouping made no
+ * table (nothing to group: xp_group_of answers -1 for every event). */
 const int32_t *xp_groups_flat(const struct xp_groups *g);
 
 /* Group id of one event, or -1. */
