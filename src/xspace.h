@@ -12,8 +12,11 @@
  *                    decoded on demand with xp_stat_iter.
  *
  * Times: an event starts at line->timestamp_ns * 1000 + ev->offset_ps
- * picoseconds (xp_event_start_ps). Missing metadata ids resolve to an empty
- * entry (index 0, name ""), never an error, as XProf's visitor does.
+ * picoseconds (xp_event_start_ps). A file whose line start or event start
+ * or end lies beyond XP_TIME_LIMIT_PS either way is corrupt (the reader
+ * says so), so that every time, and the difference of any two, fits in an
+ * int64. Missing metadata ids resolve to an empty entry (index 0, name ""),
+ * never an error, as XProf's visitor does.
  *
  * Every length, varint and index is checked; a bad file gives -EIO and a
  * message naming the file and offset. A loaded struct xspace is read-only and
@@ -195,6 +198,10 @@ void xspace_close(struct xspace *xs);
 
 /* The plane named name, or NULL. */
 const struct xp_plane *xspace_find_plane(const struct xspace *xs, const char *name);
+
+/* The largest magnitude of a time in ps (2^62 ps, about 53 days): the
+ * reader refuses line starts and event starts and ends beyond it. */
+#define XP_TIME_LIMIT_PS (INT64_C(1) << 62)
 
 /* Absolute start and end of an event in ps. */
 static inline int64_t xp_event_start_ps(const struct xp_line *l, const struct xp_event *e)

@@ -119,6 +119,18 @@ static int decode_event(const struct xp_plane *pl, struct wire rec, struct xp_ev
     return 0;
 }
 
+/* 1 if the event starts and ends within XP_TIME_LIMIT_PS of 0 (the line's
+ * start is, as the loader checked). */
+static int event_time_ok(const struct xp_line *ln, const struct xp_event *ev)
+{
+    int64_t start, end;
+
+    if (__builtin_add_overflow(ln->timestamp_ns * 1000, ev->offset_ps, &start) ||
+        __builtin_add_overflow(start, ev->duration_ps, &end))
+        return 0;
+    return start >= -XP_TIME_LIMIT_PS && start <= XP_TIME_LIMIT_PS && end <= XP_TIME_LIMIT_PS;
+}
+
 static int run_task(struct decode_job *job, const struct decode_task *t)
 {
     const struct xp_line *ln = t->line;
@@ -130,6 +142,7 @@ static int run_task(struct decode_job *job, const struct decode_task *t)
     wire_init(&w, ln->body + t->rec_start, ln->body_len - t->rec_start);
     while (done < t->count) {
         const uint8_t *at = w.p;
+        const char *what = "corrupt event";
         uint32_t field;
         int type;
         struct wire rec;
@@ -150,12 +163,16 @@ static int run_task(struct decode_job *job, const struct decode_task *t)
             w.p = at;
             goto bad;
         }
+        if (!event_time_ok(ln, ev)) {
+            what = "event time out of range";
+            goto bad;
+        }
         done++;
         continue;
     bad:
         pthread_mutex_lock(&job->err_lock);
         if (job->err.code == 0)
-            xp_err_set(&job->err, -EIO, "%s: corrupt event at byte %zu", job->xs->path,
+            xp_err_set(&job->err, -EIO, "%s: %s at byte %zu", job->xs->path, what,
                        (size_t)(at - job->xs->data));
         pthread_mutex_unlock(&job->err_lock);
         return -1;

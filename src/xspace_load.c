@@ -412,6 +412,9 @@ static int index_line(struct line_task *t)
                 ln->duration_ps = (int64_t)v;
             else
                 ln->display_id = (int64_t)v;
+            if (ln->timestamp_ns > XP_TIME_LIMIT_PS / 1000 ||
+                ln->timestamp_ns < -XP_TIME_LIMIT_PS / 1000)
+                return corrupt(xs, at, err, "line timestamp out of range");
             continue;
         }
         if (type == WIRE_LEN && (field == F_LINE_NAME || field == F_LINE_DISPLAY_NAME)) {

@@ -330,6 +330,69 @@ static void test_event_past_line(void **state)
     free(space.p);
 }
 
+/* One host line starting at ts_ns with one event (offset, duration in ps);
+ * returns xspace_open then xspace_decode's result, the message in *err. */
+static int open_one_event(int64_t ts_ns, int64_t off, int64_t dur, struct xp_err *err)
+{
+    struct pbw space = {0}, plane = {0}, line = {0};
+    struct xspace *xs = NULL;
+    char *path;
+    int rc;
+
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_uint(&line, 1, 1);
+    pbw_uint(&line, 3, (uint64_t)ts_ns);
+    event(&line, 1, off, dur, -1);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    path = pbw_tmpfile(space.p, space.n, ".xplane.pb");
+    rc = xspace_open(path, &xs, err);
+    if (rc == 0)
+        rc = xspace_decode(xs, 2, err);
+    xspace_close(xs);
+    unlink(path);
+    free(path);
+    free(space.p);
+    return rc;
+}
+
+/* Times beyond 2^62 ps either way are refused with a reason (a fuzzed
+ * offset near 2^63 overflowed the start's sum); times up to it are read. */
+static void test_time_out_of_range(void **state)
+{
+    const int64_t limit = XP_TIME_LIMIT_PS;
+    struct xp_err err = {0};
+
+    (void)state;
+    /* at the limit: read */
+    assert_int_equal(open_one_event(limit / 1000, 0, limit % 1000, &err), 0);
+    assert_int_equal(open_one_event(-(limit / 1000), -(limit % 1000), 0, &err), 0);
+    assert_int_equal(open_one_event(1000, 0, limit - 1000000, &err), 0);
+    /* a line start beyond it: refused at open */
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(limit / 1000 + 1, 0, 0, &err), -EIO);
+    assert_non_null(strstr(err.msg, "line timestamp out of range"));
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(INT64_MIN, 0, 0, &err), -EIO);
+    assert_non_null(strstr(err.msg, "line timestamp out of range"));
+    /* an event start or end beyond it: refused by the decoder */
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(50000, INT64_MAX - 63, 0, &err), -EIO);
+    assert_non_null(strstr(err.msg, "event time out of range"));
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(0, limit + 1, 0, &err), -EIO);
+    assert_non_null(strstr(err.msg, "event time out of range"));
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(0, -limit - 1, 0, &err), -EIO);
+    assert_non_null(strstr(err.msg, "event time out of range"));
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(limit / 1000, 0, limit % 1000 + 1, &err), -EIO);
+    assert_non_null(strstr(err.msg, "event time out of range"));
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_one_event(0, 1, INT64_MAX, &err), -EIO);
+    assert_non_null(strstr(err.msg, "event time out of range"));
+}
+
 static void test_bad_metadata_entry(void **state)
 {
     struct pbw space = {0}, plane = {0};
@@ -766,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_hostile_lengths),
         cmocka_unit_test(test_event_past_line),
         cmocka_unit_test(test_bad_metadata_entry),
+        cmocka_unit_test(test_time_out_of_range),
         cmocka_unit_test(test_many_events_and_deep_nesting),
         cmocka_unit_test(test_decode_twice),
         cmocka_unit_test(test_missing_file),
