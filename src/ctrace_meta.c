@@ -31,6 +31,17 @@ static int thread_cmp(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* A sort_index as a whole number: its integer part, those past int64 the
+ * nearest end (converting them would be undefined). */
+static int64_t sort_index_of(double d)
+{
+    if (d >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (d <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
 /* args.name (string id) and args.sort_index of a metadata event. */
 static int meta_args(struct ctrace *ct, const struct ctrace_event *ev, uint32_t *name,
                      int64_t *sort_index)
@@ -45,7 +56,7 @@ static int meta_args(struct ctrace *ct, const struct ctrace_event *ev, uint32_t 
         rc = ctr_strtab_add(ct->strings, v->valuestring, strlen(v->valuestring), name);
     v = cJSON_GetObjectItemCaseSensitive(args, "sort_index");
     if (cJSON_IsNumber(v))
-        *sort_index = (int64_t)v->valuedouble;
+        *sort_index = sort_index_of(v->valuedouble);
     cJSON_Delete(args);
     return rc;
 }

@@ -212,6 +212,23 @@ static void test_hostile(void **state)
     strcat(deep, "}]}");
     load(deep, strlen(deep), -EIO);
     free(deep);
+    /* Sort indices past int64 read as its nearest end, fractions cut. */
+    {
+        static const char huge[] =
+            "{\"traceEvents\":["
+            "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,"
+            "\"args\":{\"sort_index\":1e300}},"
+            "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":2,"
+            "\"args\":{\"sort_index\":-1e19}},"
+            "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":3,"
+            "\"args\":{\"sort_index\":-7.9}},"
+            "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}";
+        ct = load(huge, strlen(huge), 0);
+        assert_true(ctrace_process_find(ct, 1, 0)->sort_index == INT64_MAX);
+        assert_true(ctrace_process_find(ct, 2, 0)->sort_index == INT64_MIN);
+        assert_int_equal(ctrace_process_find(ct, 3, 0)->sort_index, -7);
+        ctrace_free(ct);
+    }
     /* Empty containers, literals and odd but valid shapes load. */
     ct = load("{\"traceEvents\":[{},{\"args\":{}},{\"pid\":true,\"ts\":\"x\",\"name\":5}],"
               "\"x\":[null,false,NaN,-Infinity,1e5]}",
