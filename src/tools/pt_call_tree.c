@@ -25,7 +25,8 @@
  *                 ("Node:", "1-up:", ... each followed by "  UID: ...").
  * A run with several workers prefixes each worker's part with
  * "# host: NAME"; uid and parents_of need a single worker
- * (hosts/<host>/call_tree.txt).
+ * (hosts/<host>/call_tree.txt). A worker's trace where no root reaches a
+ * GPU event is an error that says so, not an empty file.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -111,12 +112,15 @@ static void print_parents(struct out *o, const struct pt_nodes *nd, uint32_t nod
     }
 }
 
+/* Print one worker's tree, subtree (uid) or parents (parents_of);
+ * *printed: how many roots the whole tree printed (1 for an option). */
 static int print_host(struct tool_ctx *ctx, struct out *o, const struct pt_nodes *nd, int has_uid,
-                      uint32_t uid, int has_parents, uint32_t parents_of)
+                      uint32_t uid, int has_parents, uint32_t parents_of, uint32_t *printed)
 {
     uint32_t i;
     int rc;
 
+    *printed = 0;
     if (has_uid || has_parents) {
         uint32_t n = has_uid ? uid : parents_of;
         if (n >= nd->ct->nevents)
@@ -124,6 +128,7 @@ static int print_host(struct tool_ctx *ctx, struct out *o, const struct pt_nodes
                               "%s=%" PRIu32 " is not an event of this trace (UIDs 0..%" PRIu32 ")",
                               has_uid ? "uid" : "parents_of", n,
                               nd->ct->nevents ? nd->ct->nevents - 1 : 0);
+        *printed = 1;
         if (has_uid)
             return print_subtree(o, nd, uid) != 0 ? xp_err_set(ctx->err, -ENOMEM, "out of memory")
                                                   : 0;
@@ -136,6 +141,7 @@ static int print_host(struct tool_ctx *ctx, struct out *o, const struct pt_nodes
         rc = print_subtree(o, nd, nd->roots[i]);
         if (rc != 0)
             return xp_err_set(ctx->err, rc, "out of memory");
+        (*printed)++;
     }
     return 0;
 }
@@ -144,7 +150,7 @@ static int call_tree_txt(struct tool_ctx *ctx, struct out *o)
 {
     int n = tool_host_count(ctx), i, npt = 0, rc, has_uid, has_parents;
     double v;
-    uint32_t uid = 0, parents_of = 0;
+    uint32_t uid = 0, parents_of = 0, printed, total = 0;
 
     has_uid = query_num(ctx->q, "uid", &v);
     if (has_uid)
@@ -173,10 +179,17 @@ static int call_tree_txt(struct tool_ctx *ctx, struct out *o)
             return rc;
         if (npt > 1)
             out_printf(o, "# host: %s\n", host);
-        rc = print_host(ctx, o, nd, has_uid, uid, has_parents, parents_of);
+        rc = print_host(ctx, o, nd, has_uid, uid, has_parents, parents_of, &printed);
         if (rc != 0)
             return rc;
+        total += printed;
     }
+    /* Nothing to print is said, not an empty file (several workers have
+     * their "# host:" lines printed by now). */
+    if (total == 0 && npt == 1)
+        return xp_err_set(ctx->err, -ENOENT,
+                          "no GPU event below any host event of this trace (kernels, memcpys "
+                          "and memsets reached from a launch by its correlation id)");
     return 0;
 }
 

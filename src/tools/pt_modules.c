@@ -26,7 +26,9 @@
  * Top-level module calls (no module above them) come in tree order: roots by
  * start time (ties in file order), depth first. Option uid=N: the subtree of
  * module call N alone. A run with several workers prefixes each worker's part
- * with "# host: NAME"; uid needs a single worker.
+ * with "# host: NAME"; uid needs a single worker. A worker's trace without
+ * any module call (profiled without with_stack=True) is an error that says
+ * so, not an empty file.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -205,16 +207,20 @@ static void put_module_line(struct out *o, uint32_t e, void *arg)
     out_printf(o, ", GPU events: %" PRIu32, m->gpu_n[e]);
 }
 
+/* Print one worker's module calls (or with has_uid the subtree of uid);
+ * *nroots: its top-level module calls. */
 static int print_host(struct tool_ctx *ctx, struct out *o, const struct pt_nodes *nd, int has_uid,
-                      uint32_t uid)
+                      uint32_t uid, uint32_t *nroots)
 {
     struct modules m;
     struct pt_tree_view view;
     uint32_t i;
     int rc = modules_build(nd, &m);
 
+    *nroots = 0;
     if (rc != 0)
         return xp_err_set(ctx->err, rc, "out of memory");
+    *nroots = m.nroots;
     view.first = m.first;
     view.kids = m.kids;
     view.keep = NULL;
@@ -237,7 +243,7 @@ static int modules_txt(struct tool_ctx *ctx, struct out *o)
 {
     int n = tool_host_count(ctx), i, npt = 0, rc, has_uid;
     double v;
-    uint32_t uid = 0;
+    uint32_t uid = 0, nroots, total = 0;
 
     has_uid = query_num(ctx->q, "uid", &v);
     if (has_uid)
@@ -260,10 +266,17 @@ static int modules_txt(struct tool_ctx *ctx, struct out *o)
             return rc;
         if (npt > 1)
             out_printf(o, "# host: %s\n", host);
-        rc = print_host(ctx, o, nd, has_uid, uid);
+        rc = print_host(ctx, o, nd, has_uid, uid, &nroots);
         if (rc != 0)
             return rc;
+        total += nroots;
     }
+    /* Nothing to print is said, not an empty file (several workers have
+     * their "# host:" lines printed by now). */
+    if (total == 0 && npt == 1)
+        return xp_err_set(ctx->err, -ENOENT,
+                          "no nn.Module calls in this trace (python_function events named "
+                          "\"nn.Module: ...\", which the profiler writes with with_stack=True)");
     return 0;
 }
 

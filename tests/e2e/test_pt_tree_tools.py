@@ -491,6 +491,29 @@ def test_handmade_matches_tracelens(tmp_path, xcat):
     assert "\n".join(want) + "\n" == HANDMADE_TREE
 
 
+def test_modules_without_module_calls(tmp_path, xcat):
+    """A trace with no nn.Module python_function events (profiled without
+    with_stack) gets a reason, not an empty modules.txt; its call tree is there."""
+    run = tmp_path / "log" / "plain"
+    run.mkdir(parents=True)
+    events = [e for e in HANDMADE if not e["name"].startswith("nn.Module")]
+    assert len(events) < len(HANDMADE)
+    (run / "plain.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+    r = xcat(tmp_path / "log", "plain/modules.txt", check=False)
+    assert r.returncode != 0 and r.stdout == b""
+    assert b"no nn.Module calls in this trace" in r.stderr
+    assert xcat(tmp_path / "log", "plain/call_tree.txt").decode().startswith("└── UID: ")
+    # A CPU-only trace: no root reaches a GPU event, which call_tree.txt says.
+    cpu = tmp_path / "log" / "cpu"
+    cpu.mkdir()
+    events = [e for e in HANDMADE if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset")]
+    (cpu / "cpu.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+    r = xcat(tmp_path / "log", "cpu/call_tree.txt", check=False)
+    assert r.returncode != 0 and r.stdout == b""
+    assert b"no GPU event below any host event" in r.stderr
+    assert xcat(tmp_path / "log", "cpu/call_tree.txt?uid=1").decode().startswith("└── UID: 1,")
+
+
 def test_two_workers(tmp_path, xcat):
     run = tmp_path / "log" / "run"
     run.mkdir(parents=True)
