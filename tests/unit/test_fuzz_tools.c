@@ -11,6 +11,12 @@
  * a trace window, a down-sampled trace and a search. A file is made with
  * content (but errors.txt) or fails with a reason; nothing may crash, leak
  * or hang.
+ *
+ * Chrome-trace runs the same way, as `make fuzz`'s fuzz_ctrace target runs
+ * them: our small hand-written traces (tests/fuzz/ctrace-seeds/), each as a
+ * run's h.trace.json and as its h.pt.trace.json, whole, with bytes changed
+ * and cut short, plus every input saved in tests/fuzz/regressions/ctrace/
+ * (whose first byte picks the name, as in fuzz_ctrace).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +39,12 @@
 #ifndef REGRESSIONS_DIR
 #define REGRESSIONS_DIR "tests/fuzz/regressions/tools"
 #endif
+#define CTRACE_REGRESSIONS_DIR "tests/fuzz/regressions/ctrace"
+#define CTRACE_SEEDS_DIR "tests/fuzz/ctrace-seeds"
+#define CTRACE_SEEDS_MIN 2 /* traces in it */
+/* The bytes a Chrome-trace seed gets at each place: JSON's punctuation and
+ * a digit, a NUL and a non-ASCII byte. */
+static const uint8_t ctrace_bytes[] = {'"', '{', ']', '\\', '9', '\0', 0xc3};
 
 #define SEEDS_MIN 5        /* profiles the Makefile makes */
 #define PLACES_PER_SEED 16 /* positions mutated in each seed */
@@ -91,13 +103,15 @@ static void make_file(void *arg, const char *path)
     }
 }
 
-/* One input as the run's host file, every file of the run made (and of
- * its hosts/ copy, with hosts set: the same tools on one host). */
-static struct made make_all(struct logdir *d, const uint8_t *data, size_t n, int hosts)
+/* One input as the run's one file at path, every file of the run made (and
+ * of its hosts/ copy, with hosts set: the same tools on one host); the file
+ * is removed after. */
+static struct made make_all_as(struct logdir *d, const char *path, const uint8_t *data, size_t n,
+                               int hosts)
 {
     struct making mk = {.v = NULL, .d = d, .m = {0, 0}};
     struct xp_err err = {0};
-    int fd = open(d->file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
     assert_true(fd >= 0);
     assert_int_equal(write(fd, data, n), (ssize_t)n);
@@ -107,7 +121,25 @@ static struct made make_all(struct logdir *d, const uint8_t *data, size_t n, int
     if (hosts)
         run_files_each(mk.v, "r/hosts/h", make_file, &mk);
     vfs_close(mk.v);
+    unlink(path);
     return mk.m;
+}
+
+/* One input as the run's host file (make_all_as). */
+static struct made make_all(struct logdir *d, const uint8_t *data, size_t n, int hosts)
+{
+    return make_all_as(d, d->file, data, n, hosts);
+}
+
+/* A Chrome trace as the run's one file: h.trace.json, or with pytorch set
+ * h.pt.trace.json (make_all_as). */
+static struct made make_ctrace(struct logdir *d, const uint8_t *data, size_t n, int pytorch,
+                               int hosts)
+{
+    char path[192];
+
+    snprintf(path, sizeof(path), "%s/%s", d->run, pytorch ? "h.pt.trace.json" : "h.trace.json");
+    return make_all_as(d, path, data, n, hosts);
 }
 
 static int setup(void **state)
@@ -209,6 +241,57 @@ static void replay_one(void *arg, const char *name, const uint8_t *data, size_t 
 static void test_saved_inputs(void **state)
 {
     print_message("replayed %d saved inputs\n", each_file(REGRESSIONS_DIR, replay_one, *state));
+}
+
+/* A saved input of fuzz_ctrace, named as it names it (run_ctrace_name). */
+static void replay_ctrace(void *arg, const char *name, const uint8_t *data, size_t n)
+{
+    size_t skip;
+    const char *file = run_ctrace_name(data, n, &skip);
+
+    (void)name;
+    (void)make_ctrace(arg, data + skip, n - skip, strcmp(file, "h.pt.trace.json") == 0, 1);
+}
+
+static void test_saved_ctrace_inputs(void **state)
+{
+    print_message("replayed %d saved inputs\n",
+                  each_file(CTRACE_REGRESSIONS_DIR, replay_ctrace, *state));
+}
+
+/* A Chrome-trace seed as either file, whole (its trace viewer, and all but
+ * the GPU tools, made), then changed at PLACES_PER_SEED places spread over
+ * it (each byte of ctrace_bytes put there, the file cut there). */
+static void mutate_ctrace_seed(void *arg, const char *name, const uint8_t *seed, size_t n)
+{
+    struct logdir *d = arg;
+    uint8_t *buf = malloc(n);
+    int pytorch, k;
+    size_t b;
+
+    (void)name;
+    assert_non_null(buf);
+    for (pytorch = 0; pytorch < 2; pytorch++) {
+        struct made whole = make_ctrace(d, seed, n, pytorch, 1);
+        assert_true(whole.ok >= 8);
+        for (k = 0; k < PLACES_PER_SEED; k++) {
+            size_t at = (size_t)((uint64_t)n * (uint64_t)k / PLACES_PER_SEED);
+            for (b = 0; b < sizeof(ctrace_bytes); b++) {
+                struct made m;
+                memcpy(buf, seed, n);
+                buf[at] = ctrace_bytes[b];
+                m = make_ctrace(d, buf, n, pytorch, 0);
+                assert_true(m.ok + m.failed > 0);
+            }
+            (void)make_ctrace(d, seed, at, pytorch, 0);
+        }
+    }
+    free(buf);
+}
+
+static void test_mutated_ctrace_seeds(void **state)
+{
+    assert_true(each_file(CTRACE_SEEDS_DIR, mutate_ctrace_seed, *state) >= CTRACE_SEEDS_MIN);
 }
 
 /* The stats the builders read by name (XProf's stat names). */
@@ -325,6 +408,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_saved_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutated_seeds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_saved_ctrace_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutated_ctrace_seeds, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
