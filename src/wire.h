@@ -50,6 +50,19 @@ static inline int wire_varint(struct wire *w, uint64_t *v)
         w->p = p + 1;
         return 0;
     }
+    if (w->end - p >= 10) {
+        /* Ten bytes are there: no bounds to check (ids and hashes of 64
+         * bits take nine or ten). */
+        for (shift = 0; shift < 70; shift += 7, p++) {
+            x |= (uint64_t)(*p & 0x7f) << shift;
+            if (*p < 0x80) {
+                *v = x;
+                w->p = p + 1;
+                return 0;
+            }
+        }
+        return -1;
+    }
     for (shift = 0; shift < 70; shift += 7) {
         if (p >= w->end)
             return -1;

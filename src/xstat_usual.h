@@ -25,8 +25,10 @@ enum {
 
 /* The usual shape of an XStat body: metadata_id, then one value field, and
  * nothing else. Returns 1 with *st filled when body has that shape, else 0
- * (then the general parser reads it). */
-static inline int xp_stat_parse_usual(const struct wire *body, struct xp_stat *st)
+ * (then the general parser reads it). Always inlined, as is the next one:
+ * they are the inner loop of every stat walk, which GCC left as calls. */
+static inline __attribute__((always_inline)) int xp_stat_parse_usual(const struct wire *body,
+                                                                     struct xp_stat *st)
 {
     struct wire w = *body;
     uint64_t id, v;
@@ -83,7 +85,7 @@ static inline int xp_stat_parse_usual(const struct wire *body, struct xp_stat *s
  * one-byte length, and one-byte keys of varint fields, are read without
  * the general parser. Returns 1, 0 at
  * the end, or -1 on corrupt bytes. */
-static inline int xp_next_stat_body(struct wire *w, struct wire *sub)
+static inline __attribute__((always_inline)) int xp_next_stat_body(struct wire *w, struct wire *sub)
 {
     while (w->p < w->end) {
         uint32_t field;
