@@ -5,13 +5,15 @@
  * cat` makes it, plus a trace window, a down-sampled trace and the hosts/
  * copies. A file may fail with an error; nothing may crash, leak or hang.
  * Built by `make fuzz`, where undefined behaviour stops the run like a
- * crash (so that libFuzzer keeps the input): the one report so far, before
- * that was so, was a memcpy from a NULL module in the XLA Ops names
- * (test_derived.c's test_op_without_module). An input that crashes it
- * belongs in tests/fuzz/regressions/tools/, whose inputs
- * tests/unit/test_fuzz_tools.c makes every file of on each `make test`
- * (as it does with mutations of our generator's small profiles, which
- * catch that report); inputs of the reader's target go to
+ * crash (so that libFuzzer keeps the input): the first report, before that
+ * was so, was a memcpy from a NULL module in the XLA Ops names
+ * (test_derived.c's test_op_without_module); the second an event offset
+ * near 2^63 whose start overflowed (test_xspace.c's
+ * test_time_out_of_range). An input that crashes it belongs in
+ * tests/fuzz/regressions/tools/ (event-offset-overflow.xplane.pb is the
+ * second), whose inputs tests/unit/test_fuzz_tools.c makes every file of
+ * on each `make test` (as it does with mutations of our generator's small
+ * profiles, which catch the first); inputs of the reader's target go to
  * tests/fuzz/regressions/ (test_fuzz_regressions.c).
  */
 #include <fcntl.h>
