@@ -41,7 +41,7 @@ static inline int wire_eof(const struct wire *w)
 /* A varint of at most 10 bytes. Returns 0 or -1 (truncated or too long). */
 static inline int wire_varint(struct wire *w, uint64_t *v)
 {
-    const uint8_t *p = w->p;
+    const uint8_t *p = w->p, *stop;
     uint64_t x = 0;
     int shift;
 
@@ -50,22 +50,9 @@ static inline int wire_varint(struct wire *w, uint64_t *v)
         w->p = p + 1;
         return 0;
     }
-    if (w->end - p >= 10) {
-        /* Ten bytes are there: no bounds to check (ids and hashes of 64
-         * bits take nine or ten). */
-        for (shift = 0; shift < 70; shift += 7, p++) {
-            x |= (uint64_t)(*p & 0x7f) << shift;
-            if (*p < 0x80) {
-                *v = x;
-                w->p = p + 1;
-                return 0;
-            }
-        }
-        return -1;
-    }
-    for (shift = 0; shift < 70; shift += 7) {
-        if (p >= w->end)
-            return -1;
+    /* One bound for both limits: the end, or ten bytes on. */
+    stop = w->end - p > 10 ? p + 10 : w->end;
+    for (shift = 0; p < stop; shift += 7) {
         x |= (uint64_t)(*p & 0x7f) << shift;
         if (*p++ < 0x80) {
             *v = x;
