@@ -188,10 +188,12 @@ fuzz:
 	  clang $(CPPFLAGS:$(BUILD)/proto=build-fuzz/proto) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	    -o build-fuzz/$$t tests/fuzz/$$t.c build-fuzz/libxprofs.a $(LIBS) || exit 1; \
 	done
+	clang -g -O1 -Wall -Wextra -o build-fuzz/write_ctrace_seeds tests/fuzz/write_ctrace_seeds.c
+	mkdir -p build-fuzz/ctrace-seeds && build-fuzz/write_ctrace_seeds build-fuzz/ctrace-seeds
 	@echo "run: mkdir -p /tmp/fuzz-work && build-fuzz/fuzz_reader -max_total_time=600 -max_len=4000000 /tmp/fuzz-work ../shared/corpus/*/plugins/profile/*/"
 	@echo "     (fuzz_tools makes every tool of the input: same seeds, smaller -max_len;"
-	@echo "      fuzz_ctrace every tool of a Chrome-trace run: seeds tests/fuzz/ctrace-seeds/;"
-	@echo "      a first byte 0 or 1 picks h.trace.json or h.pt.trace.json, tests/fuzz/run_files.h;"
+	@echo "      fuzz_ctrace every tool of a Chrome-trace run: seeds in build-fuzz/ctrace-seeds/;"
+	@echo "      a first byte 0 or 1 picks h.trace.json or h.pt.trace.json, tests/fuzz/fuzz_run.h;"
 	@echo "      fuzz_query file names with queries under a run of build/tests/tool-seeds/steps4.xplane.pb:"
 	@echo "      seeds one a line in tests/fuzz/query-seeds.txt, after make test-unit)"
 

@@ -15,10 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "vfs.h"
+#include "fuzz_run.h"
 
 #define PATH_MAX_FUZZ 4096
 
@@ -28,7 +27,7 @@ static int devnull = -1;
 /* The run, made once: LOGDIR/plugins/profile/r/h.xplane.pb. */
 static void setup(void)
 {
-    static char logdir[64];
+    static char logdir[64], run[128];
     const char *seed = getenv("XPROFS_FUZZ_PROFILE");
     char path[192], buf[65536];
     struct xp_err err = {0};
@@ -37,16 +36,8 @@ static void setup(void)
 
     if (seed == NULL)
         seed = "build/tests/tool-seeds/steps4.xplane.pb";
-    strcpy(logdir, "/tmp/xprofs-fuzz-query-XXXXXX");
-    if (mkdtemp(logdir) == NULL)
-        abort();
-    snprintf(path, sizeof(path), "%s/plugins", logdir);
-    mkdir(path, 0700);
-    snprintf(path, sizeof(path), "%s/plugins/profile", logdir);
-    mkdir(path, 0700);
-    snprintf(path, sizeof(path), "%s/plugins/profile/r", logdir);
-    mkdir(path, 0700);
-    snprintf(path, sizeof(path), "%s/plugins/profile/r/h.xplane.pb", logdir);
+    fuzz_run_dir("query", logdir, run);
+    snprintf(path, sizeof(path), "%s/h.xplane.pb", run);
     in = open(seed, O_RDONLY);
     out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in < 0 || out < 0) {

@@ -8,79 +8,30 @@
  * crash (so that libFuzzer keeps the input): the first report, before that
  * was so, was a memcpy from a NULL module in the XLA Ops names
  * (test_derived.c's test_op_without_module); the second an event offset
- * near 2^63 whose start overflowed (test_xspace.c's
- * test_time_out_of_range). An input that crashes it belongs in
- * tests/fuzz/regressions/tools/ (event-offset-overflow.xplane.pb is the
- * second), whose inputs tests/unit/test_fuzz_tools.c makes every file of
- * on each `make test` (as it does with mutations of our generator's small
- * profiles, which catch the first); inputs of the reader's target go to
- * tests/fuzz/regressions/ (test_fuzz_regressions.c).
+ * near 2^63 whose start overflowed (test_xspace.c's test_time_out_of_range,
+ * and test_fuzz_tools.c's test_time_out_of_range_tools, which builds that
+ * profile). A crash input becomes such a test (profiles are not
+ * committed; tests/fuzz/regressions/tools/ holds inputs under study, which
+ * tests/unit/test_fuzz_tools.c makes every file of, as it does with
+ * mutations of our generator's small profiles, which catch the first);
+ * inputs of the reader's target likewise (tests/fuzz/regressions/,
+ * test_fuzz_regressions.c).
  */
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "run_files.h"
-#include "vfs.h"
-
-/* Where the files of one input go. */
-struct target {
-    struct vfs *v;
-    int devnull; /* /dev/null, open for writing */
-};
-
-/* Make one file to /dev/null (run_files_each's fn); errors are expected. */
-static void make_file(void *arg, const char *path)
-{
-    struct target *t = arg;
-    struct vfs_node node;
-    struct xp_err err = {0};
-
-    if (vfs_lookup(t->v, path, &node, &err) != 0)
-        return;
-    if (node.kind == VFS_TOOL || node.kind == VFS_README)
-        (void)vfs_read_to(t->v, &node, t->devnull, &err);
-    vfs_node_free(&node);
-}
+#include "fuzz_run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char logdir[64];
-    static char file[128];
-    struct xp_err err = {0};
-    struct target t;
-    int fd;
+    static char logdir[64], run[128], file[160];
 
     if (logdir[0] == '\0') {
-        char run[128];
-        strcpy(logdir, "/tmp/xprofs-fuzz-XXXXXX");
-        if (mkdtemp(logdir) == NULL)
-            abort();
-        snprintf(run, sizeof(run), "%s/plugins", logdir);
-        mkdir(run, 0700);
-        snprintf(run, sizeof(run), "%s/plugins/profile", logdir);
-        mkdir(run, 0700);
-        snprintf(run, sizeof(run), "%s/plugins/profile/r", logdir);
-        mkdir(run, 0700);
+        fuzz_run_dir("tools", logdir, run);
         snprintf(file, sizeof(file), "%s/h.xplane.pb", run);
     }
-    fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || write(fd, data, size) != (ssize_t)size)
-        abort();
-    close(fd);
-    t.devnull = open("/dev/null", O_WRONLY);
-    if (t.devnull < 0)
-        abort();
-    if (vfs_open(logdir, 64 << 20, &t.v, &err) == 0) {
-        run_files_each(t.v, "r", make_file, &t);
-        run_files_each(t.v, "r/hosts/h", make_file, &t);
-        vfs_close(t.v);
-    }
-    close(t.devnull);
+    fuzz_write_file(file, data, size);
+    fuzz_make_run(logdir);
     return 0;
 }

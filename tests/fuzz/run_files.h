@@ -1,32 +1,19 @@
 /*
  * run_files.h - the files the tools' fuzz target and test_fuzz_tools.c make
  * of a run: every file a directory of it lists, then three requests with a
- * query (a down-sampled trace, a window, a search as format=pb), and the
- * name a Chrome-trace input takes. Test-only code, shared by the fuzz
- * targets in tests/fuzz/ and tests/unit/test_fuzz_tools.c.
+ * query (a down-sampled trace, a window, a search as format=pb). Test-only
+ * code, shared by the fuzz targets in tests/fuzz/ and
+ * tests/unit/test_fuzz_tools.c.
  */
 #ifndef XPROFS_TEST_RUN_FILES_H
 #define XPROFS_TEST_RUN_FILES_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "vfs.h"
 
 #define RUN_FILES_MAX 64 /* files listed in one directory */
-
-/* The file name a Chrome-trace fuzz input becomes in its run, and how many
- * of its bytes to skip: a first byte 0 picks h.trace.json (older
- * TensorFlow, create_perfetto_trace) and 1 h.pt.trace.json (a PyTorch
- * trace, read by the PyTorch tools too), and is not part of the JSON; any
- * other input is JSON as it is, h.trace.json. */
-static inline const char *run_ctrace_name(const uint8_t *data, size_t n, size_t *skip)
-{
-    *skip = n > 0 && data[0] <= 1 ? 1 : 0;
-    return *skip && data[0] == 1 ? "h.pt.trace.json" : "h.trace.json";
-}
 
 /* The file names of one directory listing. */
 struct run_names {

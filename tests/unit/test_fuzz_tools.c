@@ -12,11 +12,14 @@
  * content (but errors.txt) or fails with a reason; nothing may crash, leak
  * or hang.
  *
+ * A profile built here with an event time past the reader's limit (the
+ * input fuzz_tools found overflowing a start time) gets the reader's reason
+ * from every tool that reads events.
+ *
  * Chrome-trace runs the same way, as `make fuzz`'s fuzz_ctrace target runs
- * them: our small hand-written traces (tests/fuzz/ctrace-seeds/), each as a
- * run's h.trace.json and as its h.pt.trace.json, whole, with bytes changed
- * and cut short, plus every input saved in tests/fuzz/regressions/ctrace/
- * (whose first byte picks the name, as in fuzz_ctrace).
+ * them: our small hand-written traces (tests/fuzz/ctrace_seeds.h), each as
+ * a run's h.trace.json and as its h.pt.trace.json, whole, with bytes
+ * changed and cut short.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +29,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,15 +37,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../fuzz/ctrace_seeds.h"
 #include "../fuzz/run_files.h"
+#include "pbw.h"
 #include "vfs.h"
 
 #ifndef REGRESSIONS_DIR
 #define REGRESSIONS_DIR "tests/fuzz/regressions/tools"
 #endif
-#define CTRACE_REGRESSIONS_DIR "tests/fuzz/regressions/ctrace"
-#define CTRACE_SEEDS_DIR "tests/fuzz/ctrace-seeds"
-#define CTRACE_SEEDS_MIN 2 /* traces in it */
 /* The bytes a Chrome-trace seed gets at each place: JSON's punctuation and
  * a digit, a NUL and a non-ASCII byte. */
 static const uint8_t ctrace_bytes[] = {'"', '{', ']', '\\', '9', '\0', 0xc3};
@@ -243,33 +246,15 @@ static void test_saved_inputs(void **state)
     print_message("replayed %d saved inputs\n", each_file(REGRESSIONS_DIR, replay_one, *state));
 }
 
-/* A saved input of fuzz_ctrace, named as it names it (run_ctrace_name). */
-static void replay_ctrace(void *arg, const char *name, const uint8_t *data, size_t n)
-{
-    size_t skip;
-    const char *file = run_ctrace_name(data, n, &skip);
-
-    (void)name;
-    (void)make_ctrace(arg, data + skip, n - skip, strcmp(file, "h.pt.trace.json") == 0, 1);
-}
-
-static void test_saved_ctrace_inputs(void **state)
-{
-    print_message("replayed %d saved inputs\n",
-                  each_file(CTRACE_REGRESSIONS_DIR, replay_ctrace, *state));
-}
-
 /* A Chrome-trace seed as either file, whole (its trace viewer, and all but
  * the GPU tools, made), then changed at PLACES_PER_SEED places spread over
  * it (each byte of ctrace_bytes put there, the file cut there). */
-static void mutate_ctrace_seed(void *arg, const char *name, const uint8_t *seed, size_t n)
+static void mutate_ctrace_seed(struct logdir *d, const uint8_t *seed, size_t n)
 {
-    struct logdir *d = arg;
     uint8_t *buf = malloc(n);
     int pytorch, k;
     size_t b;
 
-    (void)name;
     assert_non_null(buf);
     for (pytorch = 0; pytorch < 2; pytorch++) {
         struct made whole = make_ctrace(d, seed, n, pytorch, 1);
@@ -291,7 +276,66 @@ static void mutate_ctrace_seed(void *arg, const char *name, const uint8_t *seed,
 
 static void test_mutated_ctrace_seeds(void **state)
 {
-    assert_true(each_file(CTRACE_SEEDS_DIR, mutate_ctrace_seed, *state) >= CTRACE_SEEDS_MIN);
+    size_t i;
+
+    for (i = 0; i < CTRACE_NSEEDS; i++)
+        mutate_ctrace_seed(*state, (const uint8_t *)ctrace_seeds[i].text,
+                           strlen(ctrace_seeds[i].text));
+}
+
+/* Every file of a run whose host line starts at 50 us and holds one event
+ * with an offset of 2^63 - 64 ps (the sum fuzz_tools found overflowing in
+ * summary.json): made with content or a reason, summary.json and the trace
+ * with the reader's. */
+static void test_time_out_of_range_tools(void **state)
+{
+    struct logdir *d = *state;
+    struct pbw space = {0}, plane = {0}, line = {0}, ev = {0}, meta = {0}, entry = {0};
+    struct made m;
+    struct vfs *v;
+    struct vfs_node node;
+    struct xp_err err = {0};
+    static const char *const files[] = {"r/summary.json", "r/trace_viewer.json",
+                                        "r/overview_page.json"};
+    size_t i;
+    int fd;
+
+    pbw_uint(&meta, 1, 1);
+    pbw_str(&meta, 2, "op");
+    pbw_uint(&entry, 1, 1);
+    pbw_msg(&entry, 2, &meta);
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_msg(&plane, 4, &entry);
+    pbw_uint(&line, 1, 1);
+    pbw_uint(&line, 3, 50000); /* timestamp_ns */
+    pbw_uint(&ev, 1, 1);
+    pbw_uint(&ev, 2, (uint64_t)INT64_MAX - 63); /* offset_ps */
+    pbw_uint(&ev, 3, 10);
+    pbw_msg(&line, 4, &ev);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    m = make_all(d, space.p, space.n, 1);
+    assert_true(m.failed > 0);
+    /* make_all removed the file: write it again to read the reasons */
+    fd = open(d->file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, space.p, space.n), (ssize_t)space.n);
+    close(fd);
+    assert_int_equal(vfs_open(d->root, 16 << 20, &v, &err), 0);
+    for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        int rc;
+        memset(&err, 0, sizeof(err));
+        rc = vfs_lookup(v, files[i], &node, &err);
+        if (rc == 0) {
+            rc = vfs_read_to(v, &node, d->out, &err);
+            vfs_node_free(&node);
+        }
+        assert_int_equal(rc, -EIO);
+        assert_non_null(strstr(err.msg, "event time out of range"));
+    }
+    vfs_close(v);
+    unlink(d->file);
+    free(space.p);
 }
 
 /* The stats the builders read by name (XProf's stat names). */
@@ -408,7 +452,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_saved_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutated_seeds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_saved_ctrace_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_out_of_range_tools, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutated_ctrace_seeds, setup, teardown),
     };
 
