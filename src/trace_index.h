@@ -9,9 +9,10 @@
  * source record, uid, zoom level; its track is where it stands); flows,
  * group ids and the rare durations over 281 s are kept beside, by source
  * record. It is built once per snapshot and
- * host through snapshot_intermediate() (trace_index_get) from an xplane
- * (trace_xplane.c) or a Chrome-trace JSON file (trace_ctrace.c), and is
- * read-only afterwards.
+ * host through snapshot_intermediate() (trace_index_get, in
+ * trace_index_get.c) from an xplane (trace_xplane.c) or a Chrome-trace JSON
+ * file (trace_ctrace.c) into the structures of trace_index.c, and is
+ * read-only afterwards: requests read it in trace_select.c.
  *
  * Two orders are kept: events[] is grouped by track in output order and
  * sorted inside a track by XProf's TraceEventsComparator (so a full response

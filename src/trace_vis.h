@@ -8,7 +8,7 @@
  * last visible sample; per flow id the visibility decided by its first event.
  * The same tracker assigns zoom levels when the index is built
  * (trace_levels_flows.c, trace_levels_tracks.c) and thins a window
- * (trace_index.c).
+ * (trace_select.c).
  */
 #ifndef XPROFS_TRACE_VIS_H
 #define XPROFS_TRACE_VIS_H
