@@ -53,7 +53,7 @@ ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan bench fuzz install clean format
+.PHONY: all deps demo test test-unit test-e2e test-asan bench bench-instr fuzz install clean format
 .SECONDARY:
 
 all: $(BINS) $(UNIT_BIN)
@@ -180,6 +180,10 @@ demo: deps all
 # --- benchmark -------------------------------------------------------------
 bench: all
 	sh contrib/bench/bench.sh $(BUILD)
+
+# Instructions (valgrind) instead of seconds: steady where times drift.
+bench-instr: all
+	sh contrib/bench/instructions.sh $(BUILD)
 
 # --- fuzzing ---------------------------------------------------------------
 fuzz:

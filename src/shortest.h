@@ -12,4 +12,9 @@
  * number of digits (1..17). */
 int shortest_digits(double v, char *digits, int *exp10);
 
+/* The same answer found by printf at each number of digits (by halves):
+ * shortest_digits falls back on it where rounding its 17 digits could be
+ * wrong, and tests compare the two. */
+int shortest_digits_by_search(double v, char *digits, int *exp10);
+
 #endif

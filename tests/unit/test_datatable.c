@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "datatable.h"
+#include "shortest.h"
 
 /* The bytes written by a writer, NUL-terminated (malloc'd). */
 static char *collect(struct out *o)
@@ -154,6 +155,92 @@ static void test_numbers_shortest(void **state)
     }
 }
 
+/* shortest_digits against the search by printf at each number of digits
+ * and against the definition: digits and power of ten, on any bit pattern,
+ * short decimals, values whose 17 digits end in a 5 (where rounding those
+ * digits could go either way), powers of ten and the ends of the range. */
+static void check_shortest(double v)
+{
+    char got[20], want[20], def[40], text[40];
+    int ge, we;
+
+    shortest_digits(v, got, &ge);
+    shortest_digits_by_search(v, want, &we);
+    if (strcmp(got, want) != 0 || ge != we)
+        fail_msg("%.17g: %se%d, the search %se%d", v, got, ge, want, we);
+    shortest_by_definition(v, def);
+    assert_string_equal(got, def);
+    snprintf(text, sizeof(text), "%s%c.%se%d", v < 0 ? "-" : "", got[0], got + 1, ge);
+    assert_true(strtod(text, NULL) == v);
+}
+
+static void test_shortest_digits(void **state)
+{
+    static const double fixed[] = {0.5,
+                                   2.5,
+                                   0.15,
+                                   2.675,
+                                   1.005,
+                                   1e23,
+                                   9.999999999999999e22,
+                                   5e-324,
+                                   2.2250738585072014e-308,
+                                   1.7976931348623157e308,
+                                   0.1,
+                                   0.3,
+                                   1.0 / 3,
+                                   100,
+                                   1e21,
+                                   1e22,
+                                   123456789012345680,
+                                   9.5,
+                                   99.5,
+                                   0.95,
+                                   0.0625,
+                                   1.25,
+                                   -7.75,
+                                   4.35,
+                                   8.41e21,
+                                   5e-310,
+                                   1e-7,
+                                   12.5e-9,
+                                   -0.0125};
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        check_shortest(fixed[i]);
+    for (i = 0; i < 300; i++) {
+        check_shortest(pow(10, (double)i - 150));
+        check_shortest(nextafter(pow(10, (double)i - 150), 0));
+    }
+    for (i = 0; i < 200000; i++) {
+        double v;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        switch (i % 4) {
+        case 0: /* any finite bit pattern */
+            memcpy(&v, &x, sizeof(v));
+            if (!isfinite(v) || v == 0)
+                continue;
+            break;
+        case 1: /* a short decimal ending in 5: its 17 digits end in 5 0... */
+            v = ((double)(x % 100000) * 10 + 5) / pow(10, (double)(x >> 40 & 7));
+            break;
+        case 2: /* ps to us, as the tools divide */
+            v = (double)(x % 10000000000000ull) / 1e6;
+            break;
+        default: /* a neighbour of a short decimal */
+            v = nextafter((double)(x % 1000000) / 1000, (x >> 50 & 1) ? 0 : 1e9);
+            break;
+        }
+        if (v != 0)
+            check_shortest(v);
+    }
+}
+
 static void test_strings(void **state)
 {
     struct out o;
@@ -240,9 +327,13 @@ static void test_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_numbers),     cmocka_unit_test(test_py_numbers),
-        cmocka_unit_test(test_numbers_shortest), cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_empty_table),      cmocka_unit_test(test_table),
+        cmocka_unit_test(test_json_numbers),
+        cmocka_unit_test(test_py_numbers),
+        cmocka_unit_test(test_numbers_shortest),
+        cmocka_unit_test(test_shortest_digits),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_empty_table),
+        cmocka_unit_test(test_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
