@@ -26,10 +26,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The significant digits of printf's "%e" text buf ([-]d[.ddd]e[+-]XX),
+ * at most max of them, into digits, and the power of ten of the first;
+ * returns their number, or -1 for any other text (inf, nan). */
+static int e_digits(const char *buf, char *digits, int max, int *exp10)
+{
+    int k = 0, i;
+
+    for (i = buf[0] == '-' ? 1 : 0; buf[i] != 'e' && buf[i] != '\0' && k < max; i++) {
+        if (buf[i] != '.')
+            digits[k++] = buf[i];
+    }
+    if (buf[i] != 'e')
+        return -1;
+    *exp10 = atoi(&buf[i + 1]);
+    return k;
+}
+
+/* p digits at d without their trailing zeros (the first one stays). */
+static int without_zeros(const char *d, int p)
+{
+    while (p > 1 && d[p - 1] == '0')
+        p--;
+    return p;
+}
+
 int shortest_digits_by_search(double v, char *digits, int *exp10)
 {
     char buf[40], cand[40];
-    int lo = 1, hi = 17, k = 0, i;
+    int lo = 1, hi = 17, k;
 
     buf[0] = '\0'; /* the text of hi digits, once some reads back */
     while (lo < hi) {
@@ -44,14 +69,13 @@ int shortest_digits_by_search(double v, char *digits, int *exp10)
     }
     if (buf[0] == '\0')
         snprintf(buf, sizeof(buf), "%.*e", hi - 1, v);
-    /* buf: [-]d[.ddd]e[+-]XX */
-    for (i = buf[0] == '-' ? 1 : 0; buf[i] != 'e'; i++) {
-        if (buf[i] != '.')
-            digits[k++] = buf[i];
+    k = e_digits(buf, digits, 17, exp10);
+    if (k < 0) {
+        k = 1; /* not finite: no digits to give */
+        digits[0] = '0';
+        *exp10 = 0;
     }
-    *exp10 = atoi(&buf[i + 1]);
-    while (k > 1 && digits[k - 1] == '0')
-        k--;
+    k = without_zeros(digits, k);
     digits[k] = '\0';
     return k;
 }
@@ -116,17 +140,6 @@ static int reads_back(double v, const char *d, int p, int exp10)
     return strtod(text, NULL) == v;
 }
 
-/* Keep the p digits of d, first at 10^exp10, as the answer. */
-static int answer(const char *d, int p, int exp10, char *digits, int *exp10p)
-{
-    while (p > 1 && d[p - 1] == '0')
-        p--;
-    memcpy(digits, d, (size_t)p);
-    digits[p] = '\0';
-    *exp10p = exp10;
-    return p;
-}
-
 /* Whether the correctly rounded p-digit decimal of v reads back as v, from
  * its 17 digits: 1 (the digits in cand, first at 10^*exp10), 0, or -1 when
  * that cannot be told (a tail of half a unit, and one of its two roundings
@@ -148,51 +161,34 @@ static int try_digits(double v, const char *d17, int e17, int p, char *cand, int
 int shortest_digits(double v, char *digits, int *exp10)
 {
     char buf[40], d17[18], cand[18], best[18];
-    int k = 0, i, e17, lo, hi, best_e, p, r;
+    int e17, lo = 1, hi, best_e, p, r, round;
 
-    /* buf: [-]d.dddddddddddddddde[+-]XX: 17 correctly rounded digits */
+    /* 17 correctly rounded digits */
     snprintf(buf, sizeof(buf), "%.16e", v);
-    for (i = buf[0] == '-' ? 1 : 0; buf[i] != 'e' && k < 17; i++) {
-        if (buf[i] != '.')
-            d17[k++] = buf[i];
-    }
-    if (k != 17 || buf[i] != 'e')
+    if (e_digits(buf, d17, 17, &e17) != 17)
         return shortest_digits_by_search(v, digits, exp10); /* not finite */
-    d17[17] = '\0';
-    e17 = atoi(&buf[i + 1]);
-
     /* Without its trailing zeros, D itself: hi digits read back. */
-    for (hi = 17; hi > 1 && d17[hi - 1] == '0'; hi--)
-        ;
+    hi = without_zeros(d17, 17);
     memcpy(best, d17, 17);
     best_e = e17;
-    /* Downward twice (most values stop there), then by halves. */
-    for (i = 0; i < 2 && hi > 1; i++) {
-        r = try_digits(v, d17, e17, hi - 1, cand, &p);
-        if (r < 0)
-            return shortest_digits_by_search(v, digits, exp10);
-        if (r == 0)
-            return answer(best, hi, best_e, digits, exp10);
-        /* its trailing zeros off: the same decimal, fewer digits */
-        for (hi--; hi > 1 && cand[hi - 1] == '0'; hi--)
-            ;
-        memcpy(best, cand, (size_t)hi);
-        best_e = p;
-    }
-    lo = 1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
+    /* Downward twice (most values stop there: a miss ends the search),
+     * then by halves. */
+    for (round = 0; lo < hi; round++) {
+        int mid = round < 2 ? hi - 1 : lo + (hi - lo) / 2;
         r = try_digits(v, d17, e17, mid, cand, &p);
         if (r < 0)
             return shortest_digits_by_search(v, digits, exp10);
         if (r) {
-            for (hi = mid; hi > 1 && cand[hi - 1] == '0'; hi--)
-                ;
+            /* its trailing zeros off: the same decimal, fewer digits */
+            hi = without_zeros(cand, mid);
             memcpy(best, cand, (size_t)hi);
             best_e = p;
         } else {
             lo = mid + 1;
         }
     }
-    return answer(best, hi, best_e, digits, exp10);
+    memcpy(digits, best, (size_t)hi);
+    digits[hi] = '\0';
+    *exp10 = best_e;
+    return hi;
 }
