@@ -48,7 +48,7 @@ UNIT_BIN    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 LIB   = $(BUILD)/libxprofs.a
 BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth $(BUILD)/xprofs-barewalk \
-        $(BUILD)/xprofs-timeit
+        $(BUILD)/xprofs-timeit $(BUILD)/xprofs-freshmem
 ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
@@ -90,6 +90,9 @@ $(BUILD)/xprofs-barewalk: $(BUILD)/contrib/bench/barewalk.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/xprofs-timeit: $(BUILD)/contrib/bench/timeit.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/xprofs-freshmem: $(BUILD)/contrib/bench/freshmem.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/xprofs-ui: $(patsubst %.c,$(BUILD)/%.o,$(UI_SRC))

@@ -9,6 +9,10 @@
 # scenario, where the trace viewer and overview_page are) under BENCH_DIR
 # (default /tmp/xprofs-bench), then measures, for each:
 #   - the bare walk (contrib/bench/barewalk.c): the baseline every ratio uses,
+#   - before and after all else, how fast a new process gets fresh memory
+#     (contrib/bench/freshmem.c), which the tools pay for every byte they
+#     hold and the bare walk does not: right after another process freed
+#     its memory, and after the machine sat idle IDLE_S (default 15) seconds,
 #   - the reader: full decode of every event with 2 threads (`xprofs check -j 2`),
 #   - `ls -l` of a run and of the root in a mounted LOGDIR of 1,000 runs,
 #   - every contrib/bench/bench_*.sh of the tools, called as
@@ -34,6 +38,24 @@ best3() {
         secs "$@"
     done | sort -n | head -1
 }
+
+# fresh memory: "FIRST_TOUCH REWRITE" GB/s of 512 MiB, after IDLE_S seconds
+# idle, then the median of 3 processes each started as the one before it
+# freed its memory: "IDLE_FIRST RECYCLED_FIRST REWRITE".
+IDLE_S=${IDLE_S:-15}
+fresh_mem() {
+    sleep "$IDLE_S"
+    idle=$("$BUILD/xprofs-freshmem")
+    recycled=$(for i in 1 2 3; do
+        "$BUILD/xprofs-freshmem"
+    done | sort -n | sed -n 2p)
+    echo "${idle% *} $recycled"
+}
+# "GB/s" -> "seconds per GB" with two decimals
+per_gb() {
+    echo "1 / $1" | bc -l | awk '{printf "%.2f", $1}'
+}
+fresh_before=$(fresh_mem)
 
 # profile SIZE: generate the profile once; set logdir, file, mb; bare walk row.
 profile() {
@@ -119,10 +141,18 @@ fusermount3 -u "$mnt"
 printf 'ls -l of one run (1,000 runs mounted)\t-\t%s\t-\t-\n' "$t_run" >> "$ROWS"
 printf 'ls -l of the root (1,000 runs)\t-\t%s\t-\t-\n' "$t_root" >> "$ROWS"
 
+fresh_after=$(fresh_mem)
+
 # The table: ratio = cold time / bare walk of the same profile size.
 {
     echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores; profiles from xprofs-synth (4 GPUs, seed 42;"
     echo "TPU rows: \`--scenario tpu --size-mb\`, two TensorCores, 64 while iterations a step)."
+    set -- $fresh_before $fresh_after
+    echo "Fresh memory (xprofs-freshmem: first touch of 512 MiB in a new process), before the rows"
+    echo "and after: $(per_gb "$1") and $(per_gb "$4") s per GB after ${IDLE_S} s idle, $(per_gb "$2") and"
+    echo "$(per_gb "$5") s per GB right after another process freed its memory (writing it"
+    echo "again: $(per_gb "$6") s per GB). Every tool pays it for each byte it holds; the bare walk"
+    echo "holds none."
     echo
     echo "| what | profile MB | cold s | warm s | peak RSS MB | cold / bare walk |"
     echo "| --- | --- | --- | --- | --- | --- |"
