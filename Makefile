@@ -48,7 +48,7 @@ UNIT_BIN    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 LIB   = $(BUILD)/libxprofs.a
 BINS  = $(BUILD)/xprofs-mount $(BUILD)/xprofs $(BUILD)/xprofs-synth $(BUILD)/xprofs-barewalk \
-        $(BUILD)/xprofs-timeit $(BUILD)/xprofs-freshmem
+        $(BUILD)/xprofs-timeit $(BUILD)/xprofs-freshmem $(BUILD)/xprofs-model
 ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
@@ -94,6 +94,9 @@ $(BUILD)/xprofs-timeit: $(BUILD)/contrib/bench/timeit.o
 
 $(BUILD)/xprofs-freshmem: $(BUILD)/contrib/bench/freshmem.o
 	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/xprofs-model: $(BUILD)/contrib/bench/model.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/xprofs-ui: $(patsubst %.c,$(BUILD)/%.o,$(UI_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lz

@@ -14,6 +14,9 @@
 #     hold and the bare walk does not: right after another process freed
 #     its memory, and after the machine sat idle IDLE_S (default 15) seconds,
 #   - the reader: full decode of every event with 2 threads (`xprofs check -j 2`),
+#   - the trace viewer's floor (contrib/bench/model.c): decoding, grouping and
+#     deriving XProf's GPU lines, the session model every trace event comes
+#     from, before the trace viewer's own work (best of 3, as the bare walk),
 #   - `ls -l` of a run and of the root in a mounted LOGDIR of 1,000 runs,
 #   - every contrib/bench/bench_*.sh of the tools, called as
 #     bench_x.sh BUILD_DIR SIZE_MB LOGDIR, printing rows
@@ -72,6 +75,13 @@ profile() {
         "$(peak_mb "$BUILD/xprofs-barewalk" "$file")" >> "$ROWS"
 }
 
+# model_row [LABEL_PREFIX [BARE]]: the trace viewer's floor on $file.
+model_row() {
+    model=$(best3 "$BUILD/xprofs-model" "$file")
+    printf '%s\t%s\t%s\t%s\t%s%s\n' "${1:-}trace viewer's floor: decode, grouping, derived lines" \
+        "$mb" "$model" "-" "$(peak_mb "$BUILD/xprofs-model" "$file")" "${2:+	$2}" >> "$ROWS"
+}
+
 for size in $SIZES; do
     profile "$size"
     dec=$(best3 "$BUILD/xprofs" check -j 2 "$file")
@@ -79,6 +89,7 @@ for size in $SIZES; do
         "$(peak_mb "$BUILD/xprofs" check -j 2 "$file")" >> "$ROWS"
     dec1=$(best3 "$BUILD/xprofs" check -j 1 "$file")
     printf 'reader: full decode (1 thread)\t%s\t%s\t%s\t%s\n' "$mb" "$dec1" "-" "-" >> "$ROWS"
+    model_row
     for b in "$(dirname "$0")"/bench_*.sh; do
         [ -e "$b" ] || continue
         # Keep tool rows only: the scripts' own baseline, ratio and comparison
@@ -90,6 +101,7 @@ done
 
 for size in $TRACE_SIZES; do
     profile "$size"
+    model_row
     sh "$(dirname "$0")/bench_trace.sh" "$BUILD" "$mb" "$logdir" |
         grep -v -e '^#' -e '^barewalk' -e '(target)' >> "$ROWS" || echo "bench_trace.sh failed" >&2
 done
@@ -107,6 +119,7 @@ for size in $TPU_SIZES; do
     bare=$(best3 "$BUILD/xprofs-barewalk" "$file")
     printf 'TPU: bare walk (baseline)\t%s\t%s\t-\t%s\t%s\n' "$mb" "$bare" \
         "$(peak_mb "$BUILD/xprofs-barewalk" "$file")" "$bare" >> "$ROWS"
+    model_row "TPU: " "$bare"
     {
         sh "$(dirname "$0")/bench_trace.sh" "$BUILD" "$mb" "$logdir" ||
             echo "bench_trace.sh failed (TPU)" >&2

@@ -1,0 +1,91 @@
+/*
+ * model.c - the trace viewer's floor, for `make bench`: the session model it
+ * reads before it does any work of its own.
+ *
+ *   xprofs-model FILE.xplane.pb
+ *
+ * Opens FILE, decodes every event on every core (xspace_decode), groups the
+ * events as XProf's preprocessing does when the file is not saved grouped
+ * (xp_groups_build) and derives XProf's GPU lines from them (derived_build:
+ * Steps, XLA Modules, XLA Ops, Framework Ops and Name Scope, Source code,
+ * Launch Stats), as tv_build_xplane does before it fills its index, with
+ * the allocator set up as the xprofs command sets it (malloc_tune). Prints
+ * "EVENTS DERIVED_EVENTS SECONDS" and the seconds of each step: the time is
+ * what trace_viewer.json cannot go below as built, since every trace event
+ * and every derived line comes out of this model.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "derived.h"
+#include "err.h"
+#include "group.h"
+#include "malloc_tune.h"
+#include "xspace.h"
+
+static double now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* 1 if some plane of xs was saved grouped (group_id stats): then the trace
+ * viewer groups nothing and derives no line, as XProf. */
+static int saved_grouped(const struct xspace *xs)
+{
+    uint32_t i;
+
+    for (i = 0; i < xs->nplanes; i++) {
+        if (xs->planes[i].stat_id[XS_GROUP_ID] != XP_NO_STAT)
+            return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct xp_err err = {0};
+    struct xspace *xs = NULL;
+    struct xp_groups *g = NULL;
+    struct derived *dv = NULL;
+    unsigned long long derived_events = 0;
+    double t0, t1 = 0, t2 = 0, t3;
+    uint32_t i;
+    int rc;
+
+    malloc_tune(argv); /* the allocator set-up of xprofs and xprofs-mount */
+    if (argc != 2) {
+        fprintf(stderr, "usage: xprofs-model FILE.xplane.pb\n");
+        return 2;
+    }
+    t0 = now();
+    rc = xspace_open(argv[1], &xs, &err);
+    if (rc == 0)
+        rc = xspace_decode(xs, 0, &err);
+    t1 = now();
+    if (rc == 0 && !saved_grouped(xs))
+        rc = xp_groups_build(xs, &g, &err);
+    t2 = now();
+    if (rc == 0 && g != NULL)
+        rc = derived_build(xs, g, NULL, &dv, &err);
+    t3 = now();
+    if (rc != 0) {
+        fprintf(stderr, "xprofs-model: %s\n", err.msg[0] != '\0' ? err.msg : "out of memory");
+        derived_free(dv);
+        xp_groups_free(g);
+        xspace_close(xs);
+        return 1;
+    }
+    if (dv != NULL) {
+        for (i = 0; i < dv->nlines; i++)
+            derived_events += dv->lines[i].nev;
+    }
+    printf("%llu %llu %.4f (open and decode %.4f, grouping %.4f, derived lines %.4f)\n",
+           (unsigned long long)xs->nevents, derived_events, t3 - t0, t1 - t0, t2 - t1, t3 - t2);
+    derived_free(dv);
+    xp_groups_free(g);
+    xspace_close(xs);
+    return 0;
+}
