@@ -10,11 +10,14 @@
  * Steps, XLA Modules, XLA Ops, Framework Ops and Name Scope, Source code,
  * Launch Stats), as tv_build_xplane does before it fills its index, with
  * the allocator set up as the xprofs command sets it (malloc_tune). Prints
- * "EVENTS DERIVED_EVENTS SECONDS" and the seconds of each step: the time is
+ * "EVENTS DERIVED_EVENTS SECONDS", the seconds of each step and the anonymous
+ * memory the model holds (its resident size less the mapped profile's
+ * pages, which are the page cache's, not fresh memory): the time is
  * what trace_viewer.json cannot go below as built, since every trace event
  * and every derived line comes out of this model.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "derived.h"
@@ -29,6 +32,23 @@ static double now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The process's resident anonymous memory in MB (RssAnon), or -1. */
+static long rss_anon_mb(void)
+{
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "RssAnon:", 8) == 0 && sscanf(line + 8, "%ld", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
 }
 
 /* 1 if some plane of xs was saved grouped (group_id stats): then the trace
@@ -82,8 +102,10 @@ int main(int argc, char **argv)
         for (i = 0; i < dv->nlines; i++)
             derived_events += dv->lines[i].nev;
     }
-    printf("%llu %llu %.4f (open and decode %.4f, grouping %.4f, derived lines %.4f)\n",
-           (unsigned long long)xs->nevents, derived_events, t3 - t0, t1 - t0, t2 - t1, t3 - t2);
+    printf("%llu %llu %.4f (open and decode %.4f, grouping %.4f, derived lines %.4f; "
+           "%ld MB anonymous)\n",
+           (unsigned long long)xs->nevents, derived_events, t3 - t0, t1 - t0, t2 - t1, t3 - t2,
+           rss_anon_mb());
     derived_free(dv);
     xp_groups_free(g);
     xspace_close(xs);
