@@ -316,7 +316,7 @@ int xp_groups_build(const struct xspace *xs, struct xp_groups **gp, struct xp_er
     g = groups_new(xs);
     if (g == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
-    if (gr_space_is_grouped(xs)) {
+    if (xspace_is_grouped(xs)) {
         g->pre_grouped = 1;
         if ((rc = number_lines(xs, &line_base, &nlines, &n, err)) != 0)
             goto fail;

@@ -344,9 +344,6 @@ int gr_group_tpu_planes(struct forest *f, struct xp_groups *g);
 
 /* ---- group_pregrouped.c ---- */
 
-/* IsXSpaceGrouped: some plane has a "group_id" stat metadata. */
-int gr_space_is_grouped(const struct xspace *xs);
-
 /* Read the groups of a profile saved already grouped. */
 int gr_read_pre_grouped(struct xp_groups *g, uint32_t *line_base, uint32_t n);
 

@@ -13,18 +13,6 @@
 #include "bigalloc.h"
 #include "parallel.h"
 
-/* IsXSpaceGrouped: some plane has a "group_id" stat metadata. */
-int gr_space_is_grouped(const struct xspace *xs)
-{
-    uint32_t p;
-
-    for (p = 0; p < xs->nplanes; p++) {
-        if (xs->planes[p].stat_id[XS_GROUP_ID] != XP_NO_STAT)
-            return 1;
-    }
-    return 0;
-}
-
 /* The group_id pass: lines side by side, each into its own row of gid. */
 struct gid_job {
     const struct xspace *xs;

@@ -235,18 +235,6 @@ static void builder_free(struct builder *b)
     free(b->dv_jobs_left);
 }
 
-/* 1 if some plane already has group_id stats (XProf's IsXSpaceGrouped). */
-static int space_grouped(const struct xspace *xs)
-{
-    uint32_t i;
-
-    for (i = 0; i < xs->nplanes; i++) {
-        if (xs->planes[i].stat_id[XS_GROUP_ID] != XP_NO_STAT)
-            return 1;
-    }
-    return 0;
-}
-
 int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_window *w,
                     struct tv_host **hp, struct xp_err *err)
 {
@@ -264,7 +252,7 @@ int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_win
     if (rc != 0)
         goto out;
     b.xs = xs;
-    b.preprocess = !space_grouped(xs);
+    b.preprocess = !xspace_is_grouped(xs);
     if (b.preprocess) {
         rc = snapshot_groups(snap, host, &b.groups, err);
         if (rc != 0)

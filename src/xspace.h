@@ -199,6 +199,11 @@ void xspace_close(struct xspace *xs);
 /* The plane named name, or NULL. */
 const struct xp_plane *xspace_find_plane(const struct xspace *xs, const char *name);
 
+/* 1 if some plane has a "group_id" stat metadata (XProf's IsXSpaceGrouped):
+ * the profile was saved grouped, so XProf neither groups it again nor
+ * derives its GPU lines. */
+int xspace_is_grouped(const struct xspace *xs);
+
 /* The largest magnitude of a time in ps (2^62 ps, about 53 days): the
  * reader refuses line starts and event starts and ends beyond it. */
 #define XP_TIME_LIMIT_PS (INT64_C(1) << 62)

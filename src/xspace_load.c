@@ -746,3 +746,14 @@ const struct xp_plane *xspace_find_plane(const struct xspace *xs, const char *na
     }
     return NULL;
 }
+
+int xspace_is_grouped(const struct xspace *xs)
+{
+    uint32_t i;
+
+    for (i = 0; i < xs->nplanes; i++) {
+        if (xs->planes[i].stat_id[XS_GROUP_ID] != XP_NO_STAT)
+            return 1;
+    }
+    return 0;
+}

@@ -51,19 +51,6 @@ static long rss_anon_mb(void)
     return kb < 0 ? -1 : kb / 1024;
 }
 
-/* 1 if some plane of xs was saved grouped (group_id stats): then the trace
- * viewer groups nothing and derives no line, as XProf. */
-static int saved_grouped(const struct xspace *xs)
-{
-    uint32_t i;
-
-    for (i = 0; i < xs->nplanes; i++) {
-        if (xs->planes[i].stat_id[XS_GROUP_ID] != XP_NO_STAT)
-            return 1;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     struct xp_err err = {0};
@@ -85,7 +72,7 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = xspace_decode(xs, 0, &err);
     t1 = now();
-    if (rc == 0 && !saved_grouped(xs))
+    if (rc == 0 && !xspace_is_grouped(xs))
         rc = xp_groups_build(xs, &g, &err);
     t2 = now();
     if (rc == 0 && g != NULL)

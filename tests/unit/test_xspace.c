@@ -785,6 +785,7 @@ static void test_group_ids_match_walk(void **state)
 
     (void)state;
     assert_int_equal(open_bytes(space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_is_grouped(xs), 1); /* saved grouped: XProf groups nothing */
     ln = &xs->planes[0].lines[0];
     assert_int_equal(ln->nevents, sizeof(gid_want) / sizeof(gid_want[0]));
     for (e = 0; e < ln->nevents; e++)
@@ -809,6 +810,7 @@ static void test_group_ids_match_walk(void **state)
     free(space.p);
     /* planes without a group_id stat keep no gids */
     assert_int_equal(open_bytes(plain.p, plain.n, &xs, &err), 0);
+    assert_int_equal(xspace_is_grouped(xs), 0);
     for (p = 0; p < xs->nplanes; p++) {
         assert_int_equal(xs->planes[p].stat_id[XS_GROUP_ID], XP_NO_STAT);
         for (l = 0; l < xs->planes[p].nlines; l++)
