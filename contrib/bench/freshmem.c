@@ -18,15 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 int main(int argc, char **argv)
 {
@@ -53,12 +46,12 @@ int main(int argc, char **argv)
         return 1;
     }
     (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice: a kernel may decline */
-    t0 = now();
+    t0 = bench_now();
     for (i = 0; i < bytes; i += 4096)
         p[i] = 1;
-    t1 = now();
+    t1 = bench_now();
     memset(p, 2, bytes);
-    t2 = now();
+    t2 = bench_now();
     /* Read the memory back, so that no write above can be left out. */
     if (p[bytes - 1] != 2) {
         fprintf(stderr, "xprofs-freshmem: memory did not keep what was written\n");

@@ -18,21 +18,13 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "derived.h"
 #include "err.h"
 #include "group.h"
 #include "malloc_tune.h"
 #include "xspace.h"
-
-static double now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* The process's resident anonymous memory in MB (RssAnon), or -1. */
 static long rss_anon_mb(void)
@@ -58,7 +50,7 @@ int main(int argc, char **argv)
     struct xp_groups *g = NULL;
     struct derived *dv = NULL;
     unsigned long long derived_events = 0;
-    double t0, t1 = 0, t2 = 0, t3;
+    double t0, t1, t2, t3;
     uint32_t i;
     int rc;
 
@@ -67,17 +59,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: xprofs-model FILE.xplane.pb\n");
         return 2;
     }
-    t0 = now();
+    t0 = bench_now();
     rc = xspace_open(argv[1], &xs, &err);
     if (rc == 0)
         rc = xspace_decode(xs, 0, &err);
-    t1 = now();
+    t1 = bench_now();
     if (rc == 0 && !xspace_is_grouped(xs))
         rc = xp_groups_build(xs, &g, &err);
-    t2 = now();
+    t2 = bench_now();
     if (rc == 0 && g != NULL)
         rc = derived_build(xs, g, NULL, &dv, &err);
-    t3 = now();
+    t3 = bench_now();
     if (rc != 0) {
         fprintf(stderr, "xprofs-model: %s\n", err.msg[0] != '\0' ? err.msg : "out of memory");
         derived_free(dv);

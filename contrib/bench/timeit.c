@@ -19,16 +19,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 int main(int argc, char **argv)
 {
@@ -46,7 +39,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "xprofs-timeit: /dev/null: %s\n", strerror(errno));
         return 127;
     }
-    start = now();
+    start = bench_now();
     pid = fork();
     if (pid < 0) {
         fprintf(stderr, "xprofs-timeit: fork: %s\n", strerror(errno));
@@ -65,7 +58,7 @@ int main(int argc, char **argv)
             return 127;
         }
     }
-    wall = now() - start;
+    wall = bench_now() - start;
     close(null);
     printf("%.4f %.0f\n", wall, (double)ru.ru_maxrss / 1024.0);
     if (WIFSIGNALED(status))
