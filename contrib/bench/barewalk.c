@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "wire.h"
+#include "base/wire.h"
 
 /* Walk one message: visit every field; recurse into the fields named in
  * `nested` for this depth. Returns the number of events seen, or -1. */

@@ -20,11 +20,11 @@
 #include <string.h>
 
 #include "clock.h"
-#include "derived.h"
-#include "err.h"
-#include "group.h"
-#include "malloc_tune.h"
-#include "xspace.h"
+#include "xplane/derived.h"
+#include "base/err.h"
+#include "xplane/group.h"
+#include "base/malloc_tune.h"
+#include "reader/xspace.h"
 
 /* The process's resident anonymous memory in MB (RssAnon), or -1. */
 static long rss_anon_mb(void)

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "malloc_tune.h"
-#include "vfs.h"
+#include "base/malloc_tune.h"
+#include "vfs/vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)
 

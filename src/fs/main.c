@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "inodes.h"
-#include "malloc_tune.h"
-#include "trace_index.h"
-#include "vfs.h"
+#include "base/malloc_tune.h"
+#include "trace/trace_index.h"
+#include "vfs/vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
 

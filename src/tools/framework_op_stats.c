@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datatable.h"
-#include "op_stats.h"
-#include "op_stats_tfop.h"
+#include "out/datatable.h"
+#include "op_stats/op_stats.h"
+#include "op_stats/op_stats_tfop.h"
 #include "tool.h"
 
 #define MAX_OPS 500

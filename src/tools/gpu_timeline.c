@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_timeline.h"
+#include "tracelens/gpu_timeline.h"
 #include "tool.h"
 
 /* One device with the host it belongs to. */

@@ -6,9 +6,9 @@
  */
 #include <errno.h>
 
-#include "datatable.h"
-#include "op_stats.h"
-#include "op_stats_input.h"
+#include "out/datatable.h"
+#include "op_stats/op_stats.h"
+#include "op_stats/op_stats_input.h"
 #include "tool.h"
 
 static void host_table(const struct ip_analysis *a, struct dt_table *t)

@@ -12,9 +12,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "gpu_timeline.h"
-#include "jax_launchers.h"
-#include "pt_launchers.h"
+#include "tracelens/gpu_timeline.h"
+#include "tracelens/jax_launchers.h"
+#include "tracelens/pt_launchers.h"
 #include "tool.h"
 
 /* A float cell in Python's repr; NaN is an empty field. */

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "datatable.h"
-#include "op_stats.h"
+#include "out/datatable.h"
+#include "op_stats/op_stats.h"
 #include "tool.h"
 
 static int kernel_table(struct tool_ctx *ctx, struct dt_table *t)

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
-#include "datatable.h"
-#include "op_stats.h"
-#include "op_stats_inference.h"
-#include "op_stats_input.h"
+#include "base/sort.h"
+#include "out/datatable.h"
+#include "op_stats/op_stats.h"
+#include "op_stats/op_stats_inference.h"
+#include "op_stats/op_stats_input.h"
 #include "tool.h"
 
 /* StrFormatToPercentage. */

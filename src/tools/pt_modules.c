@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pt_nodes.h"
-#include "pt_pyrepr.h"
+#include "tracelens/pt_nodes.h"
+#include "tracelens/pt_pyrepr.h"
 #include "tool.h"
 
 static const struct query_key modules_keys[] = {

@@ -35,9 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pt_nodes.h"
-#include "pt_perf_model.h"
-#include "pt_pyrepr.h"
+#include "tracelens/pt_nodes.h"
+#include "tracelens/pt_perf_model.h"
+#include "tracelens/pt_pyrepr.h"
 #include "tool.h"
 
 static const char header[] = "host,UID,name,category,Input Dims,Input type,GFLOPS,Kernel Time "

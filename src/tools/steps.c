@@ -49,8 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
-#include "steps.h"
+#include "base/sort.h"
+#include "xplane/steps.h"
 #include "tool.h"
 
 static const struct query_key steps_keys[] = {

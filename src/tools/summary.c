@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
+#include "base/sort.h"
 #include "tool.h"
 
 static int name_cmp(const void *a, const void *b)

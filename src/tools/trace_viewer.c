@@ -26,12 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
+#include "base/sort.h"
 #include "tool.h"
-#include "trace_index.h"
-#include "trace_json.h"
-#include "trace_pb.h"
-#include "trace_write.h"
+#include "trace/trace_index.h"
+#include "trace/trace_json.h"
+#include "trace/trace_pb.h"
+#include "trace/trace_write.h"
 
 #define MAX_DEVICES_PER_HOST 1000
 #define MAX_COUNTER_EVENTS 10000000

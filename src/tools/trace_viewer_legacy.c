@@ -22,14 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "sort.h"
-#include "stats.h"
+#include "base/grow.h"
+#include "base/sort.h"
+#include "reader/stats.h"
 #include "tool.h"
-#include "trace_index.h"
-#include "trace_json.h"
-#include "trace_pb.h"
-#include "trace_xplane.h"
+#include "trace/trace_index.h"
+#include "trace/trace_json.h"
+#include "trace/trace_pb.h"
+#include "trace/trace_xplane.h"
 
 #define HOST_PID 701
 #define DEFAULT_MAX_EVENTS 1000000

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "xspace.h"
+#include "reader/xspace.h"
 
 static void touch_all(const struct xspace *xs)
 {

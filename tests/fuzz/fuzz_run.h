@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "run_files.h"
-#include "vfs.h"
+#include "vfs/vfs.h"
 
 /* A new LOGDIR (logdir[64], named "/tmp/xprofs-fuzz-<what>-XXXXXX") with
  * the empty run LOGDIR/plugins/profile/r, whose path goes to run[128]. */

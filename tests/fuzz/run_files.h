@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vfs.h"
+#include "vfs/vfs.h"
 
 #define RUN_FILES_MAX 64 /* files listed in one directory */
 

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "arena.h"
+#include "base/arena.h"
 
 static void test_small_arena_stays_small(void **state)
 {

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "bigalloc.h"
+#include "base/bigalloc.h"
 
 #define MIB ((size_t)1 << 20)
 

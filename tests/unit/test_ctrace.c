@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ctrace.h"
+#include "reader/ctrace.h"
 
 static const char doc[] =
     "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"H100\"}],\n"

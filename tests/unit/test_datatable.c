@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datatable.h"
-#include "shortest.h"
+#include "out/datatable.h"
+#include "base/shortest.h"
 
 /* The bytes written by a writer, NUL-terminated (malloc'd). */
 static char *collect(struct out *o)

@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bigalloc.h"
-#include "derived.h"
-#include "group.h"
+#include "base/bigalloc.h"
+#include "xplane/derived.h"
+#include "xplane/group.h"
 #include "pbw.h"
 #include "tplane.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 enum { S_KERNEL = 1, S_TF_OP, S_HLO_OP, S_HLO_MODULE, S_PROGRAM, S_HLO_PROTO };
 

@@ -15,11 +15,11 @@
 
 #include <string.h>
 
-#include "derived_hlo.h"
-#include "hlo_module.h"
-#include "op_stats_hlo.h"
+#include "xplane/derived_hlo.h"
+#include "hlo/hlo_module.h"
+#include "op_stats/op_stats_hlo.h"
 #include "pbw.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 static void check_shown(const char *full, const char *want, int want_iter)
 {

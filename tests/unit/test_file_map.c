@@ -27,10 +27,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "file_map.h"
+#include "base/file_map.h"
 #include "pbw.h"
-#include "session.h"
-#include "xspace.h"
+#include "session/session.h"
+#include "reader/xspace.h"
 
 #define PAGES 4
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "pbw.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 #ifndef REGRESSIONS_DIR
 #define REGRESSIONS_DIR "tests/fuzz/regressions"

@@ -40,7 +40,7 @@
 #include "../fuzz/ctrace_seeds.h"
 #include "../fuzz/run_files.h"
 #include "pbw.h"
-#include "vfs.h"
+#include "vfs/vfs.h"
 
 #ifndef REGRESSIONS_DIR
 #define REGRESSIONS_DIR "tests/fuzz/regressions/tools"

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrace.h"
-#include "gpu_timeline.h"
-#include "np_arith.h"
+#include "reader/ctrace.h"
+#include "tracelens/gpu_timeline.h"
+#include "base/np_arith.h"
 
 static void test_merge_touching(void **state)
 {

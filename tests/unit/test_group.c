@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "group.h"
+#include "xplane/group.h"
 #include "pbw.h"
 #include "tplane.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 /* Stat metadata ids used by every test plane. */
 enum {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_cost.h"
-#include "hlo_module.h"
+#include "hlo/hlo_cost.h"
+#include "hlo/hlo_module.h"
 #include "pbw.h"
 
 enum { S8 = 2, S32 = 4, F32 = 11, TUPLE = 13, OPAQUE = 14 };

@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 
-#include "idmap.h"
+#include "base/idmap.h"
 
 /* Distinct keys over the whole int64 range, extremes included. */
 static int64_t key_of(uint32_t i)

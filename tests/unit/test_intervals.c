@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "intervals.h"
+#include "base/intervals.h"
 
 /* The issue's example: [0,10], [2,7], [8,12] us: union 12, sum 19. */
 static void test_intervals_issue_example(void **state)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jax_launchers_int.h"
+#include "tracelens/jax_launchers_int.h"
 
 static void test_kernel_category(void **state)
 {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "live_blob.h"
+#include "vfs/live_blob.h"
 
 #define THRESHOLD ((size_t)OUT_CHUNK) /* spill from the second chunk on */
 #define TOTAL ((size_t)OUT_CHUNK * 5 + 12345)

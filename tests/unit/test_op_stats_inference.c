@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "group.h"
-#include "op_stats_inference.h"
+#include "xplane/group.h"
+#include "op_stats/op_stats_inference.h"
 #include "pbw.h"
 #include "tplane.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 #define US 1000000ull /* ps */
 

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "op_stats_input.h"
-#include "op_stats_tpu_int.h"
+#include "op_stats/op_stats_input.h"
+#include "op_stats/op_stats_tpu_int.h"
 #include "pbw.h"
 
 /* Stat metadata ids of the test planes. */

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "out.h"
+#include "out/out.h"
 
 /* This test's open(), which the writer's calls reach before the C
  * library's: while refuse_tmpfile is set it answers O_TMPFILE as a file

@@ -20,13 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrace.h"
-#include "pt_launchers.h"
-#include "pt_nodes.h"
-#include "pt_perf_model.h"
-#include "pt_pyrepr.h"
-#include "pt_pyset.h"
-#include "pt_tree.h"
+#include "reader/ctrace.h"
+#include "tracelens/pt_launchers.h"
+#include "tracelens/pt_nodes.h"
+#include "tracelens/pt_perf_model.h"
+#include "tracelens/pt_pyrepr.h"
+#include "tracelens/pt_pyset.h"
+#include "tracelens/pt_tree.h"
 
 /* UIDs are positions in traceEvents (comments give them). */
 static const char doc[] =

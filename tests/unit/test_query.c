@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "query.h"
+#include "base/query.h"
 
 static const struct query_key keys[] = {
     {"start_time_ms", Q_DOUBLE, 0, 1e12},

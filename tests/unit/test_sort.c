@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
+#include "base/sort.h"
 
 struct item {
     int key;   /* sort key */

@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "steps.h"
+#include "xplane/steps.h"
 #include "xplane.pb-c.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 #define US 1000000LL /* ps per microsecond */
 #define NO_NUM INT64_MIN

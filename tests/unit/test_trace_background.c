@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "tplane.h"
-#include "session.h"
-#include "trace_index.h"
+#include "session/session.h"
+#include "trace/trace_index.h"
 
 #define NEVENTS 600000 /* over XProf's 500,000: windows are down-sampled */
 

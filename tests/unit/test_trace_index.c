@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_index.h"
-#include "trace_levels.h"
-#include "trace_vis.h"
+#include "trace/trace_index.h"
+#include "trace/trace_levels.h"
+#include "trace/trace_vis.h"
 
 static struct tv_vis_event row_event(uint64_t ts, uint64_t dur)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_json.h"
+#include "trace/trace_json.h"
 
 /* Everything written to o as a NUL-terminated string (o is discarded). */
 static char *text_of(struct out *o)

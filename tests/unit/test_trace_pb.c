@@ -18,8 +18,8 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "trace_index.h"
-#include "trace_pb.h"
+#include "trace/trace_index.h"
+#include "trace/trace_pb.h"
 
 /* Counter values by source record: 3 double 0.5, 4 uint 300, 5 none. */
 static int test_counter(const struct tv_host *h, const struct tv_event *e, struct out *o,

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_index.h"
-#include "trace_write.h"
+#include "trace/trace_index.h"
+#include "trace/trace_write.h"
 
 /* Counter samples carry one value: their start in ps. */
 static int counter_value(const struct tv_host *h, const struct tv_event *e, struct out *o,

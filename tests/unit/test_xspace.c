@@ -15,7 +15,7 @@
 #include <zlib.h>
 
 #include "pbw.h"
-#include "xspace.h"
+#include "reader/xspace.h"
 
 /* XStat with a metadata id and one value. */
 static void stat_int(struct pbw *ev, uint32_t field, int64_t meta, int64_t v)

@@ -1,0 +1,93 @@
+/*
+ * hlo_module_int.h - what the HloModuleProto reader's files share: the
+ * growable id lists, the field readers, the per-instruction ids and read
+ * status, and the module reader itself. Not for other modules: see
+ * hlo_module.h.
+ *
+ * The reader is split by job: hlo_read_util.c (repeated and varint fields,
+ * arena copies), hlo_shape.c (ShapeProto and the shape helpers),
+ * hlo_instr_attrs.c (windows, dimension numbers, replica groups, metadata),
+ * hlo_instr.c (one HloInstructionProto), hlo_module.c (the module: two passes
+ * and the id linking) and hlo_host_modules.c (the modules of a host).
+ *
+ * Field readers return 0, -1 (bad framing), -2 (bad packed values) or
+ * -ENOMEM unless they say otherwise.
+ */
+#ifndef XPROFS_HLO_MODULE_INT_H
+#define XPROFS_HLO_MODULE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "hlo_module.h"
+#include "base/wire.h"
+
+/* A growable int64 list used while one message is read. */
+struct i64vec {
+    int64_t *v;   /* values */
+    uint32_t n;   /* entries */
+    uint32_t cap; /* allocated entries */
+};
+
+/* Ids read with an instruction, resolved once the computation is known. */
+struct hlo_raw_ids {
+    int64_t id;             /* the instruction's id */
+    struct i64vec operands; /* operand ids */
+    struct i64vec called;   /* called computation ids */
+};
+
+/* Whether the fields only the cost model reads were readable. */
+struct hlo_read_status {
+    int graph_bad;      /* some were not */
+    int window_corrupt; /* a window was not (op_stats reads windows too) */
+};
+
+/* ---- hlo_read_util.c ---- */
+
+/* A repeated int64 field, packed (LEN) or not (VARINT), appended to x. */
+int hlo_read_i64s(struct wire *w, int type, struct i64vec *x);
+/* A copy of x in the arena (NULL for an empty list); *ok cleared on OOM. */
+const int64_t *hlo_vec_keep(struct arena *a, const struct i64vec *x, int *ok);
+/* A varint field into *out; another wire type is skipped. 0 or -1. */
+int hlo_read_varint(struct wire *w, int type, int64_t *out);
+/* A NUL-terminated arena copy of the bytes of s, NULL on OOM. */
+const char *hlo_keep_str(struct arena *a, struct wire s);
+
+/* ---- hlo_shape.c ---- */
+
+/* ShapeProto into s (tuple elements allocated in the arena); depth counts
+ * the enclosing tuples. */
+int hlo_read_shape(struct arena *a, struct wire w, struct hlo_shape *s, int depth);
+
+/* ---- hlo_instr_attrs.c ---- */
+
+/* Window into nd->window, noting window / base dilation. */
+int hlo_read_window(struct arena *a, struct wire w, struct hlo_node *nd);
+/* ConvolutionDimensionNumbers into nd. */
+int hlo_read_conv_dims(struct arena *a, struct wire w, struct hlo_node *nd);
+/* DotDimensionNumbers: the lhs contracting dimensions into nd. */
+int hlo_read_dot_dims(struct arena *a, struct wire w, struct hlo_node *nd);
+/* RaggedDotDimensionNumbers into nd. */
+int hlo_read_ragged_dims(struct arena *a, struct wire w, struct hlo_node *nd);
+/* Size of one ReplicaGroup (count of replica_ids). */
+int hlo_group_size(struct wire w, int64_t *size);
+/* CollectiveDeviceListProto: the largest group into nd. */
+int hlo_read_device_list(struct wire w, struct hlo_node *nd);
+/* OpMetadata into nd. Returns 0, -1 (bad wire data) or -ENOMEM. */
+int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd);
+
+/* ---- hlo_instr.c ---- */
+
+/* One HloInstructionProto into nd and its ids; bad bytes inside fields only
+ * the cost model reads are noted in st. Returns 0, -1 (corrupt) or -ENOMEM. */
+int hlo_read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct hlo_raw_ids *ids,
+                   struct hlo_read_status *st);
+
+/* ---- hlo_module.c ---- */
+
+/* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
+ * empty) or -ENOMEM (g is empty). */
+int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_read_status *st);
+
+#endif

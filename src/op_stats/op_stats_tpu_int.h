@@ -1,0 +1,42 @@
+/*
+ * op_stats_tpu_int.h - what the TPU op metrics (op_stats_tpu.c) and the TPU
+ * step db (op_stats_tpu_steps.c) share: stat ids and event helpers.
+ */
+#ifndef XPROFS_OP_STATS_TPU_INT_H
+#define XPROFS_OP_STATS_TPU_INT_H
+
+#include "op_stats_int.h"
+#include "reader/tpu_planes.h"
+
+/* The stats of an op event and its metadata, by plane stat id. */
+struct tpu_ids {
+    int64_t program_id, symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed;
+    int64_t deduplicated_name, min_duration_ps;
+    int64_t all_reduce_unique_id; /* by name (XP_NO_STAT if absent) */
+};
+
+/* Plane ids of SparseCores start here in the step db (kSparseCoreIndexStart). */
+#define TPU_SPARSE_CORE_BASE 1000000u
+
+/* The local_chip_id of the plane's `core_details` stat (a CoreDetails
+ * proto): 1 and *chip when the stat is there and parses, else 0. */
+int tpu_core_details(const struct xp_plane *p, uint32_t *chip);
+
+/* 1 for the op lines of a TensorCore plane (XLA Ops, Framework Ops,
+ * Sparse Core Ops). */
+int tpu_is_op_line(const char *name);
+
+/* A metadata stat by plane stat id: 1 and *st when present. */
+int tpu_meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat *st);
+
+/* Unsigned value of an int or uint stat (IntOrUintValue). */
+uint64_t tpu_stat_u64(const struct xp_stat *st);
+
+/* The step db of the TensorCore planes into ctx->os (op_stats_tpu_steps.c). */
+int op_stats_tpu_steps(struct host_ctx *ctx);
+
+/* Busy and idle time of the TPU planes into ctx->os->device_db
+ * (op_stats_tpu_duty.c). */
+int op_stats_tpu_duty(struct host_ctx *ctx);
+
+#endif

@@ -1,0 +1,602 @@
+/*
+ * op_stats_tpu_steps.c - the step db of TPU planes: TensorCores and
+ * SparseCores (XProf's ConvertDeviceTraceXPlaneToStepEvents,
+ * IntersectCombineStepEvents across cores, StepEventsToPerCoreStepInfo).
+ *
+ * Per core, markers are the step line's events with a group_id (`Steps` on
+ * a TensorCore, `Sparse Core Steps` on a SparseCore), and the op line's
+ * events with a group_id (`XLA Ops`... on a TensorCore, `Sparse Core Ops` on
+ * a SparseCore) go through an ancestor stack by device timespan, each op's
+ * self time landing in its group's per-core db. A core's steps are the
+ * groups with both; steps are those every core with steps has; the step
+ * time is the longest marker over all cores, SparseCores included. Each
+ * TensorCore gets its category_ps for that step time (self time by HLO
+ * category, plus IDLE = step time - op time); a SparseCore gets the same
+ * for its own longest marker (StepTimeOnCore), under core id
+ * TPU_SPARSE_CORE_BASE + plane id.
+ */
+#include "op_stats_tpu_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xplane/group.h"
+#include "base/grow.h"
+#include "base/sort.h"
+
+/* Self time of one op category in one step of one core. */
+struct tpu_cat_time {
+    int64_t group;    /* step (group id) */
+    const char *name; /* category (not NUL-terminated) */
+    uint32_t len;     /* bytes in name */
+    uint64_t ps;      /* self time */
+};
+
+/* An all-reduce op of one core and its step (AddCollectiveOpEvent). */
+struct group_all_reduce {
+    int64_t group;
+    struct all_reduce_info info;
+};
+
+/* A step marker of one core. */
+struct tpu_marker {
+    int64_t group;
+    int64_t begin, end; /* device timespan */
+};
+
+/* An op event with a group id on the step ancestor stack. */
+struct tpu_step_frame {
+    uint32_t event;
+    int64_t group;
+    int64_t begin, end;
+    uint64_t children;
+};
+
+/* The step events of one TensorCore plane. */
+struct tpu_core_steps {
+    uint32_t core_id;           /* plane id; TPU_SPARSE_CORE_BASE + plane id on a SparseCore */
+    int sparse;                 /* 1: a SparseCore */
+    struct tpu_marker *markers; /* sorted by group, line order within one */
+    uint32_t nmarkers, markers_cap;
+    struct tpu_cat_time *times; /* sorted by (group, category), summed */
+    uint32_t ntimes, times_cap;
+    int64_t *groups; /* groups of the step events (ops and a marker), sorted */
+    uint32_t ngroups, groups_cap;
+    struct group_all_reduce *all_reduce; /* sorted by group, line order within one */
+    uint32_t nall_reduce, all_reduce_cap;
+};
+
+static int marker_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct tpu_marker *x = a, *y = b;
+
+    (void)ctx;
+    return x->group < y->group ? -1 : x->group > y->group;
+}
+
+/* Order by the int64_t group at the start of both (groups, all-reduce ops). */
+static int group_cmp(const void *a, const void *b, void *ctx)
+{
+    const int64_t *x = a, *y = b;
+
+    (void)ctx;
+    return *x < *y ? -1 : *x > *y;
+}
+
+static int cat_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct tpu_cat_time *x = a, *y = b;
+    uint32_t n = x->len < y->len ? x->len : y->len;
+    int c;
+
+    (void)ctx;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    c = n > 0 ? memcmp(x->name, y->name, n) : 0;
+    if (c != 0)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* The self time of (group, category) goes to an entry of the last
+ * TIMES_REUSE when one has that key; else to a new one. Entries with equal
+ * keys are summed after sorting anyway: this only keeps the array about
+ * as long as steps x categories, not as long as the ops. */
+#define TIMES_REUSE 64
+
+static int add_cat_time(struct tpu_core_steps *cs, int64_t group, const char *name, uint32_t len,
+                        uint64_t ps)
+{
+    struct tpu_cat_time *t;
+    uint32_t i, stop = cs->ntimes > TIMES_REUSE ? cs->ntimes - TIMES_REUSE : 0;
+
+    for (i = cs->ntimes; i > stop; i--) {
+        t = &cs->times[i - 1];
+        if (t->group != group)
+            break;
+        if (t->len == len && (t->name == name || memcmp(t->name, name, len) == 0)) {
+            t->ps += ps;
+            return 0;
+        }
+    }
+    if (xp_grow((void **)&cs->times, &cs->times_cap, cs->ntimes, sizeof(*cs->times)) != 0)
+        return -ENOMEM;
+    cs->times[cs->ntimes++] = (struct tpu_cat_time){group, name, len, ps};
+    return 0;
+}
+
+/* A step frame leaves the stack: its group has a per-core op metrics db,
+ * and its self time goes to (group, category) when the event names an op
+ * (program id and a nonzero symbol id). */
+static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const struct tpu_ids *ids,
+                       const struct tpu_step_frame *f, struct tpu_core_steps *cs)
+{
+    const struct xp_event_meta *md = xp_event_meta(p, &l->events[f->event]);
+    struct xp_stat prog, sym, cat;
+    const char *name = "";
+    uint32_t len = 0;
+
+    /* groups are sorted and made unique later: a repeat of the last one
+     * adds nothing */
+    if (cs->ngroups == 0 || cs->groups[cs->ngroups - 1] != f->group) {
+        if (xp_grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
+            return -ENOMEM;
+        cs->groups[cs->ngroups++] = f->group;
+    }
+    if (!tpu_meta_stat(md, ids->program_id, &prog) || !tpu_meta_stat(md, ids->symbol_id, &sym) ||
+        tpu_stat_u64(&sym) == 0)
+        return 0;
+    if (tpu_meta_stat(md, ids->hlo_category, &cat) &&
+        (cat.kind == XP_STAT_STR || cat.kind == XP_STAT_REF)) {
+        name = cat.str;
+        len = (uint32_t)cat.len;
+    }
+    return add_cat_time(cs, f->group, name, len, (uint64_t)(f->end - f->begin) - f->children);
+}
+
+/* Where a core's events have their groups: the grouping (ungrouped files:
+ * XProf groups them before reading group_id stats), or their own group_id
+ * stats (files saved grouped), which the grouping has read already where
+ * their values are 0 .. 2^24 - 1 (gr_read_pre_grouped). */
+struct group_source {
+    const struct xp_groups *groups; /* NULL: read the stats */
+    const struct xp_groups *saved;  /* a grouped file's stats as read, or NULL */
+    uint32_t plane;                 /* plane index */
+};
+
+/* The group of event i of line li: 1 and *group if it has one. */
+static int event_group(const struct group_source *gs, const struct xp_plane *p, uint32_t li,
+                       uint32_t i, int64_t *group)
+{
+    const struct xp_line *l = &p->lines[li];
+    struct xp_stat st;
+    int32_t g;
+
+    if (gs->groups != NULL) {
+        g = xp_group_of(gs->groups, gs->plane, li, i);
+        *group = g;
+        return g >= 0;
+    }
+    if (gs->saved != NULL && (g = xp_group_of(gs->saved, gs->plane, li, i)) >= 0) {
+        *group = g;
+        return 1;
+    }
+    /* no group_id stat (as the decoder saw: xp_line.gids), or one the
+     * grouping did not keep */
+    if (l->gids != NULL && l->gids[i] == XP_GID_NONE)
+        return 0;
+    if (!xp_event_own_stat(p, l, &l->events[i], p->stat_id[XS_GROUP_ID], &st))
+        return 0;
+    *group = (int64_t)tpu_stat_u64(&st);
+    return 1;
+}
+
+/* GetAllReduceInfo of an op with an all_reduce_unique_id stat: its start is
+ * its device_offset_ps when it has one, its end that start +
+ * device_duration_ps when it has one (the event's own stats, as XEvent
+ * GetStat reads them). */
+static int note_all_reduce(const struct xp_plane *p, const struct xp_line *l,
+                           const struct xp_event *e, const struct tpu_ids *ids, int64_t group,
+                           struct tpu_core_steps *cs)
+{
+    struct xp_stat id, st;
+    struct all_reduce_info *ar;
+
+    if (!xp_event_own_stat(p, l, e, ids->all_reduce_unique_id, &id))
+        return 0;
+    if (xp_grow((void **)&cs->all_reduce, &cs->all_reduce_cap, cs->nall_reduce,
+                sizeof(*cs->all_reduce)) != 0)
+        return -ENOMEM;
+    cs->all_reduce[cs->nall_reduce].group = group;
+    ar = &cs->all_reduce[cs->nall_reduce++].info;
+    ar->id = tpu_stat_u64(&id);
+    ar->begin_ps = xp_event_start_ps(l, e);
+    ar->end_ps = xp_event_end_ps(l, e);
+    if (xp_event_own_stat(p, l, e, p->stat_id[XS_DEVICE_OFFSET_PS], &st))
+        ar->begin_ps = (int64_t)tpu_stat_u64(&st);
+    if (xp_event_own_stat(p, l, e, p->stat_id[XS_DEVICE_DURATION_PS], &st))
+        ar->end_ps = ar->begin_ps + (int64_t)tpu_stat_u64(&st);
+    return 0;
+}
+
+/* The op line's events with a group id through the ancestor stack
+ * (ConvertTpuDeviceTraceXLineToStepEvents). */
+static int tpu_line_steps(const struct group_source *gs, const struct xp_plane *p, uint32_t li,
+                          const struct tpu_ids *ids, struct tpu_core_steps *cs)
+{
+    const struct xp_line *l = &p->lines[li];
+    struct tpu_step_frame *stack = malloc((l->nevents ? l->nevents : 1) * sizeof(*stack));
+    uint32_t nstack = 0, i;
+    int64_t group, b, en;
+    int rc = 0;
+
+    if (stack == NULL)
+        return -ENOMEM;
+    for (i = 0; rc == 0 && i < l->nevents; i++) {
+        if (!event_group(gs, p, li, i, &group))
+            continue;
+        tpu_device_span(p, l, &l->events[i], &b, &en);
+        while (nstack > 0 && !(stack[nstack - 1].begin <= b && en <= stack[nstack - 1].end)) {
+            rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
+            nstack--;
+            if (rc != 0)
+                break;
+        }
+        if (nstack > 0)
+            stack[nstack - 1].children += (uint64_t)(en - b);
+        stack[nstack++] =
+            (struct tpu_step_frame){.event = i, .group = group, .begin = b, .end = en};
+        rc = note_all_reduce(p, l, &l->events[i], ids, group, cs);
+    }
+    while (rc == 0 && nstack > 0) {
+        rc = pop_step_op(p, l, ids, &stack[nstack - 1], cs);
+        nstack--;
+    }
+    free(stack);
+    return rc;
+}
+
+/* The first of n entries of size bytes at base, sorted by the int64_t
+ * group each starts with (markers, category times, all-reduce ops, groups),
+ * whose group is g or later: a binary search, since every step asks. */
+static uint32_t group_first(const void *base, uint32_t n, size_t size, int64_t g)
+{
+    uint32_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int64_t mg;
+        memcpy(&mg, (const char *)base + (size_t)mid * size, sizeof(mg));
+        if (mg < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* 1 if the group-sorted markers of cs have group g; *pos: its first. */
+static int find_marker(const struct tpu_core_steps *cs, int64_t g, uint32_t *pos)
+{
+    *pos = group_first(cs->markers, cs->nmarkers, sizeof(*cs->markers), g);
+    return *pos < cs->nmarkers && cs->markers[*pos].group == g;
+}
+
+/* 1 if the core's step events hold group g. */
+static int core_has_group(const struct tpu_core_steps *cs, int64_t g)
+{
+    uint32_t k = group_first(cs->groups, cs->ngroups, sizeof(*cs->groups), g);
+
+    return k < cs->ngroups && cs->groups[k] == g;
+}
+
+/* 1 if l is the step line of a core (`Steps` / `Sparse Core Steps`, or the
+ * step-info thread id). */
+static int is_core_step_line(const struct xp_line *l, int sparse)
+{
+    return (int32_t)l->id == (int32_t)0xdeadbeef ||
+           strcmp(l->name, sparse ? "Sparse Core Steps" : "Steps") == 0;
+}
+
+/* 1 if l is the op line of a core. */
+static int is_core_op_line(const struct xp_line *l, int sparse)
+{
+    if (xp_line_id_is_derived(l->id))
+        return 0;
+    return sparse ? strcmp(l->name, "Sparse Core Ops") == 0 : tpu_is_op_line(l->name);
+}
+
+/* The markers of a grouped core: its Steps line as the grouping merged it
+ * (device timespans already). */
+static int grouped_markers(const struct group_source *gs, struct tpu_core_steps *cs)
+{
+    const struct xp_step_marker *mk = gs->groups->steps[gs->plane];
+    uint32_t i, n = gs->groups->nsteps[gs->plane];
+
+    for (i = 0; i < n; i++) {
+        if (xp_grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers, sizeof(*cs->markers)) !=
+            0)
+            return -ENOMEM;
+        cs->markers[cs->nmarkers++] = (struct tpu_marker){
+            .group = mk[i].group_id, .begin = mk[i].begin_ps, .end = mk[i].end_ps};
+    }
+    return 0;
+}
+
+/* Step markers and per-step category times of one TensorCore or SparseCore
+ * plane; its step events are the groups with ops that also have a marker. */
+static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *p, int sparse,
+                          struct tpu_core_steps *cs)
+{
+    struct tpu_ids ids = {
+        .program_id = p->stat_id[XS_PROGRAM_ID],
+        .symbol_id = p->stat_id[XS_SYMBOL_ID],
+        .hlo_category = p->stat_id[XS_HLO_CATEGORY],
+        .all_reduce_unique_id = xp_plane_stat_id_by_name(p, "all_reduce_unique_id"),
+    };
+    uint32_t li, i, k, pos, op_line = UINT32_MAX;
+    int64_t group;
+    int rc;
+
+    cs->sparse = sparse;
+    cs->core_id = sparse ? TPU_SPARSE_CORE_BASE + (uint32_t)p->id : (uint32_t)p->id;
+    for (li = 0; li < p->nlines; li++) {
+        const struct xp_line *l = &p->lines[li];
+        if (is_core_step_line(l, sparse)) {
+            cs->nmarkers = 0; /* one step line per core: the last one counts */
+            for (i = 0; i < l->nevents && gs->groups == NULL; i++) {
+                struct tpu_marker *m;
+                if (!event_group(gs, p, li, i, &group))
+                    continue;
+                if (xp_grow((void **)&cs->markers, &cs->markers_cap, cs->nmarkers,
+                            sizeof(*cs->markers)) != 0)
+                    return -ENOMEM;
+                m = &cs->markers[cs->nmarkers++];
+                m->group = group;
+                tpu_device_span(p, l, &l->events[i], &m->begin, &m->end);
+            }
+        } else if (is_core_op_line(l, sparse)) {
+            op_line = li; /* one op line per core: the last one counts */
+        }
+    }
+    if (gs->groups != NULL && (rc = grouped_markers(gs, cs)) != 0)
+        return rc;
+    if (op_line != UINT32_MAX && (rc = tpu_line_steps(gs, p, op_line, &ids, cs)) != 0)
+        return rc;
+    if (xp_sort_runs(cs->markers, cs->nmarkers, sizeof(*cs->markers), marker_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->times, cs->ntimes, sizeof(*cs->times), cat_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->groups, cs->ngroups, sizeof(*cs->groups), group_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->all_reduce, cs->nall_reduce, sizeof(*cs->all_reduce), group_cmp, NULL) !=
+            0)
+        return -ENOMEM;
+    for (i = 0, k = 0; i < cs->ntimes; i++) {
+        if (k > 0 && cat_cmp(&cs->times[k - 1], &cs->times[i], NULL) == 0)
+            cs->times[k - 1].ps += cs->times[i].ps;
+        else
+            cs->times[k++] = cs->times[i];
+    }
+    cs->ntimes = k;
+    for (i = 0, k = 0; i < cs->ngroups; i++) {
+        if ((k == 0 || cs->groups[k - 1] != cs->groups[i]) && find_marker(cs, cs->groups[i], &pos))
+            cs->groups[k++] = cs->groups[i];
+    }
+    cs->ngroups = k;
+    return 0;
+}
+
+int tpu_step_category_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return strcmp(((const struct step_category *)a)->name, ((const struct step_category *)b)->name);
+}
+
+/* The core's all-reduce ops of step g into out (the step's
+ * all_reduce_db_per_core entry). */
+static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g,
+                           struct step_core *out)
+{
+    struct all_reduce_info *v;
+    uint32_t a, n = 0, i;
+
+    a = group_first(cs->all_reduce, cs->nall_reduce, sizeof(*cs->all_reduce), g);
+    while (a + n < cs->nall_reduce && cs->all_reduce[a + n].group == g)
+        n++;
+    if (n == 0)
+        return 0;
+    v = arena_alloc(&os->arena, n * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        v[i] = cs->all_reduce[a + i].info;
+    out->all_reduce = v;
+    out->nall_reduce = n;
+    return 0;
+}
+
+/* One step's core: category_ps of its op metrics db after
+ * SetTotalTimePs(step time) and AddIdleOp, and its all-reduce ops. */
+static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g, int64_t begin,
+                     int64_t dur, struct step_core *out)
+{
+    struct step_category *cats;
+    uint64_t op_ps = 0, idle;
+    uint32_t t = group_first(cs->times, cs->ntimes, sizeof(*cs->times), g), n = 0, i, j = 0;
+    int has_idle = 0;
+
+    while (t + n < cs->ntimes && cs->times[t + n].group == g)
+        n++;
+    cats = arena_alloc(&os->arena, (n + 1) * sizeof(*cats));
+    if (cats == NULL)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        op_ps += cs->times[t + i].ps;
+    idle = (uint64_t)dur > op_ps ? (uint64_t)dur - op_ps : 0;
+    for (i = 0; i < n; i++) {
+        const struct tpu_cat_time *ct = &cs->times[t + i];
+        cats[j].name = arena_strndup(&os->arena, ct->name, ct->len);
+        if (cats[j].name == NULL)
+            return -ENOMEM;
+        cats[j].ps = ct->ps;
+        if (strcmp(cats[j].name, "IDLE") == 0) {
+            cats[j].ps += idle; /* the IDLE row lands in the same key */
+            has_idle = 1;
+        }
+        j++;
+    }
+    if (!has_idle)
+        cats[j++] = (struct step_category){"IDLE", idle};
+    if (xp_sort_runs(cats, j, sizeof(*cats), tpu_step_category_cmp, NULL) != 0)
+        return -ENOMEM;
+    memset(out, 0, sizeof(*out));
+    out->core_id = cs->core_id;
+    out->step_num = (uint32_t)g;
+    out->step_name = "";
+    out->begin_ps = (uint64_t)begin;
+    out->duration_ps = (uint64_t)dur;
+    out->categories = cats;
+    out->ncategories = j;
+    return core_all_reduce(os, cs, g, out);
+}
+
+static int step_core_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct step_core *x = a, *y = b;
+
+    (void)ctx;
+    return x->core_id < y->core_id ? -1 : x->core_id > y->core_id;
+}
+
+/* The longest marker of group g on core cs (the first of equal ones):
+ * *begin and *dur stay as they are when none is longer than *dur. */
+static void longest_marker(const struct tpu_core_steps *cs, int64_t g, int64_t *begin, int64_t *dur)
+{
+    uint32_t m;
+
+    if (!find_marker(cs, g, &m))
+        return;
+    for (; m < cs->nmarkers && cs->markers[m].group == g; m++) {
+        int64_t len = cs->markers[m].end - cs->markers[m].begin;
+        if (len > *dur) {
+            *begin = cs->markers[m].begin;
+            *dur = len;
+        }
+    }
+}
+
+/* One step of the db: every core with step events has the group; step
+ * time is the longest marker over all cores (markers in plane order); a
+ * SparseCore's is its own longest marker. os->steps has room for it. */
+static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
+                        uint32_t nonempty, int64_t g)
+{
+    struct step_core *sc;
+    int64_t begin = 0, dur = 0;
+    uint32_t c, k = 0;
+    int rc;
+
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups > 0 && !core_has_group(&cores[c], g))
+            return 0;
+    }
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups > 0)
+            longest_marker(&cores[c], g, &begin, &dur);
+    }
+    if (dur <= 0)
+        return 0; /* no step marker observed for the step: skipped */
+    sc = arena_alloc(&os->arena, nonempty * sizeof(*sc));
+    if (sc == NULL)
+        return -ENOMEM;
+    for (c = 0; c < ncores; c++) {
+        int64_t core_begin = begin, core_dur = dur;
+        if (cores[c].ngroups == 0)
+            continue;
+        if (cores[c].sparse) {
+            core_begin = 0;
+            core_dur = 0;
+            longest_marker(&cores[c], g, &core_begin, &core_dur);
+        }
+        if ((rc = core_step(os, &cores[c], g, core_begin, core_dur, &sc[k++])) != 0)
+            return rc;
+    }
+    if (xp_sort_runs(sc, k, sizeof(*sc), step_core_cmp, NULL) != 0)
+        return -ENOMEM;
+    os->steps[os->nsteps].step_num = (uint32_t)g;
+    os->steps[os->nsteps].cores = sc;
+    os->steps[os->nsteps].ncores = k;
+    os->nsteps++;
+    return 0;
+}
+
+/* The step db of the TensorCore and SparseCore planes (in plane order): the steps that
+ * every core with step events has, in ascending group order. */
+static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores)
+{
+    const struct tpu_core_steps *base = NULL;
+    struct step_entry *steps;
+    uint32_t c, i, nonempty = 0;
+    int rc;
+
+    for (c = 0; c < ncores; c++) {
+        if (cores[c].ngroups == 0)
+            continue;
+        nonempty++;
+        if (base == NULL)
+            base = &cores[c];
+    }
+    if (base == NULL)
+        return 0;
+    /* room for every group of the first core, the most steps there can be */
+    if (base->ngroups > SIZE_MAX / sizeof(*os->steps) - os->nsteps)
+        return -ENOMEM;
+    steps = realloc(os->steps, (os->nsteps + base->ngroups) * sizeof(*steps));
+    if (steps == NULL)
+        return -ENOMEM;
+    os->steps = steps;
+    for (i = 0; i < base->ngroups; i++) {
+        if ((rc = tpu_one_step(os, cores, ncores, nonempty, base->groups[i])) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Step events of every TensorCore and SparseCore plane, then the host's
+ * step db. has_sparse_core: a SparseCore plane has core details (XProf
+ * marks those CoreDetails is_sparse_core). */
+int op_stats_tpu_steps(struct host_ctx *ctx)
+{
+    const struct xspace *xs = ctx->xs;
+    struct tpu_core_steps *cores = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*cores));
+    uint32_t p, n = 0;
+    int rc = 0;
+
+    if (cores == NULL)
+        return -ENOMEM;
+    for (p = 0; rc == 0 && p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        uint32_t chip;
+        int sparse = tpu_plane_core(pl->name) == TPU_SPARSE_CORE;
+        if (strncmp(pl->name, "/device:TPU:", 12) != 0)
+            continue;
+        if (sparse && tpu_core_details(pl, &chip))
+            ctx->os->has_sparse_core = 1;
+        struct group_source gs = {NULL, NULL, p};
+        /* an ungrouped file: XProf groups it first (GroupTpuEventsOSS) */
+        if (ctx->groups != NULL && !ctx->groups->pre_grouped)
+            gs.groups = ctx->groups;
+        else if (ctx->groups != NULL)
+            gs.saved = ctx->groups;
+        rc = tpu_core_steps(&gs, pl, sparse, &cores[n++]);
+    }
+    if (rc == 0)
+        rc = tpu_step_db(ctx->os, cores, n);
+    for (p = 0; p < n; p++) {
+        free(cores[p].markers);
+        free(cores[p].times);
+        free(cores[p].groups);
+        free(cores[p].all_reduce);
+    }
+    free(cores);
+    return rc;
+}

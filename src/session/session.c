@@ -1,0 +1,607 @@
+/*
+ * session.c - runs, their snapshots and single-flight intermediates; see session.h.
+ */
+#include "base/sort.h"
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SESSION_MAX_FILES 100000
+
+struct intermediate {
+    struct intermediate *next; /* list link */
+    char *key;                 /* name */
+    int state;                 /* 0 building, 1 done */
+    int rc;                    /* build result */
+    struct xp_err err;         /* build error */
+    void *value;               /* built value */
+    inter_free_fn free_fn;     /* destructor of value */
+};
+
+static int64_t stat_mtime_ns(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Classify a file name; sets *host to a malloc'd host/module name. */
+static int classify(const char *name, enum source_kind *kind, char **host)
+{
+    static const struct {
+        const char *suffix;
+        enum source_kind kind;
+    } rules[] = {
+        {".xplane.pb.gz", SRC_XPLANE},       {".xplane.pb", SRC_XPLANE},
+        {".pt.trace.json.gz", SRC_PT_TRACE}, {".pt.trace.json", SRC_PT_TRACE},
+        {".trace.json.gz", SRC_TRACE_JSON},  {".trace.json", SRC_TRACE_JSON},
+        {".hlo_proto.pb", SRC_HLO_PROTO},
+    };
+    size_t i;
+
+    if (strcmp(name, "perfetto_trace.json.gz") == 0) {
+        *kind = SRC_TRACE_JSON;
+        *host = strdup("perfetto_trace");
+        return *host ? 1 : -ENOMEM;
+    }
+    for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        if (ends_with(name, rules[i].suffix)) {
+            *kind = rules[i].kind;
+            *host = strndup(name, strlen(name) - strlen(rules[i].suffix));
+            return *host ? 1 : -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* 1 if path (resolved) lies inside logdir. */
+static int inside(const char *logdir, const char *path)
+{
+    size_t n = strlen(logdir);
+    return strncmp(logdir, path, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static void files_free(struct source_file *files, uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        free(files[i].name);
+        free(files[i].path);
+        free(files[i].host);
+    }
+    free(files);
+}
+
+static int file_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct source_file *)a)->name, ((const struct source_file *)b)->name);
+}
+
+static int host_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Fill f's fingerprint and path for name in dir; 0, or 1 to skip the file. */
+static int probe_file(struct session *s, int dfd, const char *name, struct source_file *f)
+{
+    struct stat st;
+    char path[PATH_MAX];
+
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 1;
+    if (S_ISLNK(st.st_mode)) {
+        char joined[PATH_MAX];
+        snprintf(joined, sizeof(joined), "%s/%s", s->dir, name);
+        if (realpath(joined, path) == NULL || !inside(s->logdir, path))
+            return 1; /* dangling, or escaping LOGDIR */
+        if (stat(path, &st) != 0)
+            return 1;
+    } else {
+        snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+    }
+    if (!S_ISREG(st.st_mode))
+        return 1;
+    f->path = strdup(path);
+    if (f->path == NULL)
+        return -ENOMEM;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    f->size = st.st_size;
+    f->mtime_ns = stat_mtime_ns(&st);
+    return 0;
+}
+
+/* List the run directory into a new snapshot. */
+static int snapshot_build(struct session *s, struct snapshot **snapp, struct xp_err *err)
+{
+    struct snapshot *snap;
+    DIR *d;
+    struct dirent *de;
+    uint32_t cap = 0, i;
+    int dfd;
+
+    snap = calloc(1, sizeof(*snap));
+    if (snap == NULL)
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    snap->refs = 1;
+    snap->session = s;
+    pthread_mutex_init(&snap->lock, NULL);
+    pthread_cond_init(&snap->cond, NULL);
+    d = opendir(s->dir);
+    if (d == NULL) {
+        int e = errno;
+        snapshot_unref(snap);
+        return xp_err_set(err, -e, "%s: %s", s->dir, strerror(e));
+    }
+    dfd = dirfd(d);
+    while ((de = readdir(d)) != NULL) {
+        struct source_file f;
+        int rc;
+
+        memset(&f, 0, sizeof(f));
+        rc = classify(de->d_name, &f.kind, &f.host);
+        if (rc == 0)
+            continue;
+        if (rc < 0 || snap->nfiles >= SESSION_MAX_FILES)
+            goto next_fail;
+        rc = probe_file(s, dfd, de->d_name, &f);
+        if (rc != 0) {
+            free(f.host);
+            free(f.path);
+            if (rc < 0)
+                goto next_fail;
+            continue;
+        }
+        f.name = strdup(de->d_name);
+        if (f.name == NULL)
+            goto next_fail;
+        if (snap->nfiles == cap) {
+            uint32_t ncap = cap ? cap * 2 : 16;
+            struct source_file *nf = realloc(snap->files, ncap * sizeof(*nf));
+            if (nf == NULL) {
+                free(f.name);
+                goto next_fail;
+            }
+            snap->files = nf;
+            cap = ncap;
+        }
+        snap->files[snap->nfiles++] = f;
+        if (f.mtime_ns > snap->newest_mtime_ns)
+            snap->newest_mtime_ns = f.mtime_ns;
+        continue;
+    next_fail:
+        free(f.host);
+        free(f.path);
+        closedir(d);
+        snapshot_unref(snap);
+        return xp_err_set(err, -ENOMEM, "%s: out of memory or too many files", s->dir);
+    }
+    closedir(d);
+    if (snap->nfiles > 0)
+        xp_qsort(snap->files, snap->nfiles, sizeof(*snap->files), file_cmp);
+
+    /* Hosts: from xplane files; a run without any takes its trace files. */
+    snap->hosts = calloc(snap->nfiles ? snap->nfiles : 1, sizeof(*snap->hosts));
+    if (snap->hosts == NULL) {
+        snapshot_unref(snap);
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (i = 0; i < snap->nfiles; i++) {
+        if (snap->files[i].kind == SRC_XPLANE && snapshot_host_index(snap, snap->files[i].host) < 0)
+            snap->hosts[snap->nhosts++] = snap->files[i].host;
+    }
+    if (snap->nhosts == 0) {
+        for (i = 0; i < snap->nfiles; i++) {
+            enum source_kind k = snap->files[i].kind;
+            if ((k == SRC_TRACE_JSON || k == SRC_PT_TRACE) &&
+                snapshot_host_index(snap, snap->files[i].host) < 0)
+                snap->hosts[snap->nhosts++] = snap->files[i].host;
+        }
+    }
+    xp_qsort(snap->hosts, snap->nhosts, sizeof(*snap->hosts), host_cmp);
+    *snapp = snap;
+    return 0;
+}
+
+struct session *session_new(const char *name, const char *dir, const char *logdir)
+{
+    struct session *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    s->name = strdup(name);
+    s->dir = strdup(dir);
+    s->logdir = strdup(logdir);
+    if (s->name == NULL || s->dir == NULL || s->logdir == NULL) {
+        free(s->name);
+        free(s->dir);
+        free(s->logdir);
+        free(s);
+        return NULL;
+    }
+    s->refs = 1;
+    s->next_gen = 1;
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+struct session *session_ref(struct session *s)
+{
+    if (s != NULL)
+        __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+    return s;
+}
+
+void session_unref(struct session *s)
+{
+    if (s == NULL || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    snapshot_unref(s->snap);
+    pthread_mutex_destroy(&s->lock);
+    free(s->name);
+    free(s->dir);
+    free(s->logdir);
+    free(s);
+}
+
+/* 1 if the directory listing or any file's fingerprint differs from snap. */
+static int snapshot_stale(struct session *s, const struct snapshot *snap, int64_t dir_mtime_ns)
+{
+    uint32_t i;
+
+    if (dir_mtime_ns != s->dir_mtime_ns)
+        return 1;
+    for (i = 0; i < snap->nfiles; i++) {
+        const struct source_file *f = &snap->files[i];
+        struct stat st;
+        if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino ||
+            st.st_size != f->size || stat_mtime_ns(&st) != f->mtime_ns)
+            return 1;
+    }
+    return 0;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A hash of the sources' names and fingerprints: equal hashes, same content. */
+static uint64_t snapshot_fp_hash(const struct snapshot *snap)
+{
+    uint64_t h = 1469598103934665603ull;
+    uint32_t i;
+
+    for (i = 0; i < snap->nfiles; i++) {
+        const struct source_file *f = &snap->files[i];
+        const char *c;
+        uint64_t v[4] = {(uint64_t)f->dev, (uint64_t)f->ino, (uint64_t)f->size,
+                         (uint64_t)f->mtime_ns};
+        int k;
+        for (c = f->name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        for (k = 0; k < 4; k++)
+            h = (h ^ v[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int session_get(struct session *s, int check, struct snapshot **snapp, struct xp_err *err)
+{
+    struct stat st;
+    int64_t dir_mtime = 0;
+    int rc = 0;
+
+    *snapp = NULL;
+    if (stat(s->dir, &st) != 0)
+        return xp_err_set(err, -ENOENT, "%s: %s", s->dir, strerror(errno));
+    dir_mtime = stat_mtime_ns(&st);
+    pthread_mutex_lock(&s->lock);
+    __atomic_store_n(&s->last_used_ms, now_ms(), __ATOMIC_RELAXED);
+    if (s->snap == NULL || (check && snapshot_stale(s, s->snap, dir_mtime))) {
+        struct snapshot *fresh = NULL;
+        rc = snapshot_build(s, &fresh, err);
+        if (rc == 0) {
+            uint64_t h = snapshot_fp_hash(fresh);
+            s->dir_mtime_ns = dir_mtime;
+            if (s->snap != NULL && h == s->fp_hash) {
+                /* Only unrelated files changed: keep what was computed. */
+                snapshot_unref(fresh);
+            } else {
+                /* Unchanged sources after a release keep their generation. */
+                fresh->gen = (s->gen != 0 && h == s->fp_hash) ? s->gen : s->next_gen++;
+                s->gen = fresh->gen;
+                s->fp_hash = h;
+                snapshot_unref(s->snap);
+                s->snap = fresh;
+            }
+        }
+    }
+    if (rc == 0)
+        *snapp = snapshot_ref(s->snap);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int session_release(struct session *s)
+{
+    struct snapshot *old = NULL;
+
+    pthread_mutex_lock(&s->lock);
+    if (s->snap != NULL && s->snap->inter != NULL) {
+        old = s->snap;
+        s->snap = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    snapshot_unref(old);
+    return old != NULL;
+}
+
+int session_holds_data(struct session *s)
+{
+    int yes;
+
+    pthread_mutex_lock(&s->lock);
+    yes = s->snap != NULL && s->snap->inter != NULL;
+    pthread_mutex_unlock(&s->lock);
+    return yes;
+}
+
+int64_t session_last_used_ms(const struct session *s)
+{
+    return __atomic_load_n(&s->last_used_ms, __ATOMIC_RELAXED);
+}
+
+int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *err)
+{
+    return session_get(s, 1, snapp, err);
+}
+
+int session_snapshot_cached(struct session *s, struct snapshot **snapp, struct xp_err *err)
+{
+    return session_get(s, 0, snapp, err);
+}
+
+struct snapshot *snapshot_ref(struct snapshot *snap)
+{
+    if (snap != NULL)
+        __atomic_add_fetch(&snap->refs, 1, __ATOMIC_RELAXED);
+    return snap;
+}
+
+void snapshot_unref(struct snapshot *snap)
+{
+    struct intermediate *it;
+    uint32_t i;
+
+    if (snap == NULL || __atomic_sub_fetch(&snap->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    it = snap->inter;
+    while (it != NULL) {
+        struct intermediate *next = it->next;
+        if (it->rc == 0 && it->value != NULL && it->free_fn != NULL)
+            it->free_fn(it->value);
+        free(it->key);
+        free(it);
+        it = next;
+    }
+    for (i = 0; i < snap->nerrors; i++)
+        free(snap->errors[i]);
+    free(snap->errors);
+    free(snap->hosts);
+    files_free(snap->files, snap->nfiles);
+    pthread_mutex_destroy(&snap->lock);
+    pthread_cond_destroy(&snap->cond);
+    free(snap);
+}
+
+int snapshot_is_fresh(const struct snapshot *snap, int secs)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - snap->newest_mtime_ns <
+           (int64_t)secs * 1000000000;
+}
+
+const struct source_file *snapshot_host_file(const struct snapshot *snap, const char *host,
+                                             enum source_kind kind)
+{
+    uint32_t i;
+
+    for (i = 0; i < snap->nfiles; i++) {
+        if (snap->files[i].kind == kind && strcmp(snap->files[i].host, host) == 0)
+            return &snap->files[i];
+    }
+    return NULL;
+}
+
+int snapshot_host_index(const struct snapshot *snap, const char *host)
+{
+    uint32_t i;
+
+    for (i = 0; i < snap->nhosts; i++) {
+        if (strcmp(snap->hosts[i], host) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+uint32_t snapshot_count(const struct snapshot *snap, enum source_kind kind)
+{
+    uint32_t i, n = 0;
+
+    for (i = 0; i < snap->nfiles; i++)
+        n += snap->files[i].kind == kind;
+    return n;
+}
+
+int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
+                          inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err)
+{
+    struct intermediate *it;
+    int rc;
+
+    *value = NULL;
+    pthread_mutex_lock(&snap->lock);
+    for (it = snap->inter; it != NULL; it = it->next) {
+        if (strcmp(it->key, key) == 0)
+            break;
+    }
+    if (it != NULL) {
+        while (it->state == 0)
+            pthread_cond_wait(&snap->cond, &snap->lock);
+    } else {
+        it = calloc(1, sizeof(*it));
+        if (it == NULL || (it->key = strdup(key)) == NULL) {
+            free(it);
+            pthread_mutex_unlock(&snap->lock);
+            return xp_err_set(err, -ENOMEM, "out of memory");
+        }
+        it->free_fn = free_fn;
+        it->next = snap->inter;
+        snap->inter = it;
+        pthread_mutex_unlock(&snap->lock);
+        it->rc = build(snap, arg, &it->value, &it->err);
+        pthread_mutex_lock(&snap->lock);
+        it->state = 1;
+        pthread_cond_broadcast(&snap->cond);
+    }
+    rc = it->rc;
+    if (rc == 0)
+        *value = it->value;
+    else if (err != NULL)
+        *err = it->err;
+    pthread_mutex_unlock(&snap->lock);
+    return rc;
+}
+
+int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
+                      struct xp_err *err)
+{
+    int n;
+
+    if (variant != NULL)
+        n = asprintf(keyp, "%s:%s/%s", kind, host, variant);
+    else
+        n = asprintf(keyp, "%s:%s", kind, host);
+    if (n < 0) {
+        *keyp = NULL;
+        return xp_err_set(err, -ENOMEM, "%s: out of memory", kind);
+    }
+    return 0;
+}
+
+static int build_xspace(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
+{
+    const char *host = arg;
+    const struct source_file *f = snapshot_host_file(snap, host, SRC_XPLANE);
+    struct xspace *xs;
+    int rc;
+
+    if (f == NULL)
+        return xp_err_set(err, -ENOENT, "no xplane file for host %s", host);
+    rc = xspace_open(f->path, &xs, err);
+    if (rc != 0) {
+        snapshot_log(snap, "%s", err->msg);
+        return rc;
+    }
+    *value = xs;
+    return 0;
+}
+
+static void free_xspace(void *v)
+{
+    xspace_close(v);
+}
+
+int snapshot_sources_cut(struct snapshot *snap, struct xp_err *err)
+{
+    const struct intermediate *it;
+    int rc = 0;
+
+    pthread_mutex_lock(&snap->lock);
+    for (it = snap->inter; it != NULL && rc == 0; it = it->next) {
+        if (it->free_fn == free_xspace && it->state == 1 && it->rc == 0)
+            rc = xspace_cut_short(it->value, err);
+    }
+    pthread_mutex_unlock(&snap->lock);
+    return rc;
+}
+
+int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
+                    struct xp_err *err)
+{
+    char *key;
+    void *v;
+    int rc;
+
+    rc = snapshot_host_key("xspace", host, NULL, &key, err);
+    if (rc == 0) {
+        rc = snapshot_intermediate(snap, key, build_xspace, free_xspace, host, &v, err);
+        free(key);
+    }
+    *xsp = rc == 0 ? v : NULL;
+    return rc;
+}
+
+int snapshot_xspace_decoded(struct snapshot *snap, const char *host, struct xspace **xsp,
+                            struct xp_err *err)
+{
+    int rc = snapshot_xspace(snap, host, xsp, err);
+
+    if (rc == 0) {
+        rc = xspace_decode(*xsp, 0, err);
+        if (rc != 0) {
+            snapshot_log(snap, "%s", err->msg);
+            *xsp = NULL;
+        }
+    }
+    return rc;
+}
+
+void snapshot_log(struct snapshot *snap, const char *fmt, ...)
+{
+    char line[XP_ERR_MAX + 64];
+    va_list ap;
+    uint32_t i;
+    char **v;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&snap->lock);
+    for (i = 0; i < snap->nerrors; i++) {
+        if (strcmp(snap->errors[i], line) == 0)
+            goto out;
+    }
+    if (snap->nerrors >= 1000)
+        goto out;
+    v = realloc(snap->errors, (snap->nerrors + 1) * sizeof(*v));
+    if (v == NULL)
+        goto out;
+    snap->errors = v;
+    v[snap->nerrors] = strdup(line);
+    if (v[snap->nerrors] != NULL)
+        snap->nerrors++;
+out:
+    pthread_mutex_unlock(&snap->lock);
+}

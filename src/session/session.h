@@ -1,0 +1,154 @@
+/*
+ * session.h - one profile run (an XProf "session") and its snapshots.
+ *
+ * A session is a run directory: LOGDIR/.../plugins/profile/<run>, or a
+ * directory of PyTorch traces. Its content at one moment is a snapshot: the
+ * source files with their fingerprints (device, inode, size, mtime), the hosts
+ * derived from their names, and everything computed from them (opened
+ * profiles, shared intermediates such as the trace index or op_stats, the
+ * error log behind errors.txt). When a source changes, the next
+ * session_snapshot() makes a fresh snapshot; the old one lives on until its
+ * last user releases it, so a tool never sees files change under it.
+ *
+ * Intermediates are computed once per snapshot, on first need, by whichever
+ * thread asks first; other askers wait for that result (single flight).
+ */
+#ifndef XPROFS_SESSION_H
+#define XPROFS_SESSION_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/err.h"
+#include "reader/xspace.h"
+
+enum source_kind {
+    SRC_XPLANE,     /* <host>.xplane.pb or .xplane.pb.gz */
+    SRC_TRACE_JSON, /* Chrome-trace JSON: <host>.trace.json.gz, perfetto_trace.json.gz */
+    SRC_PT_TRACE,   /* PyTorch profiler: <worker>.pt.trace.json[.gz] */
+    SRC_HLO_PROTO,  /* <module>.hlo_proto.pb */
+};
+
+struct source_file {
+    char *name;            /* file name inside the run directory */
+    char *path;            /* absolute path (symlinks resolved inside LOGDIR) */
+    enum source_kind kind; /* what it holds */
+    char *host;            /* host (worker) or module name from the file name */
+    dev_t dev;             /* fingerprint: device */
+    ino_t ino;             /* fingerprint: inode */
+    off_t size;            /* fingerprint: size */
+    int64_t mtime_ns;      /* fingerprint: modification time */
+};
+
+struct intermediate;
+
+struct snapshot {
+    int refs;                   /* references; atomic */
+    uint64_t gen;               /* generation, unique per session */
+    struct session *session;    /* owner (not referenced: owner outlives) */
+    struct source_file *files;  /* sorted by name */
+    uint32_t nfiles;            /* entries in files */
+    const char **hosts;         /* sorted host names (point into files) */
+    uint32_t nhosts;            /* entries in hosts */
+    int64_t newest_mtime_ns;    /* newest source mtime: "still being written" test */
+    pthread_mutex_t lock;       /* guards inter and errors */
+    pthread_cond_t cond;        /* signalled when an intermediate is ready */
+    struct intermediate *inter; /* computed values */
+    char **errors;              /* lines of errors.txt */
+    uint32_t nerrors;           /* entries in errors */
+};
+
+struct session {
+    char *name;            /* run name as XProf's runs list names it */
+    char *dir;             /* absolute path of the run directory */
+    char *logdir;          /* LOGDIR (realpath), for the symlink check */
+    int refs;              /* references; atomic */
+    pthread_mutex_t lock;  /* guards snap and next_gen */
+    struct snapshot *snap; /* current snapshot, NULL until first asked */
+    uint64_t next_gen;     /* generation for the next snapshot */
+    int64_t dir_mtime_ns;  /* run directory mtime when snap was listed */
+    uint64_t fp_hash;      /* fingerprint of the sources of the last snapshot */
+    uint64_t gen;          /* generation of the last snapshot */
+    int64_t last_used_ms;  /* monotonic time of the last session_snapshot*() */
+};
+
+/* Create a session for run directory dir named name. NULL on no memory. */
+struct session *session_new(const char *name, const char *dir, const char *logdir);
+
+struct session *session_ref(struct session *s);
+void session_unref(struct session *s);
+
+/* The current snapshot, refreshed if any source changed. Returns 0 and a
+ * referenced *snapp (release with snapshot_unref), or a negative errno. */
+int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *err);
+
+/* The current snapshot without checking sources (cheap, may be stale); made
+ * if there is none. Same contract as session_snapshot. */
+int session_snapshot_cached(struct session *s, struct snapshot **snapp, struct xp_err *err);
+
+/* Drop the current snapshot's computed data (profiles, intermediates) if it
+ * has any; users holding it keep it until they release it. The next
+ * snapshot of unchanged sources gets the same generation, so produced files
+ * stay valid. Returns 1 if something was dropped. */
+int session_release(struct session *s);
+
+/* 1 if the session's current snapshot holds computed data. */
+int session_holds_data(struct session *s);
+
+/* last_used_ms, read safely while other threads take snapshots. */
+int64_t session_last_used_ms(const struct session *s);
+
+struct snapshot *snapshot_ref(struct snapshot *snap);
+void snapshot_unref(struct snapshot *snap);
+
+/* 1 if a source changed within the last `secs` seconds (still being written). */
+int snapshot_is_fresh(const struct snapshot *snap, int secs);
+
+/* The source file of a host of the given kind, or NULL. */
+const struct source_file *snapshot_host_file(const struct snapshot *snap, const char *host,
+                                             enum source_kind kind);
+
+/* Index of host in snap->hosts, or -1. */
+int snapshot_host_index(const struct snapshot *snap, const char *host);
+
+/* Count source files of a kind. */
+uint32_t snapshot_count(const struct snapshot *snap, enum source_kind kind);
+
+/* Build function of an intermediate: returns 0 and *value, or a negative
+ * errno with err filled. */
+typedef int (*inter_build_fn)(struct snapshot *snap, const void *arg, void **value,
+                              struct xp_err *err);
+typedef void (*inter_free_fn)(void *value);
+
+/* The intermediate named key, built by build(snap, arg) on first need. A
+ * failed build is remembered as well (same error on later calls). The value
+ * belongs to the snapshot and is freed with free_fn when it goes. */
+int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
+                          inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err);
+
+/* The key of an intermediate computed per host: "<kind>:<host>", with
+ * "/<variant>" appended when variant is not NULL (a host name holds no '/',
+ * so any variant text keeps keys apart). Returns 0 and *keyp (free it), or
+ * -ENOMEM with err filled. */
+int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
+                      struct xp_err *err);
+
+/* -EIO with err if a profile this snapshot opened was cut short under its
+ * mapping since (xspace_cut_short): what was made from it read zeros
+ * there. Else 0. */
+int snapshot_sources_cut(struct snapshot *snap, struct xp_err *err);
+
+/* The opened and indexed profile of host (xspace_open once per snapshot). */
+int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
+                    struct xp_err *err);
+
+/* Same, with every event decoded (xspace_decode). */
+int snapshot_xspace_decoded(struct snapshot *snap, const char *host, struct xspace **xsp,
+                            struct xp_err *err);
+
+/* Add a line to errors.txt (duplicates are dropped). */
+void snapshot_log(struct snapshot *snap, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * pt_launchers_int.h - what the PyTorch launcher files share (pt_launchers.c
+ * builds, pt_overlaps.c finds cross-stream overlaps, pt_launchers_csv.c and
+ * pt_summary.c write the files). Not for other modules: see pt_launchers.h.
+ */
+#ifndef XPROFS_PT_LAUNCHERS_INT_H
+#define XPROFS_PT_LAUNCHERS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/ctrace.h"
+#include "out/out.h"
+#include "tools/tool.h"
+
+/* One launcher. */
+struct pt_launcher {
+    uint32_t uid;          /* its event */
+    uint32_t seq;          /* order of first sight (ties of the start sort) */
+    uint32_t first;        /* its direct kernels: kernels[first..first+nkernels) */
+    uint32_t nkernels;     /* direct_kernel_count */
+    uint32_t first_kernel; /* the earliest direct kernel (category fallback) */
+    const char *category;  /* static */
+    double direct_us;      /* total_direct_kernel_time */
+    double subtree_us;     /* total_subtree_kernel_time */
+    int direct_int;        /* Python computed an int (every time a JSON integer) */
+    int subtree_int;       /* same for the subtree time */
+};
+
+/* An overlapping GPU event of a GPU event, in the Python set's order. */
+struct pt_overlap {
+    uint32_t event; /* the GPU event */
+    uint32_t other; /* the event overlapping it */
+    uint32_t seq;   /* insertion order into event's set */
+};
+
+/* The launchers of one host, built once per snapshot. */
+struct pt_host {
+    const struct ctrace *ct; /* owned by the snapshot */
+    struct pt_launcher *v;   /* in row order */
+    uint32_t n;
+    uint32_t *kernels;     /* direct kernels grouped by launcher, file order within */
+    struct pt_overlap *ov; /* sorted by event, then set order */
+    size_t nov;
+};
+
+/* The launchers of every covered host with a PyTorch trace into hs[i] (NULL
+ * for other hosts; room for tool_host_count) and *nhosts; -ENOENT (with
+ * ctx->err) when no kernel is launched anywhere. */
+int pt_all_hosts(struct tool_ctx *ctx, const struct pt_host **hs, int *nhosts);
+
+/* The overlaps of the linked GPU events gpu[0..ngpu) (file order), each
+ * event's in its Python set's order, into *ovp (caller frees), *nov.
+ * Returns 0 or -ENOMEM. */
+int pt_find_overlaps(const struct ctrace *ct, const uint32_t *gpu, uint32_t ngpu,
+                     struct pt_overlap **ovp, size_t *nov);
+
+/* Write b's text as one CSV cell and empty b. */
+struct pt_buf;
+void pt_put_buf(struct out *o, struct pt_buf *b);
+
+/* A float cell as pandas writes it (NaN empty). */
+void pt_put_float(struct out *o, double v);
+
+/* A time column cell: an int when as_int (the column was int64), else a float. */
+void pt_put_time(struct out *o, double v, int as_int);
+
+/* Whether the direct / subtree time columns of the rows of hs[0..n) are all
+ * Python ints (pandas keeps such a column as int64). */
+void pt_int_columns(const struct pt_host *const *hs, int n, int *direct, int *subtree);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * vfs.h - the tree the mount shows, independent of FUSE.
+ *
+ * Both front ends (the FUSE mount and `xprofs cat/ls`) resolve paths, list
+ * directories and read files through these calls, so they show the same bytes.
+ *
+ *   /README.txt
+ *   /<run...>/                       nested run names are nested directories
+ *       <tool files>                 from tool_table, TOOL_RUN scope
+ *       hosts/<host>/<tool files>    TOOL_HOST scope
+ *       raw/<source file>            the source files, passed through
+ *
+ * A file name may carry `?options`; such names are found by lookup only.
+ */
+#ifndef XPROFS_VFS_H
+#define XPROFS_VFS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <pthread.h>
+
+#include "cache.h"
+#include "session/catalog.h"
+#include "base/err.h"
+#include "live_blob.h"
+#include "out/out.h"
+#include "tools/tool.h"
+
+enum vfs_kind {
+    VFS_DIR,    /* a directory */
+    VFS_TOOL,   /* a produced file */
+    VFS_RAW,    /* a source file passed through */
+    VFS_README, /* the root README.txt */
+};
+
+struct vfs_node {
+    enum vfs_kind kind;      /* what it is */
+    struct session *session; /* run it belongs to, referenced; NULL above runs */
+    const struct tool *tool; /* VFS_TOOL */
+    char *host;              /* VFS_TOOL in hosts/<host>/; else NULL */
+    char *query;             /* VFS_TOOL: the text after '?', or NULL */
+    char *key;               /* VFS_TOOL: cache key */
+    char *raw_path;          /* VFS_RAW: absolute path of the source */
+    off_t raw_size;          /* VFS_RAW: its size */
+    int64_t mtime_ns;        /* newest source mtime (0 above runs) */
+};
+
+/* Computed data (decoded profiles, indexes) is kept for this many runs at
+ * most, and dropped from a run idle for VFS_IDLE_MS; produced files stay in
+ * the blob cache either way. */
+#define VFS_MAX_LIVE_RUNS 4
+#define VFS_IDLE_MS (10 * 60 * 1000)
+
+struct vfs_producing; /* a file being made for vfs_open_file (private) */
+
+struct vfs {
+    struct catalog *cat;             /* the runs */
+    struct cache cache;              /* produced files */
+    int max_live_runs;               /* runs whose computed data is kept */
+    pthread_mutex_t lock;            /* guards the two fields below */
+    struct vfs_producing *producing; /* files being made in threads of their own */
+    pthread_cond_t produced;         /* signalled when one of them is done */
+};
+
+/* Open LOGDIR. cache_bytes bounds the blob cache. vfs_close waits for the
+ * files vfs_open_file is still making. */
+int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
+void vfs_close(struct vfs *v);
+
+/* Resolve a path relative to the root ("" = root, no leading slash needed).
+ * Returns 0 and *node (free with vfs_node_free), -ENOENT, or -EINVAL for a
+ * bad query string. Never converts anything. */
+int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp_err *err);
+
+void vfs_node_free(struct vfs_node *node);
+
+/* List a directory: fn(arg, name, is_dir) per entry, sorted by name within
+ * its kind. Returns 0, -ENOENT or -ENOTDIR. */
+int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *name, int is_dir),
+             void *arg, struct xp_err *err);
+
+/* The content of a file node (VFS_TOOL or VFS_README; VFS_RAW is read from
+ * raw_path by the caller). *finalp is 0 when a source is still being written
+ * and the bytes must not be cached as final. */
+int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err);
+
+/* Open a file node (VFS_TOOL or VFS_README) for reading. Like vfs_read,
+ * except that a file not yet made is made in a thread of its own, and when
+ * it grows past OUT_SPILL_THRESHOLD this returns as soon as that much is
+ * made, with *live set instead of *blob: its reader reads the bytes while the
+ * rest is being made (live_blob.h). Others opening the same file meanwhile
+ * follow the same live blob. Exactly one of *blob and *live is set on
+ * success. Returns 0 or -errno with err. */
+int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob,
+                  struct live_blob **live, struct xp_err *err);
+
+/* Bytes of a produced file `xprofs cat` holds before it writes to its fd:
+ * every tool's answer but the trace viewer's big ones fits, so those are
+ * all or nothing, and a big trace needs only a few output chunks. */
+#define VFS_CAT_STREAM_AT ((size_t)4 << 20)
+
+/* Write a file node (VFS_TOOL or VFS_README) to fd, for `xprofs cat`. A
+ * produced file is made afresh, outside the blob cache, and past
+ * VFS_CAT_STREAM_AT bytes it goes to fd while it is being produced
+ * instead of to a spill file (so a failure after that point leaves the
+ * bytes already written). Returns 0 or -errno with err. */
+int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err);
+
+/* The size of a file node if known without converting, else 0. */
+off_t vfs_known_size(struct vfs *v, const struct vfs_node *node);
+
+/* The generation of the node's session snapshot (0 above runs); changes when
+ * a source changes. Cheap: checks fingerprints with stat. */
+uint64_t vfs_generation(struct vfs *v, const struct vfs_node *node);
+
+#endif
