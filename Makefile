@@ -54,7 +54,7 @@ ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan bench bench-instr fuzz install clean format
+.PHONY: all deps demo test test-unit test-e2e test-asan check-layers bench bench-instr fuzz install clean format
 .SECONDARY:
 
 all: $(BINS) $(UNIT_BIN)
@@ -144,6 +144,7 @@ deps:
 
 # --- tests -----------------------------------------------------------------
 test: deps
+	$(MAKE) check-layers
 	$(MAKE) -j$(JOBS) all
 	$(MAKE) test-unit
 	$(MAKE) test-e2e
@@ -161,6 +162,11 @@ $(TOOL_SEEDS)/.made: $(BUILD)/xprofs-synth
 	done
 	rm -rf $(TOOL_SEEDS)/logs
 	touch $@
+
+# A file includes only its own folder and folders on lower layers
+# (contrib/layers.sh holds the table; docs/design.md draws it).
+check-layers:
+	sh contrib/layers.sh --check
 
 # Each unit test is a target of its own, so they run $(JOBS) at a time; -k
 # runs them all even when one fails, -O keeps each one's output together.

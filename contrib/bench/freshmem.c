@@ -5,7 +5,7 @@
  *   xprofs-freshmem [MIB]
  *
  * Maps MIB (default 512) MiB of anonymous memory with huge pages advised,
- * as the converter maps its big arrays (src/bigalloc.c), writes one byte of
+ * as the converter maps its big arrays (src/base/bigalloc.c), writes one byte of
  * every 4 KiB page, then writes all of it again, and prints
  * "FIRST_TOUCH_GB_S REWRITE_GB_S". The first pass is the kernel clearing
  * pages (and, in a virtual machine, the host backing them); the second is

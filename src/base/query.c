@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include "hexval.h"
 
 char *query_unescape(const char *s, size_t n)
 {

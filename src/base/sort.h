@@ -22,6 +22,15 @@ static inline void xp_qsort(void *base, size_t n, size_t size,
 /* Comparator with a context pointer (like qsort_r's). */
 typedef int (*xp_cmp_ctx_fn)(const void *a, const void *b, void *ctx);
 
+/* qsort_r (glibc's argument order) with xp_qsort's leniency: a comparator
+ * that needs more than the two elements gets ctx, so no global and no lock
+ * carry it. */
+static inline void xp_qsort_r(void *base, size_t n, size_t size, xp_cmp_ctx_fn cmp, void *ctx)
+{
+    if (n > 1)
+        qsort_r(base, n, size, cmp, ctx);
+}
+
 /* Sort base[0..n) of size-byte elements by cmp, stably: find the ascending
  * runs and merge them pairwise, so the cost follows the number of runs, not
  * the number of elements (events of one timeline come almost sorted).

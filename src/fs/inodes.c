@@ -2,18 +2,11 @@
  * inodes.c - path <-> inode number table; see inodes.h.
  */
 #include "inodes.h"
+#include "base/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t path_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 int inodes_init(struct inode_table *t)
 {
@@ -34,7 +27,7 @@ int inodes_init(struct inode_table *t)
         return -ENOMEM;
     t->byino[1]->ino = 1;
     t->byino[1]->nlookup = 1;
-    t->hash[path_hash("") & (t->nhash - 1)] = t->byino[1];
+    t->hash[fnv64_str("") & (t->nhash - 1)] = t->byino[1];
     return 0;
 }
 
@@ -55,7 +48,7 @@ void inodes_destroy(struct inode_table *t)
 
 static struct inode *find_path(struct inode_table *t, const char *path)
 {
-    struct inode *n = t->hash[path_hash(path) & (t->nhash - 1)];
+    struct inode *n = t->hash[fnv64_str(path) & (t->nhash - 1)];
 
     while (n != NULL && strcmp(n->path, path) != 0)
         n = n->hnext;
@@ -86,7 +79,7 @@ uint64_t inodes_lookup(struct inode_table *t, const char *path)
         }
         n->ino = t->nino++;
         t->byino[n->ino] = n;
-        size_t h = path_hash(path) & (t->nhash - 1);
+        size_t h = fnv64_str(path) & (t->nhash - 1);
         n->hnext = t->hash[h];
         t->hash[h] = n;
     }
@@ -118,7 +111,7 @@ void inodes_forget(struct inode_table *t, uint64_t ino, uint64_t n)
     node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
     if (node->nlookup > 0)
         goto out;
-    pp = &t->hash[path_hash(node->path) & (t->nhash - 1)];
+    pp = &t->hash[fnv64_str(node->path) & (t->nhash - 1)];
     while (*pp != node)
         pp = &(*pp)->hnext;
     *pp = node->hnext;

@@ -4,7 +4,7 @@
  *   xprofs-mount LOGDIR MOUNTPOINT [-f] [-d] [-s] [-o cache_mb=N,...]
  *
  * Uses libfuse3's low-level API. The tree and its content come from the core
- * (src/vfs.h); this file only translates between kernel requests and vfs
+ * (src/vfs/vfs.h); this file only translates between kernel requests and vfs
  * calls. How caching works: a produced file reports st_size 0 until it has
  * been computed; open() computes it (or takes it from the blob cache) and
  * answers with keep_cache when the kernel's copy is still current, so a second
@@ -29,7 +29,6 @@
 
 #include "inodes.h"
 #include "base/malloc_tune.h"
-#include "trace/trace_index.h"
 #include "vfs/vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
@@ -176,8 +175,8 @@ static void xfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_da
     fuse_reply_none(req);
 }
 
-/* Resolve ino to a node; replies with an error itself and returns non-zero
- * on failure. */
+/* Resolve ino to a node (and its path into *pathp, when asked: free it).
+ * Returns 0, or the errno the caller replies with. */
 static int node_of(fuse_req_t req, fuse_ino_t ino, struct vfs_node *node, char **pathp)
 {
     struct xfs *fs = xfs_of(req);
@@ -185,17 +184,14 @@ static int node_of(fuse_req_t req, fuse_ino_t ino, struct vfs_node *node, char *
     char *path = inodes_path(&fs->inodes, ino);
     int rc;
 
-    if (path == NULL) {
-        fuse_reply_err(req, ENOENT);
-        return -1;
-    }
+    if (path == NULL)
+        return ENOENT;
     rc = vfs_lookup(fs->v, path, node, &err);
     if (rc != 0) {
         if (rc != -ENOENT || fs->debug)
             log_err(path, &err, rc);
         free(path);
-        fuse_reply_err(req, -rc);
-        return -1;
+        return -rc;
     }
     if (pathp != NULL)
         *pathp = path;
@@ -209,9 +205,10 @@ static void xfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
     const struct xfs_handle *h = fi != NULL ? (const struct xfs_handle *)(uintptr_t)fi->fh : NULL;
     struct vfs_node node;
     struct stat st;
+    int rc;
 
-    if (node_of(req, ino, &node, NULL) != 0)
-        return;
+    if ((rc = node_of(req, ino, &node, NULL)) != 0)
+        return (void)fuse_reply_err(req, rc);
     fill_attr(xfs_of(req), ino, &node, &st);
     /* Asked for an open file (the kernel does so before a read past the
      * size it knows): the size of what that file holds, which its reads
@@ -236,8 +233,8 @@ static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
         return (void)fuse_reply_err(req, EROFS);
-    if (node_of(req, ino, &node, &path) != 0)
-        return;
+    if ((rc = node_of(req, ino, &node, &path)) != 0)
+        return (void)fuse_reply_err(req, rc);
     if (node.kind == VFS_DIR) {
         vfs_node_free(&node);
         free(path);
@@ -612,7 +609,7 @@ int main(int argc, char *argv[])
         goto err_out2;
     }
     fs.v->max_live_runs = xo.max_runs;
-    trace_index_background(xo.trace_complete != 0);
+    vfs_complete_traces(fs.v, xo.trace_complete != 0);
     if (inodes_init(&fs.inodes) != 0) {
         fprintf(stderr, "xprofs-mount: out of memory\n");
         goto err_out3;
@@ -638,7 +635,6 @@ int main(int argc, char *argv[])
         ret = fuse_session_loop_mt(se, &config);
     }
     fuse_session_unmount(se);
-    trace_index_drain();
 err_out6:
     fuse_remove_signal_handlers(se);
 err_out5:

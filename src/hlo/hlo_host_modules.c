@@ -134,7 +134,7 @@ int hlo_modules_read(const struct xspace *xs, struct hlo_modules **mp, struct xp
     return 0;
 }
 
-/* snapshot_intermediate builder: the modules of host arg. */
+/* The part's builder: the modules of host arg. */
 static int build_modules(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     struct xspace *xs;
@@ -148,25 +148,22 @@ static int build_modules(struct snapshot *snap, const void *arg, void **value, s
     return rc;
 }
 
-/* snapshot_intermediate destructor. */
+/* The part's destructor. */
 static void free_modules(void *value)
 {
     hlo_modules_free(value);
 }
 
+static const struct snapshot_part hlo_modules_part = {"hlo_modules", build_modules, free_modules};
+
 /* The modules of host, read once per snapshot under a per-host key. */
 int snapshot_hlo_modules(struct snapshot *snap, const char *host, const struct hlo_modules **mp,
                          struct xp_err *err)
 {
-    char *key;
     void *v;
     int rc;
 
-    rc = snapshot_host_key("hlo_modules", host, NULL, &key, err);
-    if (rc == 0) {
-        rc = snapshot_intermediate(snap, key, build_modules, free_modules, host, &v, err);
-        free(key);
-    }
+    rc = snapshot_part(snap, &hlo_modules_part, host, NULL, host, &v, err);
     *mp = rc == 0 ? v : NULL;
     return rc;
 }

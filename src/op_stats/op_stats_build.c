@@ -104,11 +104,10 @@ static int unite_steps(void *arg, size_t g)
     return 0;
 }
 
-static const uint64_t *item_size; /* qsort context; guarded by item_lock */
-static pthread_mutex_t item_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int bigger_item_first(const void *a, const void *b)
+/* Two item indices, the bigger item first (ctx: the sizes). */
+static int bigger_item_first(const void *a, const void *b, void *ctx)
 {
+    const uint64_t *item_size = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
     if (item_size[x] != item_size[y])
@@ -169,10 +168,7 @@ static int convert_planes(struct host_ctx *ctx, int host_plane, int has_device,
         job.size[i] = i < job.nhost_lines ? xs->planes[host_plane].lines[i].nevents
                                           : xs->planes[job.gpus[i - job.nhost_lines]].nevents;
     }
-    pthread_mutex_lock(&item_lock);
-    item_size = job.size;
-    xp_qsort(job.order, nitems, sizeof(*job.order), bigger_item_first);
-    pthread_mutex_unlock(&item_lock);
+    xp_qsort_r(job.order, nitems, sizeof(*job.order), bigger_item_first, job.size);
     rc = parallel_for(nitems, 0, convert_one, &job);
     if (rc == 0 && job.host != NULL)
         rc = host_plane_end(job.host, has_device, host_steps);
@@ -337,10 +333,17 @@ static int build_all(struct snapshot *snap, const void *arg, void **value, struc
     return 0;
 }
 
+/* One host's op_stats (arg: the host), or the combination of all (NULL). */
+static int build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
+{
+    return arg != NULL ? build_host(snap, arg, value, err) : build_all(snap, arg, value, err);
+}
+
+static const struct snapshot_part op_stats_part = {"op_stats", build, free_op_stats};
+
 int snapshot_op_stats(struct snapshot *snap, const char *host, const struct op_stats **osp,
                       struct xp_err *err)
 {
-    char *key;
     void *v;
     int rc;
 
@@ -361,15 +364,10 @@ int snapshot_op_stats(struct snapshot *snap, const char *host, const struct op_s
             return rc;
         }
         free(hosts);
-        rc = snapshot_intermediate(snap, "op_stats:*", build_all, free_op_stats, NULL, &v, err);
-    } else {
-        if (snapshot_host_file(snap, host, SRC_XPLANE) == NULL)
-            return xp_err_set(err, -ENOENT, "%s: no xplane profile for this host", host);
-        if ((rc = snapshot_host_key("op_stats", host, NULL, &key, err)) != 0)
-            return rc;
-        rc = snapshot_intermediate(snap, key, build_host, free_op_stats, host, &v, err);
-        free(key);
+    } else if (snapshot_host_file(snap, host, SRC_XPLANE) == NULL) {
+        return xp_err_set(err, -ENOENT, "%s: no xplane profile for this host", host);
     }
+    rc = snapshot_part(snap, &op_stats_part, host, NULL, host, &v, err);
     if (rc == 0)
         *osp = v;
     return rc;

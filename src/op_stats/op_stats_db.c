@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_stats_tfop.h"
+#include "xplane/tfop.h"
+#include "base/hash.h"
 
 const char *const op_msg_no_step_marker =
     "No step marker observed and hence the step time is unknown. This may happen if (1) "
@@ -50,13 +51,8 @@ void op_db_free(struct op_metrics_db *db)
 
 static uint64_t key_hash(uint64_t module_id, const char *name, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL ^ (module_id * 0x9e3779b97f4a7c15ULL);
-    size_t i;
+    uint64_t h = fnv64_add(FNV64_OFFSET ^ (module_id * 0x9e3779b97f4a7c15ULL), name, n);
 
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)name[i];
-        h *= 1099511628211ULL;
-    }
     return h ^ (h >> 29);
 }
 

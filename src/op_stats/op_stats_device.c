@@ -16,7 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "op_stats_tfop.h"
+#include "xplane/tfop.h"
+#include "base/hash.h"
 
 /* The stats of a GPU event that the conversions read (GpuEventStats). */
 struct gpu_stats {
@@ -336,15 +337,6 @@ static uint8_t classify_gpu_event(uint8_t by_name, const struct gpu_stats *s)
 
 /* ---- per-plane caches ---- */
 
-static uint64_t fnv(uint64_t h, const char *s, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
 /* HLO instruction lookups by (program id, hlo_op bytes); hlo_op values are
  * mostly shared stat-metadata strings, so the pointer usually repeats. */
 struct hlo_cache_slot {
@@ -364,8 +356,9 @@ static const struct hlo_instr *cached_instr(struct hlo_cache_slot *c, uint32_t m
     if (c[ix].ptr == s->hlo_op && c[ix].len == s->hlo_op_len && c[ix].program_id == s->program_id)
         return c[ix].instr;
     /* the same bytes elsewhere (string stats are not shared): by content */
-    cx = (size_t)mask + 1 +
-         ((size_t)fnv(s->program_id * 0x9e3779b97f4a7c15ULL, s->hlo_op, s->hlo_op_len) & mask);
+    cx =
+        (size_t)mask + 1 +
+        ((size_t)fnv64_add(s->program_id * 0x9e3779b97f4a7c15ULL, s->hlo_op, s->hlo_op_len) & mask);
     if (c[cx].ptr != NULL && c[cx].len == s->hlo_op_len && c[cx].program_id == s->program_id &&
         memcmp(c[cx].ptr, s->hlo_op, s->hlo_op_len) == 0) {
         c[ix] = c[cx];
@@ -439,11 +432,11 @@ static struct kernel_slot *kc_slot_hashed(struct kernel_cache *kc, uint32_t meta
                                           const struct gpu_stats *s, const struct hlo_instr *instr,
                                           int *fresh)
 {
-    uint64_t h =
-        fnv(fnv(fnv(1469598103934665603ULL ^ meta, s->kernel_details, s->kernel_details_len),
-                s->tf_op, s->tf_op_len),
-            s->equation, s->equation_len) ^
-        ((uintptr_t)instr * 0x9e3779b97f4a7c15ULL);
+    uint64_t h = fnv64_add(fnv64_add(fnv64_add(FNV64_OFFSET ^ meta, s->kernel_details,
+                                               s->kernel_details_len),
+                                     s->tf_op, s->tf_op_len),
+                           s->equation, s->equation_len) ^
+                 ((uintptr_t)instr * 0x9e3779b97f4a7c15ULL);
     uint32_t i;
     struct kernel_slot *e;
 
@@ -687,64 +680,256 @@ static uint32_t cache_slots(uint64_t n)
 
 /* ---- the plane ---- */
 
-int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_out *out)
+/* The state of one pass over a GPU plane. */
+struct plane_walk {
+    const struct host_ctx *ctx;
+    const struct xp_plane *pl;
+    uint32_t p;                    /* the plane's index */
+    struct gpu_plane_out *out;     /* results */
+    struct arena *arena;           /* out->arena */
+    struct op_metrics_db *db;      /* &out->db */
+    struct gpu_ids ids;            /* the stat ids read */
+    struct xp_pick pick;           /* their walk */
+    uint32_t mask;                 /* cache slots - 1 */
+    struct hlo_cache_slot *hcache; /* 2 * slots: HLO instructions by (program, name) */
+    struct row_cache_slot *rows;   /* slots: op rows */
+    uint8_t *by_name;              /* [event metadata] -> name class + 1, 0 unknown */
+    struct kernel_cache kc;        /* kernel reports */
+    struct run run;                /* consecutive events of one HLO op */
+    char *name_buf;                /* a TF op's row name */
+    size_t name_cap;               /* its room */
+    uint32_t ng;                   /* step groups */
+    uint8_t *has_marker;           /* [group] a step marker on this plane */
+    uint8_t *has_event;            /* [group] an event on this plane */
+    int any_event;                 /* some event belongs to a step */
+    int64_t first, last;           /* the plane's span, ps from the line starts */
+};
+
+static void walk_free(struct plane_walk *w)
+{
+    free(w->kc.v);
+    free(w->kc.slot);
+    free(w->kc.recent);
+    xp_pick_free(&w->pick);
+    free(w->hcache);
+    free(w->rows);
+    free(w->by_name);
+    free(w->name_buf);
+    free(w->has_marker);
+    free(w->has_event);
+}
+
+/* The walk of plane p into out; on failure too, walk_free releases it. */
+static int walk_init(struct plane_walk *w, const struct host_ctx *ctx, uint32_t p,
+                     struct gpu_plane_out *out)
 {
     const struct xp_plane *pl = &ctx->xs->planes[p];
-    struct arena *arena = out->arena;
-    struct op_metrics_db *db = &out->db;
-    struct gpu_ids ids;
-    struct step_events *steps = &out->steps;
-    uint8_t *has_marker = NULL, *has_event = NULL;
-    int64_t first = INT64_MAX, last = 0;
-    uint32_t l, e, i, ng = ctx->steps.n;
-    int rc = 0, any_event = 0;
-    struct run run;
-    char *name_buf = NULL;
-    size_t name_cap = 0;
-    uint32_t slots = cache_slots(pl->nevents), mask = slots - 1;
-    struct hlo_cache_slot *hcache = calloc(2 * (size_t)slots, sizeof(*hcache));
-    struct row_cache_slot *rows = calloc(slots, sizeof(*rows));
-    uint8_t *by_name = calloc(pl->nemeta ? pl->nemeta : 1, 1);
-    struct kernel_cache kc;
-    struct xp_pick pick;
+    uint32_t slots = cache_slots(pl->nevents), ng = ctx->steps.n;
+    int rc;
 
-    ids.tf_op = pl->stat_id[XS_TF_OP];
-    ids.equation = xp_plane_stat_id_by_name(pl, "equation");
-    ids.shape = xp_plane_stat_id_by_name(pl, "shape");
-    ids.hlo_op = pl->stat_id[XS_HLO_OP];
-    ids.kernel_details = pl->stat_id[XS_KERNEL_DETAILS];
-    ids.memcpy_details = pl->stat_id[XS_MEMCPY_DETAILS];
-    ids.program_id = pl->stat_id[XS_PROGRAM_ID];
-    ids.corr = pl->stat_id[XS_CORRELATION_ID];
-    ids.is_eager = pl->stat_id[XS_IS_EAGER];
-    ids.flops = pl->stat_id[XS_FLOPS];
-    ids.bytes = pl->stat_id[XS_BYTES_ACCESSED];
-    memset(&kc, 0, sizeof(kc));
-    kc.recent = calloc(slots, sizeof(*kc.recent));
-    kc.recent_mask = mask;
-    if (hcache == NULL || rows == NULL || by_name == NULL || kc.recent == NULL ||
-        gpu_pick_init(&pick, pl, &ids) != 0) {
-        free(hcache);
-        free(rows);
-        free(by_name);
-        free(kc.recent);
+    memset(w, 0, sizeof(*w));
+    w->ctx = ctx;
+    w->pl = pl;
+    w->p = p;
+    w->out = out;
+    w->arena = out->arena;
+    w->db = &out->db;
+    w->ng = ng;
+    w->first = INT64_MAX;
+    w->ids.tf_op = pl->stat_id[XS_TF_OP];
+    w->ids.equation = xp_plane_stat_id_by_name(pl, "equation");
+    w->ids.shape = xp_plane_stat_id_by_name(pl, "shape");
+    w->ids.hlo_op = pl->stat_id[XS_HLO_OP];
+    w->ids.kernel_details = pl->stat_id[XS_KERNEL_DETAILS];
+    w->ids.memcpy_details = pl->stat_id[XS_MEMCPY_DETAILS];
+    w->ids.program_id = pl->stat_id[XS_PROGRAM_ID];
+    w->ids.corr = pl->stat_id[XS_CORRELATION_ID];
+    w->ids.is_eager = pl->stat_id[XS_IS_EAGER];
+    w->ids.flops = pl->stat_id[XS_FLOPS];
+    w->ids.bytes = pl->stat_id[XS_BYTES_ACCESSED];
+    w->mask = slots - 1;
+    w->hcache = calloc(2 * (size_t)slots, sizeof(*w->hcache));
+    w->rows = calloc(slots, sizeof(*w->rows));
+    w->by_name = calloc(pl->nemeta ? pl->nemeta : 1, 1);
+    w->kc.recent = calloc(slots, sizeof(*w->kc.recent));
+    w->kc.recent_mask = w->mask;
+    if (w->hcache == NULL || w->rows == NULL || w->by_name == NULL || w->kc.recent == NULL ||
+        gpu_pick_init(&w->pick, pl, &w->ids) != 0)
         return -ENOMEM;
-    }
-    if ((rc = step_events_init(steps, ng)) != 0) {
-        free(hcache);
-        free(rows);
-        free(by_name);
-        free(kc.recent);
-        xp_pick_free(&pick);
+    if ((rc = step_events_init(&out->steps, ng)) != 0)
         return rc;
+    w->has_marker = calloc(ng ? ng : 1, 1);
+    w->has_event = calloc(ng ? ng : 1, 1);
+    if (w->has_marker == NULL || w->has_event == NULL)
+        return -ENOMEM;
+    return 0;
+}
+
+/* Device op metrics: an HLO op's event joins the run of its op (a run is
+ * one row entry of consecutive events of one op and step); an event with
+ * a TF op only is a row of "<op name>/<event name>" at once. */
+static int add_op_event(struct plane_walk *w, const struct xp_event *ev, const char *ev_name,
+                        const struct gpu_stats *s, int32_t group, int is_eager)
+{
+    struct run *run = &w->run;
+
+    if (s->has_hlo_op) {
+        const struct hlo_instr *instr = NULL;
+        const char *hn;
+        size_t hl;
+        hlo_op_name(s, &hn, &hl);
+        if (s->has_program_id)
+            instr = cached_instr(w->hcache, w->mask, w->ctx->hlo, s, hn, hl);
+        if (instr == NULL)
+            return 0;
+        if (run->instr != NULL && (hl != run->name_len || memcmp(hn, run->name, hl) != 0 ||
+                                   group < 0 || (uint64_t)group != run->group))
+            flush_run(w->arena, w->db, w->rows, w->mask, run);
+        if (run->occurrences == 0) {
+            run->instr = instr;
+            run->name = instr->name;
+            run->name_len = strlen(instr->name);
+            run->program_id = s->program_id;
+            run->group = group >= 0 ? (uint64_t)group : 0;
+            run->is_eager = is_eager;
+        }
+        run->occurrences++;
+        run->duration += (uint64_t)ev->duration_ps;
+        if (s->has_flops)
+            run->flops = s->flops;
+        if (s->has_bytes)
+            run->bytes = s->bytes;
+    } else if (s->tf_op_len > 0) {
+        struct tfop op;
+        size_t nl, evl = strlen(ev_name);
+        char cat[512];
+        char prov[1024];
+        flush_run(w->arena, w->db, w->rows, w->mask, run);
+        tfop_parse(s->tf_op, s->tf_op_len, &op);
+        nl = op.name_len + 1 + evl;
+        if (nl + 1 > w->name_cap) {
+            char *nb = realloc(w->name_buf, nl + 1);
+            if (nb == NULL)
+                return -ENOMEM;
+            w->name_buf = nb;
+            w->name_cap = nl + 1;
+        }
+        memcpy(w->name_buf, op.name, op.name_len);
+        w->name_buf[op.name_len] = '/';
+        memcpy(w->name_buf + op.name_len + 1, ev_name, evl + 1);
+        snprintf(cat, sizeof(cat), "%.*s", (int)op.type_len, op.type);
+        snprintf(prov, sizeof(prov), "%.*s", (int)s->tf_op_len, s->tf_op);
+        enter_op(w->arena, w->db, 0, w->name_buf, nl, cat, prov, "", "", is_eager, 1,
+                 (uint64_t)ev->duration_ps, NULL, 0, 0);
     }
-    has_marker = calloc(ng ? ng : 1, 1);
-    has_event = calloc(ng ? ng : 1, 1);
-    if (has_marker == NULL || has_event == NULL) {
-        rc = -ENOMEM;
-        goto out;
+    return 0;
+}
+
+/* Step events: an event of a step (its group) with a correlation id, by
+ * its type, and the transfers' counts, times and bytes. */
+static int add_step_event(struct plane_walk *w, const struct xp_line *ln, const struct xp_event *ev,
+                          const char *ev_name, const struct gpu_stats *s, int32_t group)
+{
+    struct step_details *d;
+    uint8_t type;
+    int64_t b;
+    int rc;
+
+    if (!s->has_corr || s->corr < 0 || group < 0 || (uint32_t)group >= w->ng)
+        return 0;
+    if (w->by_name[ev->meta] == 0)
+        w->by_name[ev->meta] = classify_gpu_name(ev_name) + 1;
+    type = classify_gpu_event((uint8_t)(w->by_name[ev->meta] - 1), s);
+    d = &w->out->steps.by_group[group];
+    b = xp_event_start_ps(ln, ev);
+    if ((rc = step_add_event(d, b, b + ev->duration_ps, type)) != 0)
+        return rc;
+    w->has_event[group] = 1;
+    w->any_event = 1;
+    if (type == EV_HOST_TO_DEVICE / 10 || type == EV_DEVICE_TO_HOST / 10 ||
+        type == EV_DEVICE_TO_DEVICE / 10) {
+        int ix = type == EV_HOST_TO_DEVICE / 10 ? 0 : type == EV_DEVICE_TO_HOST / 10 ? 1 : 2;
+        d->xfer_occurrence[ix]++;
+        d->xfer_time_us[ix] += (double)ev->duration_ps / 1000000.0;
+        d->xfer_bytes[ix] += memcpy_num_bytes(s->memcpy_details, s->memcpy_details_len);
     }
-    memset(&run, 0, sizeof(run));
+    return 0;
+}
+
+/* A kernel's first report: its launch parameters, op name and tensor-core
+ * facts. */
+static int new_kernel_report(struct plane_walk *w, struct kernel_report *k, const char *ev_name,
+                             const struct gpu_stats *s, const struct hlo_instr *instr, uint64_t ns)
+{
+    k->name = ev_name;
+    k->is_kernel_using_tensor_core = kernel_uses_tc(ev_name);
+    parse_launch_params(s->kernel_details, s->kernel_details_len, k);
+    k->op_name = "";
+    if (s->tf_op_len > 0) {
+        struct tfop op;
+        char *nm;
+        tfop_parse(s->tf_op, s->tf_op_len, &op);
+        nm = arena_strndup(w->arena, op.name, op.name_len);
+        if (nm == NULL)
+            return -ENOMEM;
+        k->op_name = nm;
+        k->is_op_tensor_core_eligible = tfop_einsum_tc_eligible(s->equation, s->equation_len) ||
+                                        tfop_tc_eligible(op.name, op.name_len) ||
+                                        k->is_kernel_using_tensor_core;
+    }
+    if (instr != NULL) {
+        k->op_name = instr->provenance;
+        k->is_op_tensor_core_eligible =
+            tfop_tc_eligible(instr->provenance, strlen(instr->provenance)) ||
+            k->is_op_tensor_core_eligible;
+    }
+    k->occurrences = 1;
+    k->total_duration_ns = k->min_duration_ns = k->max_duration_ns = ns;
+    return 0;
+}
+
+/* Kernel reports: a kernel event (it has kernel details) counted into the
+ * report of its name, launch and op. */
+static int add_kernel_event(struct plane_walk *w, const struct xp_event *ev, const char *ev_name,
+                            const struct gpu_stats *s)
+{
+    const struct hlo_instr *instr = NULL;
+    struct kernel_report *k;
+    struct kernel_slot *ks;
+    uint64_t ns = (uint64_t)(ev->duration_ps / 1000);
+    int fresh;
+
+    if (ev->duration_ps == 0 || s->kernel_details_len == 0)
+        return 0;
+    if (s->has_hlo_op && s->has_program_id) {
+        const char *hn;
+        size_t hl;
+        hlo_op_name(s, &hn, &hl);
+        instr = cached_instr(w->hcache, w->mask, w->ctx->hlo, s, hn, hl);
+    }
+    ks = kc_slot(&w->kc, ev->meta, s, instr, &fresh);
+    if (ks == NULL)
+        return -ENOMEM;
+    k = &ks->rep;
+    if (fresh)
+        return new_kernel_report(w, k, ev_name, s, instr, ns);
+    k->occurrences++;
+    k->total_duration_ns += ns;
+    if (ns < k->min_duration_ns)
+        k->min_duration_ns = ns;
+    if (ns > k->max_duration_ns)
+        k->max_duration_ns = ns;
+    return 0;
+}
+
+/* Every event of the plane's own lines, each stats walk done once for the
+ * three conversions. */
+static int walk_events(struct plane_walk *w)
+{
+    const struct xp_plane *pl = w->pl;
+    uint32_t l, e;
+    int rc;
+
     for (l = 0; l < pl->nlines; l++) {
         const struct xp_line *ln = &pl->lines[l];
         if (xp_line_id_is_derived(ln->id))
@@ -752,201 +937,88 @@ int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_
         for (e = 0; e < ln->nevents; e++) {
             const struct xp_event *ev = &ln->events[e];
             const char *ev_name = xp_event_meta(pl, ev)->name;
-            int32_t group = xp_group_of(ctx->groups, p, l, e);
+            int32_t group = xp_group_of(w->ctx->groups, w->p, l, e);
             struct gpu_stats s;
             int is_eager;
 
-            if (ev->offset_ps < first)
-                first = ev->offset_ps;
-            if (ev->offset_ps + ev->duration_ps > last)
-                last = ev->offset_ps + ev->duration_ps;
-            read_gpu_stats(&pick, ln, ev, &s);
-            is_eager = s.has_eager ? s.is_eager : xp_group_is_eager(ctx->groups, p, l, e);
-
-            /* device op metrics */
-            if (s.has_hlo_op) {
-                const char *hn;
-                size_t hl;
-                const struct hlo_instr *instr = NULL;
-                hlo_op_name(&s, &hn, &hl);
-                if (s.has_program_id)
-                    instr = cached_instr(hcache, mask, ctx->hlo, &s, hn, hl);
-                if (instr != NULL) {
-                    if (run.instr != NULL && (hl != run.name_len || memcmp(hn, run.name, hl) != 0 ||
-                                              group < 0 || (uint64_t)group != run.group))
-                        flush_run(arena, db, rows, mask, &run);
-                    if (run.occurrences == 0) {
-                        run.instr = instr;
-                        run.name = instr->name;
-                        run.name_len = strlen(instr->name);
-                        run.program_id = s.program_id;
-                        run.group = group >= 0 ? (uint64_t)group : 0;
-                        run.is_eager = is_eager;
-                    }
-                    run.occurrences++;
-                    run.duration += (uint64_t)ev->duration_ps;
-                    if (s.has_flops)
-                        run.flops = s.flops;
-                    if (s.has_bytes)
-                        run.bytes = s.bytes;
-                }
-            } else if (s.tf_op_len > 0) {
-                struct tfop op;
-                size_t nl, evl = strlen(ev_name);
-                char cat[512];
-                char prov[1024];
-                flush_run(arena, db, rows, mask, &run);
-                tfop_parse(s.tf_op, s.tf_op_len, &op);
-                nl = op.name_len + 1 + evl;
-                if (nl + 1 > name_cap) {
-                    char *nb = realloc(name_buf, nl + 1);
-                    if (nb == NULL) {
-                        rc = -ENOMEM;
-                        goto out;
-                    }
-                    name_buf = nb;
-                    name_cap = nl + 1;
-                }
-                memcpy(name_buf, op.name, op.name_len);
-                name_buf[op.name_len] = '/';
-                memcpy(name_buf + op.name_len + 1, ev_name, evl + 1);
-                snprintf(cat, sizeof(cat), "%.*s", (int)op.type_len, op.type);
-                snprintf(prov, sizeof(prov), "%.*s", (int)s.tf_op_len, s.tf_op);
-                enter_op(arena, db, 0, name_buf, nl, cat, prov, "", "", is_eager, 1,
-                         (uint64_t)ev->duration_ps, NULL, 0, 0);
-            }
-
-            /* step events */
-            if (s.has_corr && s.corr >= 0 && group >= 0 && (uint32_t)group < ng) {
-                uint8_t type;
-                if (by_name[ev->meta] == 0)
-                    by_name[ev->meta] = classify_gpu_name(ev_name) + 1;
-                type = classify_gpu_event((uint8_t)(by_name[ev->meta] - 1), &s);
-                struct step_details *d = &steps->by_group[group];
-                int64_t b = xp_event_start_ps(ln, ev);
-                if ((rc = step_add_event(d, b, b + ev->duration_ps, type)) != 0)
-                    goto out;
-                has_event[group] = 1;
-                any_event = 1;
-                if (type == EV_HOST_TO_DEVICE / 10 || type == EV_DEVICE_TO_HOST / 10 ||
-                    type == EV_DEVICE_TO_DEVICE / 10) {
-                    int ix = type == EV_HOST_TO_DEVICE / 10   ? 0
-                             : type == EV_DEVICE_TO_HOST / 10 ? 1
-                                                              : 2;
-                    d->xfer_occurrence[ix]++;
-                    d->xfer_time_us[ix] += (double)ev->duration_ps / 1000000.0;
-                    d->xfer_bytes[ix] += memcpy_num_bytes(s.memcpy_details, s.memcpy_details_len);
-                }
-            }
-
-            /* kernel reports */
-            if (ev->duration_ps != 0 && s.kernel_details_len > 0) {
-                const struct hlo_instr *instr = NULL;
-                struct kernel_slot *ks;
-                uint64_t ns = (uint64_t)(ev->duration_ps / 1000);
-                int fresh;
-                if (s.has_hlo_op && s.has_program_id) {
-                    const char *hn;
-                    size_t hl;
-                    hlo_op_name(&s, &hn, &hl);
-                    instr = cached_instr(hcache, mask, ctx->hlo, &s, hn, hl);
-                }
-                ks = kc_slot(&kc, ev->meta, &s, instr, &fresh);
-                if (ks == NULL) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                if (fresh) {
-                    struct kernel_report *k = &ks->rep;
-                    k->name = ev_name;
-                    k->is_kernel_using_tensor_core = kernel_uses_tc(ev_name);
-                    parse_launch_params(s.kernel_details, s.kernel_details_len, k);
-                    k->op_name = "";
-                    if (s.tf_op_len > 0) {
-                        struct tfop op;
-                        char *nm;
-                        tfop_parse(s.tf_op, s.tf_op_len, &op);
-                        nm = arena_strndup(arena, op.name, op.name_len);
-                        if (nm == NULL) {
-                            rc = -ENOMEM;
-                            goto out;
-                        }
-                        k->op_name = nm;
-                        k->is_op_tensor_core_eligible =
-                            tfop_einsum_tc_eligible(s.equation, s.equation_len) ||
-                            tfop_tc_eligible(op.name, op.name_len) ||
-                            k->is_kernel_using_tensor_core;
-                    }
-                    if (instr != NULL) {
-                        k->op_name = instr->provenance;
-                        k->is_op_tensor_core_eligible =
-                            tfop_tc_eligible(instr->provenance, strlen(instr->provenance)) ||
-                            k->is_op_tensor_core_eligible;
-                    }
-                    k->occurrences = 1;
-                    k->total_duration_ns = k->min_duration_ns = k->max_duration_ns = ns;
-                } else {
-                    struct kernel_report *k = &ks->rep;
-                    k->occurrences++;
-                    k->total_duration_ns += ns;
-                    if (ns < k->min_duration_ns)
-                        k->min_duration_ns = ns;
-                    if (ns > k->max_duration_ns)
-                        k->max_duration_ns = ns;
-                }
-            }
+            if (ev->offset_ps < w->first)
+                w->first = ev->offset_ps;
+            if (ev->offset_ps + ev->duration_ps > w->last)
+                w->last = ev->offset_ps + ev->duration_ps;
+            read_gpu_stats(&w->pick, ln, ev, &s);
+            is_eager = s.has_eager ? s.is_eager : xp_group_is_eager(w->ctx->groups, w->p, l, e);
+            if ((rc = add_op_event(w, ev, ev_name, &s, group, is_eager)) != 0 ||
+                (rc = add_step_event(w, ln, ev, ev_name, &s, group)) != 0 ||
+                (rc = add_kernel_event(w, ev, ev_name, &s)) != 0)
+                return rc;
         }
-        flush_run(arena, db, rows, mask, &run);
+        flush_run(w->arena, w->db, w->rows, w->mask, &w->run);
     }
-    op_db_set_total_time(db, last ? (uint64_t)(last - first) : 0);
-    op_db_add_idle(db, arena);
-    if (db->oom) {
-        rc = -ENOMEM;
-        goto out;
-    }
+    return 0;
+}
 
-    /* Steps line markers, then keep the steps that have both */
-    if (any_event) {
-        const struct xp_step_marker *mk = ctx->groups->steps[p];
-        uint32_t nm = ctx->groups->nsteps[p];
-        for (i = 0; i < nm; i++) {
-            if (mk[i].group_id >= 0 && (uint64_t)mk[i].group_id < ng)
-                has_marker[mk[i].group_id] = 1;
-        }
-        for (i = 0; i < nm; i++) {
-            int64_t g = mk[i].group_id;
-            if (g >= 0 && (uint64_t)g < ng && has_event[g] &&
-                (rc = step_add_marker(&steps->by_group[g], mk[i].begin_ps, mk[i].end_ps,
-                                      MK_DEVICE)) != 0)
-                goto out;
-        }
-        for (i = 0; i < ng; i++) {
-            if (!has_marker[i])
-                steps->by_group[i].present = 0;
-        }
-        out->any_event = 1;
+/* The plane's step markers; then only the steps with both a marker and an
+ * event stay present. */
+static int mark_steps(struct plane_walk *w)
+{
+    const struct xp_step_marker *mk = w->ctx->groups->steps[w->p];
+    uint32_t nm = w->ctx->groups->nsteps[w->p], i;
+    struct step_events *steps = &w->out->steps;
+    int rc;
+
+    for (i = 0; i < nm; i++) {
+        if (mk[i].group_id >= 0 && (uint64_t)mk[i].group_id < w->ng)
+            w->has_marker[mk[i].group_id] = 1;
     }
-out:
-    /* the kernel reports, in first-seen order, for gpu_plane_merge */
-    if (rc == 0 && kc.n > 0) {
-        out->kernels = malloc(kc.n * sizeof(*out->kernels));
-        if (out->kernels == NULL)
+    for (i = 0; i < nm; i++) {
+        int64_t g = mk[i].group_id;
+        if (g >= 0 && (uint64_t)g < w->ng && w->has_event[g] &&
+            (rc = step_add_marker(&steps->by_group[g], mk[i].begin_ps, mk[i].end_ps, MK_DEVICE)) !=
+                0)
+            return rc;
+    }
+    for (i = 0; i < w->ng; i++) {
+        if (!w->has_marker[i])
+            steps->by_group[i].present = 0;
+    }
+    w->out->any_event = 1;
+    return 0;
+}
+
+/* The kernel reports into out, in first-seen order, for gpu_plane_merge. */
+static int take_kernels(struct plane_walk *w)
+{
+    uint32_t i;
+
+    if (w->kc.n == 0)
+        return 0;
+    w->out->kernels = malloc(w->kc.n * sizeof(*w->out->kernels));
+    if (w->out->kernels == NULL)
+        return -ENOMEM;
+    for (i = 0; i < w->kc.n; i++)
+        w->out->kernels[i] = w->kc.v[i].rep;
+    w->out->nkernels = w->kc.n;
+    return 0;
+}
+
+int op_stats_gpu_plane(const struct host_ctx *ctx, uint32_t p, struct gpu_plane_out *out)
+{
+    struct plane_walk w;
+    int rc = walk_init(&w, ctx, p, out);
+
+    if (rc == 0)
+        rc = walk_events(&w);
+    if (rc == 0) {
+        op_db_set_total_time(w.db, w.last ? (uint64_t)(w.last - w.first) : 0);
+        op_db_add_idle(w.db, w.arena);
+        if (w.db->oom)
             rc = -ENOMEM;
-        for (i = 0; rc == 0 && i < kc.n; i++)
-            out->kernels[i] = kc.v[i].rep;
-        if (rc == 0)
-            out->nkernels = kc.n;
     }
-    free(kc.v);
-    free(kc.slot);
-    free(kc.recent);
-    xp_pick_free(&pick);
-    free(hcache);
-    free(rows);
-    free(by_name);
-    free(name_buf);
-    free(has_marker);
-    free(has_event);
+    if (rc == 0 && w.any_event)
+        rc = mark_steps(&w);
+    if (rc == 0)
+        rc = take_kernels(&w);
+    walk_free(&w);
     return rc;
 }
 

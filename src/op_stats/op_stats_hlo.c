@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hlo/hlo_cost.h"
-#include "op_stats_tfop.h"
+#include "xplane/tfop.h"
 
 /* HloInstruction::IsElementwise by opcode (the opcode list XProf's category
  * relies on). */

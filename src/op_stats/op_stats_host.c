@@ -18,7 +18,7 @@
 
 #include "base/bigalloc.h"
 #include "base/grow.h"
-#include "op_stats_tfop.h"
+#include "xplane/tfop.h"
 
 /* A framework op an event stands for. */
 struct host_op {

@@ -228,22 +228,16 @@ static int build(struct snapshot *snap, const void *arg, void **value, struct xp
     return 0;
 }
 
+static const struct snapshot_part inference_part = {"inference", build, free_stats};
+
 int snapshot_inference_stats(struct snapshot *snap, const char *host,
                              const struct inference_stats **stp, struct xp_err *err)
 {
-    char *key = NULL;
     void *v;
     int rc;
 
     *stp = NULL;
-    if (host == NULL) {
-        rc = snapshot_intermediate(snap, "inference:*", build, free_stats, NULL, &v, err);
-    } else {
-        if ((rc = snapshot_host_key("inference", host, NULL, &key, err)) != 0)
-            return rc;
-        rc = snapshot_intermediate(snap, key, build, free_stats, host, &v, err);
-        free(key);
-    }
+    rc = snapshot_part(snap, &inference_part, host, NULL, host, &v, err);
     if (rc == 0)
         *stp = v;
     return rc;

@@ -4,6 +4,7 @@
  */
 #include "base/sort.h"
 #include "op_stats_int.h"
+#include "base/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,14 +20,12 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint64_t str_hash(uint64_t h, const char *s)
 {
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return mix(h, 0xff);
+    return mix(fnv64_add_str(h, s), 0xff);
 }
 
 static uint64_t report_hash(const struct kernel_report *k)
 {
-    uint64_t h = str_hash(1469598103934665603ULL, k->name);
+    uint64_t h = str_hash(FNV64_OFFSET, k->name);
     int i;
 
     h = str_hash(h, k->op_name);

@@ -2,8 +2,8 @@
  * ctrace.c - loading a Chrome-trace JSON file into the compact event model
  * of ctrace.h: reading the file (copied when plain, inflated when gzip),
  * the walk over its text (ctrace_events.c) and the metadata tables
- * (ctrace_meta.c); the snapshot intermediate; the args and top-level values
- * parsed again on demand.
+ * (ctrace_meta.c); the args and top-level values parsed again on
+ * demand.
  */
 #include "ctrace_int.h"
 
@@ -101,7 +101,7 @@ static int finish_load(struct ctrace *ct, struct ctrace **ctp, struct xp_err *er
     int rc;
 
     ct->strings = calloc(1, sizeof(*ct->strings));
-    if (ct->strings == NULL || ctr_strtab_init(ct->strings) != 0) {
+    if (ct->strings == NULL || intern_init(ct->strings) != 0) {
         ctrace_free(ct);
         return xp_err_set(err, -ENOMEM, "out of memory");
     }
@@ -214,53 +214,10 @@ void ctrace_free(struct ctrace *ct)
     free(ct->events);
     free(ct->processes);
     free(ct->threads);
-    ctr_strtab_free(ct->strings);
+    intern_free(ct->strings);
     free(ct->strings);
     free(ct->path);
     free(ct);
-}
-
-/* ---- snapshot ------------------------------------------------------------ */
-
-static int build_ctrace(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
-{
-    const char *host = arg;
-    const struct source_file *f = snapshot_host_file(snap, host, SRC_PT_TRACE);
-    struct ctrace *ct;
-    int rc;
-
-    if (f == NULL)
-        f = snapshot_host_file(snap, host, SRC_TRACE_JSON);
-    if (f == NULL)
-        return xp_err_set(err, -ENOENT, "%s: no trace JSON", host);
-    rc = ctrace_load(f->path, &ct, err);
-    if (rc != 0) {
-        snapshot_log(snap, "%s", err->msg);
-        return rc;
-    }
-    *value = ct;
-    return 0;
-}
-
-static void free_ctrace(void *value)
-{
-    ctrace_free(value);
-}
-
-int ctrace_snapshot(struct snapshot *snap, const char *host, const struct ctrace **ctp,
-                    struct xp_err *err)
-{
-    char *key;
-    void *v;
-    int rc;
-
-    rc = snapshot_host_key("ctrace", host, NULL, &key, err);
-    if (rc == 0) {
-        rc = snapshot_intermediate(snap, key, build_ctrace, free_ctrace, host, &v, err);
-        free(key);
-    }
-    *ctp = rc == 0 ? v : NULL;
-    return rc;
 }
 
 /* ---- args and top-level values ------------------------------------------ */

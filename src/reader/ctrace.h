@@ -22,8 +22,8 @@
  * thus costs about 1 GB of heap + 80 MB per million events.
  *
  * A loaded struct ctrace is immutable and may be read by any number of
- * threads. Tools get it with ctrace_snapshot(), built once per snapshot and
- * host through snapshot_intermediate().
+ * threads. Tools get it with snapshot_ctrace() (session/session.h), built
+ * once per snapshot and host.
  */
 #ifndef XPROFS_CTRACE_H
 #define XPROFS_CTRACE_H
@@ -33,7 +33,6 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "session/session.h"
 
 #define CT_NONE INT64_MIN /* an integer field the event did not have */
 
@@ -86,7 +85,7 @@ struct ctrace_thread {
     int64_t sort_index; /* args.sort_index, CT_NONE if none */
 };
 
-struct ctrace_strtab; /* interned strings (private) */
+struct intern; /* interned strings (base/intern.h) */
 
 struct ctrace {
     char *path;                       /* file it was read from */
@@ -99,7 +98,7 @@ struct ctrace {
     uint32_t nprocesses;              /* entries in processes */
     struct ctrace_thread *threads;    /* sorted by (flags, pid, tid) */
     uint32_t nthreads;                /* entries in threads */
-    struct ctrace_strtab *strings;    /* interned names */
+    struct intern *strings;           /* interned names */
     uint64_t top_off;                 /* offset of the top-level object, or
                                        * of the array for a bare array */
     int bare_array;                   /* 1: the file is a bare event array */
@@ -116,13 +115,6 @@ int ctrace_load_mem(const char *name, const void *data, size_t len, struct ctrac
 
 /* Release everything. NULL is a no-op. */
 void ctrace_free(struct ctrace *ct);
-
-/* The loaded trace of host in snap (its SRC_PT_TRACE file, else its
- * SRC_TRACE_JSON file), built once per snapshot and host. The trace belongs to
- * the snapshot: valid while the caller holds its reference. -ENOENT if the
- * host has no trace JSON. Failures are also logged to errors.txt. */
-int ctrace_snapshot(struct snapshot *snap, const char *host, const struct ctrace **ctp,
-                    struct xp_err *err);
 
 /* The text of string id (NUL-terminated; "" for 0 or an unknown id). */
 const char *ctrace_str(const struct ctrace *ct, uint32_t id);

@@ -19,19 +19,9 @@
 #include "base/arena.h"
 #include "ctrace.h"
 #include "base/err.h"
+#include "base/intern.h"
 
 #define CT_MAX_DEPTH 1000 /* deepest nesting accepted */
-
-/* Interned strings: open addressing over ids; text in an arena. */
-struct ctrace_strtab {
-    struct arena arena; /* string bytes */
-    const char **text;  /* id -> text; [0] = "" */
-    uint32_t *len;      /* id -> length */
-    uint32_t n;         /* ids in use, including 0 */
-    uint32_t cap;       /* slots in text/len */
-    uint32_t *slots;    /* hash slots holding ids (0 = empty) */
-    uint32_t nslots;    /* power of two */
-};
 
 /* The scanner's state. */
 struct scan {
@@ -97,17 +87,9 @@ int ctr_token_int(const struct scan *sc, size_t a, size_t b, int64_t *v);
 
 /* --- interned strings (ctrace_strtab.c) ------------------------------------- */
 
-/* An empty table. Returns 0 or -ENOMEM. */
-int ctr_strtab_init(struct ctrace_strtab *t);
-
-/* Release its memory (not t itself). NULL is a no-op. */
-void ctr_strtab_free(struct ctrace_strtab *t);
-
-/* The id of s[0..n), or 0 if not interned. */
-uint32_t ctr_strtab_lookup(const struct ctrace_strtab *t, const char *s, size_t n);
-
-/* Intern s[0..n); *id = its id (0 for ""). Returns 0, -EIO or -ENOMEM. */
-int ctr_strtab_add(struct ctrace_strtab *t, const char *s, size_t n, uint32_t *id);
+/* Intern s[0..n) into the trace's table (base/intern.h); *id = its id, 0
+ * for "" (an empty name is no name here). Returns 0, -EIO or -ENOMEM. */
+int ctr_strtab_add(struct intern *t, const char *s, size_t n, uint32_t *id);
 
 /* --- the document (ctrace_events.c) ------------------------------------------ */
 

@@ -12,21 +12,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/hexval.h"
 
 int ctr_bad(struct scan *sc, const char *what)
 {
     return xp_err_set(sc->err, -EIO, "%s: bad JSON at byte %zu: %s", sc->path, sc->i, what);
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Skip a string token at sc->i (on the quote). *escaped = 1 if it holds

@@ -3,6 +3,7 @@
  */
 #include "base/sort.h"
 #include "session.h"
+#include "base/hash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,13 +20,13 @@
 #define SESSION_MAX_FILES 100000
 
 struct intermediate {
-    struct intermediate *next; /* list link */
-    char *key;                 /* name */
-    int state;                 /* 0 building, 1 done */
-    int rc;                    /* build result */
-    struct xp_err err;         /* build error */
-    void *value;               /* built value */
-    inter_free_fn free_fn;     /* destructor of value */
+    struct intermediate *next;        /* list link */
+    const struct snapshot_part *part; /* kind */
+    char *key;                        /* host and variant within the kind */
+    int state;                        /* 0 building, 1 done */
+    int rc;                           /* build result */
+    struct xp_err err;                /* build error */
+    void *value;                      /* built value */
 };
 
 static int64_t stat_mtime_ns(const struct stat *st)
@@ -287,19 +288,17 @@ static int64_t now_ms(void)
 /* A hash of the sources' names and fingerprints: equal hashes, same content. */
 static uint64_t snapshot_fp_hash(const struct snapshot *snap)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = FNV64_OFFSET;
     uint32_t i;
 
     for (i = 0; i < snap->nfiles; i++) {
         const struct source_file *f = &snap->files[i];
-        const char *c;
         uint64_t v[4] = {(uint64_t)f->dev, (uint64_t)f->ino, (uint64_t)f->size,
                          (uint64_t)f->mtime_ns};
         int k;
-        for (c = f->name; *c; c++)
-            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        h = fnv64_add_str(h, f->name);
         for (k = 0; k < 4; k++)
-            h = (h ^ v[k]) * 1099511628211ull;
+            h = fnv64_add_word(h, v[k]);
     }
     return h;
 }
@@ -397,8 +396,8 @@ void snapshot_unref(struct snapshot *snap)
     it = snap->inter;
     while (it != NULL) {
         struct intermediate *next = it->next;
-        if (it->rc == 0 && it->value != NULL && it->free_fn != NULL)
-            it->free_fn(it->value);
+        if (it->rc == 0 && it->value != NULL)
+            it->part->free(it->value);
         free(it->key);
         free(it);
         it = next;
@@ -454,16 +453,55 @@ uint32_t snapshot_count(const struct snapshot *snap, enum source_kind kind)
     return n;
 }
 
-int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
-                          inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err)
+/* "<host>" or "*" for the whole run, with "/<variant>" appended when there
+ * is one (a host name holds no '/', so any variant text keeps keys apart).
+ * Returns 0 and *keyp (free it), or -ENOMEM with err filled. */
+static int part_key(const struct snapshot_part *part, const char *host, const char *variant,
+                    char **keyp, struct xp_err *err)
+{
+    int n;
+
+    if (host == NULL)
+        host = "*";
+    if (variant != NULL)
+        n = asprintf(keyp, "%s/%s", host, variant);
+    else
+        n = asprintf(keyp, "%s", host);
+    if (n < 0) {
+        *keyp = NULL;
+        return xp_err_set(err, -ENOMEM, "%s: out of memory", part->name);
+    }
+    return 0;
+}
+
+int snapshot_part_each(struct snapshot *snap, const struct snapshot_part *part,
+                       int (*fn)(void *value, void *arg), void *arg)
+{
+    const struct intermediate *it;
+    int rc = 0;
+
+    pthread_mutex_lock(&snap->lock);
+    for (it = snap->inter; it != NULL && rc == 0; it = it->next) {
+        if (it->part == part && it->state == 1 && it->rc == 0)
+            rc = fn(it->value, arg);
+    }
+    pthread_mutex_unlock(&snap->lock);
+    return rc;
+}
+
+int snapshot_part(struct snapshot *snap, const struct snapshot_part *part, const char *host,
+                  const char *variant, const void *arg, void **value, struct xp_err *err)
 {
     struct intermediate *it;
+    char *key;
     int rc;
 
     *value = NULL;
+    if ((rc = part_key(part, host, variant, &key, err)) != 0)
+        return rc;
     pthread_mutex_lock(&snap->lock);
     for (it = snap->inter; it != NULL; it = it->next) {
-        if (strcmp(it->key, key) == 0)
+        if (it->part == part && strcmp(it->key, key) == 0)
             break;
     }
     if (it != NULL) {
@@ -471,16 +509,18 @@ int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn
             pthread_cond_wait(&snap->cond, &snap->lock);
     } else {
         it = calloc(1, sizeof(*it));
-        if (it == NULL || (it->key = strdup(key)) == NULL) {
-            free(it);
+        if (it == NULL) {
             pthread_mutex_unlock(&snap->lock);
+            free(key);
             return xp_err_set(err, -ENOMEM, "out of memory");
         }
-        it->free_fn = free_fn;
+        it->part = part;
+        it->key = key;
+        key = NULL;
         it->next = snap->inter;
         snap->inter = it;
         pthread_mutex_unlock(&snap->lock);
-        it->rc = build(snap, arg, &it->value, &it->err);
+        it->rc = part->build(snap, arg, &it->value, &it->err);
         pthread_mutex_lock(&snap->lock);
         it->state = 1;
         pthread_cond_broadcast(&snap->cond);
@@ -491,90 +531,7 @@ int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn
     else if (err != NULL)
         *err = it->err;
     pthread_mutex_unlock(&snap->lock);
-    return rc;
-}
-
-int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
-                      struct xp_err *err)
-{
-    int n;
-
-    if (variant != NULL)
-        n = asprintf(keyp, "%s:%s/%s", kind, host, variant);
-    else
-        n = asprintf(keyp, "%s:%s", kind, host);
-    if (n < 0) {
-        *keyp = NULL;
-        return xp_err_set(err, -ENOMEM, "%s: out of memory", kind);
-    }
-    return 0;
-}
-
-static int build_xspace(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
-{
-    const char *host = arg;
-    const struct source_file *f = snapshot_host_file(snap, host, SRC_XPLANE);
-    struct xspace *xs;
-    int rc;
-
-    if (f == NULL)
-        return xp_err_set(err, -ENOENT, "no xplane file for host %s", host);
-    rc = xspace_open(f->path, &xs, err);
-    if (rc != 0) {
-        snapshot_log(snap, "%s", err->msg);
-        return rc;
-    }
-    *value = xs;
-    return 0;
-}
-
-static void free_xspace(void *v)
-{
-    xspace_close(v);
-}
-
-int snapshot_sources_cut(struct snapshot *snap, struct xp_err *err)
-{
-    const struct intermediate *it;
-    int rc = 0;
-
-    pthread_mutex_lock(&snap->lock);
-    for (it = snap->inter; it != NULL && rc == 0; it = it->next) {
-        if (it->free_fn == free_xspace && it->state == 1 && it->rc == 0)
-            rc = xspace_cut_short(it->value, err);
-    }
-    pthread_mutex_unlock(&snap->lock);
-    return rc;
-}
-
-int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,
-                    struct xp_err *err)
-{
-    char *key;
-    void *v;
-    int rc;
-
-    rc = snapshot_host_key("xspace", host, NULL, &key, err);
-    if (rc == 0) {
-        rc = snapshot_intermediate(snap, key, build_xspace, free_xspace, host, &v, err);
-        free(key);
-    }
-    *xsp = rc == 0 ? v : NULL;
-    return rc;
-}
-
-int snapshot_xspace_decoded(struct snapshot *snap, const char *host, struct xspace **xsp,
-                            struct xp_err *err)
-{
-    int rc = snapshot_xspace(snap, host, xsp, err);
-
-    if (rc == 0) {
-        rc = xspace_decode(*xsp, 0, err);
-        if (rc != 0) {
-            snapshot_log(snap, "%s", err->msg);
-            *xsp = NULL;
-        }
-    }
+    free(key);
     return rc;
 }
 

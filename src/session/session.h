@@ -105,6 +105,15 @@ void snapshot_unref(struct snapshot *snap);
 /* 1 if a source changed within the last `secs` seconds (still being written). */
 int snapshot_is_fresh(const struct snapshot *snap, int secs);
 
+/* The hosts one computation covers: a single host, or every host of a
+ * snapshot. The engines that combine hosts (the TraceLens tables) take one,
+ * so they need not know who asked. */
+struct host_list {
+    struct snapshot *snap;    /* the run */
+    const char *const *names; /* host names, sorted */
+    int n;                    /* entries in names */
+};
+
 /* The source file of a host of the given kind, or NULL. */
 const struct source_file *snapshot_host_file(const struct snapshot *snap, const char *host,
                                              enum source_kind kind);
@@ -115,24 +124,34 @@ int snapshot_host_index(const struct snapshot *snap, const char *host);
 /* Count source files of a kind. */
 uint32_t snapshot_count(const struct snapshot *snap, enum source_kind kind);
 
-/* Build function of an intermediate: returns 0 and *value, or a negative
- * errno with err filled. */
-typedef int (*inter_build_fn)(struct snapshot *snap, const void *arg, void **value,
-                              struct xp_err *err);
-typedef void (*inter_free_fn)(void *value);
+/*
+ * One kind of intermediate a snapshot computes on first need and keeps: the
+ * opened profile, XProf's grouping, op_stats, the trace index, the GPU
+ * timeline, ... Each kind is one constant row, defined beside its builder
+ * (docs/design.md lists them), and read through snapshot_part(), the one
+ * accessor; typed wrappers such as snapshot_groups() name the value's type.
+ */
+struct snapshot_part {
+    const char *name; /* kind, for messages: "groups" */
+    /* Makes the value from snap and the caller's arg: returns 0 and *value,
+     * or a negative errno with err filled. */
+    int (*build)(struct snapshot *snap, const void *arg, void **value, struct xp_err *err);
+    void (*free)(void *value); /* frees a built value */
+};
 
-/* The intermediate named key, built by build(snap, arg) on first need. A
- * failed build is remembered as well (same error on later calls). The value
- * belongs to the snapshot and is freed with free_fn when it goes. */
-int snapshot_intermediate(struct snapshot *snap, const char *key, inter_build_fn build,
-                          inter_free_fn free_fn, const void *arg, void **value, struct xp_err *err);
+/* The value of part for host (NULL: the whole run) and variant (NULL: none;
+ * any other text is a separate value), built by part->build(snap, arg) by
+ * the first asker while later askers wait (single flight). A failed build is
+ * remembered as well (same error on later calls). The value belongs to the
+ * snapshot and is freed with part->free when it goes. */
+int snapshot_part(struct snapshot *snap, const struct snapshot_part *part, const char *host,
+                  const char *variant, const void *arg, void **value, struct xp_err *err);
 
-/* The key of an intermediate computed per host: "<kind>:<host>", with
- * "/<variant>" appended when variant is not NULL (a host name holds no '/',
- * so any variant text keeps keys apart). Returns 0 and *keyp (free it), or
- * -ENOMEM with err filled. */
-int snapshot_host_key(const char *kind, const char *host, const char *variant, char **keyp,
-                      struct xp_err *err);
+/* fn(value, arg) for each value of part built so far without error, under
+ * the snapshot's lock (fn must not ask the snapshot for anything), until
+ * one returns nonzero: that is returned; else 0. */
+int snapshot_part_each(struct snapshot *snap, const struct snapshot_part *part,
+                       int (*fn)(void *value, void *arg), void *arg);
 
 /* -EIO with err if a profile this snapshot opened was cut short under its
  * mapping since (xspace_cut_short): what was made from it read zeros
@@ -146,6 +165,14 @@ int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp
 /* Same, with every event decoded (xspace_decode). */
 int snapshot_xspace_decoded(struct snapshot *snap, const char *host, struct xspace **xsp,
                             struct xp_err *err);
+
+/* The loaded Chrome trace of host (its SRC_PT_TRACE file, else its
+ * SRC_TRACE_JSON file, ctrace_load once per snapshot). The trace belongs to
+ * the snapshot: valid while the caller holds its reference. -ENOENT if the
+ * host has no trace JSON. Failures are also logged to errors.txt. */
+struct ctrace;
+int snapshot_ctrace(struct snapshot *snap, const char *host, const struct ctrace **ctp,
+                    struct xp_err *err);
 
 /* Add a line to errors.txt (duplicates are dropped). */
 void snapshot_log(struct snapshot *snap, const char *fmt, ...)

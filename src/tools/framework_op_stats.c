@@ -14,7 +14,7 @@
 
 #include "out/datatable.h"
 #include "op_stats/op_stats.h"
-#include "op_stats/op_stats_tfop.h"
+#include "xplane/tfop.h"
 #include "tool.h"
 
 #define MAX_OPS 500

@@ -1,7 +1,7 @@
 /*
  * gpu_timeline.c - gpu_timeline.csv, gpu_events_averages.csv and
  * gpu_timeline.json: TraceLens's GPU timeline per device and its mean over
- * devices (src/gpu_timeline.h computes them).
+ * devices (src/tracelens/gpu_timeline.h computes them).
  *
  * CSV layout as TraceLens writes it with pandas: `type,time ms,percent` and,
  * for JAX/XLA devices, `gpu_pid`; numbers in Python's repr. A run with more
@@ -36,7 +36,7 @@ static int collect(struct tool_ctx *ctx, struct dev_ref **refsp, size_t *np, int
         const struct gt_host *g;
         struct dev_ref *v;
         uint32_t d;
-        rc = gt_host_timeline(ctx->snap, host, &g, ctx->err);
+        rc = snapshot_gpu_timeline(ctx->snap, host, &g, ctx->err);
         if (rc == -ENOENT)
             continue;
         if (rc != 0) {

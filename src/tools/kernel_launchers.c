@@ -3,7 +3,7 @@
  * kernel_launchers_summary_by_category.csv and xla_summary.csv, as
  * TraceLens's JAX analyser writes them with pandas (numbers in Python's
  * repr, NaN as an empty field). The kernels, categories, launch latencies
- * and summary rows come from src/jax_launchers.h; a run with more than one
+ * and summary rows come from src/tracelens/jax_launchers.h; a run with more than one
  * host adds a `host` column to kernel_launchers.csv.
  *
  * Sources: .xplane.pb hosts and JAX Chrome traces. PyTorch runs get
@@ -30,7 +30,7 @@ static void put_num(struct out *o, double v)
 /* ---- kernel_launchers.csv ----------------------------------------------------- */
 
 struct csv_ctx {
-    struct tool_ctx *ctx;
+    const struct host_list *hl;
     struct out *o;
     int multi; /* more than one host: a host column */
 };
@@ -62,7 +62,7 @@ static int write_row(void *arg, const struct jax_kernel *k)
     if (!isnan(k->launch_latency))
         len += gt_pyrepr(k->launch_latency, line + len, 48);
     if (c->multi) {
-        const char *h = tool_host(c->ctx, k->host);
+        const char *h = c->hl->names[k->host];
         out_write(o, line, len);
         out_putc(o, ',');
         out_csv_str(o, h, strlen(h));
@@ -76,15 +76,16 @@ static int write_row(void *arg, const struct jax_kernel *k)
 /* kernel_launchers.csv of a JAX run. */
 static int launchers_csv(struct tool_ctx *ctx, struct out *o)
 {
+    struct host_list hl = tool_hosts(ctx);
     struct csv_ctx c;
 
-    c.ctx = ctx;
+    c.hl = &hl;
     c.o = o;
-    c.multi = tool_host_count(ctx) > 1;
+    c.multi = hl.n > 1;
     out_puts(o, "name,op category,total_direct_kernel_time,direct_kernel_count,pid,tid,"
                 "GPU_kernel_launch_latency");
     out_puts(o, c.multi ? ",host\n" : "\n");
-    return jax_visit(ctx, 1, 1, write_row, &c);
+    return jax_visit(&hl, 1, 1, write_row, &c, ctx->err);
 }
 
 /* ---- the summaries ------------------------------------------------------------ */
@@ -92,11 +93,12 @@ static int launchers_csv(struct tool_ctx *ctx, struct out *o)
 /* One summary file of a JAX run; by category drops the sum column. */
 static int summary(struct tool_ctx *ctx, struct out *o, enum jax_group_by by)
 {
+    struct host_list hl = tool_hosts(ctx);
     struct jax_summary s;
     size_t i;
     int rc, by_category = by == JAX_BY_CATEGORY;
 
-    rc = jax_summarize(ctx, by, &s);
+    rc = jax_summarize(&hl, by, &s, ctx->err);
     if (rc != 0)
         return rc;
     if (by_category)
@@ -155,17 +157,25 @@ static int listed_jax(const struct snapshot *snap)
  * PyTorch runs, the JAX analyser's otherwise. */
 static int launchers_csv_any(struct tool_ctx *ctx, struct out *o)
 {
-    return pt_launchers_serves(ctx) ? pt_kernel_launchers_csv(ctx, o) : launchers_csv(ctx, o);
+    struct host_list hl = tool_hosts(ctx);
+
+    return pt_launchers_serves(&hl) ? pt_kernel_launchers_csv(&hl, o, ctx->err)
+                                    : launchers_csv(ctx, o);
 }
 
 static int summary_csv_any(struct tool_ctx *ctx, struct out *o)
 {
-    return pt_launchers_serves(ctx) ? pt_kernel_launchers_summary_csv(ctx, o) : summary_csv(ctx, o);
+    struct host_list hl = tool_hosts(ctx);
+
+    return pt_launchers_serves(&hl) ? pt_kernel_launchers_summary_csv(&hl, o, ctx->err)
+                                    : summary_csv(ctx, o);
 }
 
 static int summary_by_category_csv_any(struct tool_ctx *ctx, struct out *o)
 {
-    return pt_launchers_serves(ctx) ? pt_kernel_launchers_by_category_csv(ctx, o)
+    struct host_list hl = tool_hosts(ctx);
+
+    return pt_launchers_serves(&hl) ? pt_kernel_launchers_by_category_csv(&hl, o, ctx->err)
                                     : summary_by_category_csv(ctx, o);
 }
 

@@ -174,7 +174,7 @@ static int call_tree_txt(struct tool_ctx *ctx, struct out *o)
         const struct pt_nodes *nd;
         if (snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) == NULL)
             continue;
-        rc = pt_nodes_get(ctx->snap, host, 0, &nd, ctx->err);
+        rc = snapshot_pt_nodes(ctx->snap, host, 0, &nd, ctx->err);
         if (rc != 0)
             return rc;
         if (npt > 1)

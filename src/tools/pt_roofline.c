@@ -169,7 +169,7 @@ static int roofline_csv(struct tool_ctx *ctx, struct out *o)
         const struct pt_nodes *nd;
         if (snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) == NULL)
             continue;
-        rc = pt_nodes_get(ctx->snap, host, 0, &nd, ctx->err);
+        rc = snapshot_pt_nodes(ctx->snap, host, 0, &nd, ctx->err);
         if (rc != 0)
             return rc;
         rc = host_rows(ctx, o, host, nd);

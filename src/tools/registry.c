@@ -106,3 +106,13 @@ const char *tool_host(const struct tool_ctx *ctx, int i)
 {
     return ctx->host != NULL ? ctx->host : ctx->snap->hosts[i];
 }
+
+struct host_list tool_hosts(const struct tool_ctx *ctx)
+{
+    struct host_list hl;
+
+    hl.snap = ctx->snap;
+    hl.names = ctx->host != NULL ? &ctx->host : ctx->snap->hosts;
+    hl.n = tool_host_count(ctx);
+    return hl;
+}

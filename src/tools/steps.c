@@ -352,7 +352,7 @@ static int steps_write(struct tool_ctx *ctx, struct out *o, int json)
         return xp_err_set(ctx->err, -ENOMEM, "out of memory");
     for (i = 0; i < n && rc == 0; i++) {
         if (host_readable(ctx, tool_host(ctx, i)))
-            rc = xp_steps_snapshot(ctx->snap, tool_host(ctx, i), op.step, &models[i], ctx->err);
+            rc = snapshot_steps(ctx->snap, tool_host(ctx, i), op.step, &models[i], ctx->err);
     }
     if (rc != 0) {
         free(models);
@@ -621,7 +621,7 @@ static int regions_write(struct tool_ctx *ctx, struct out *o, int json)
         const struct xp_steps *m;
         if (!host_readable(ctx, tool_host(ctx, i)))
             continue;
-        rc = xp_steps_snapshot(ctx->snap, tool_host(ctx, i), op.step, &m, ctx->err);
+        rc = snapshot_steps(ctx->snap, tool_host(ctx, i), op.step, &m, ctx->err);
         if (rc != 0)
             break;
         if (json)

@@ -63,4 +63,7 @@ int tool_listed_any_trace(const struct snapshot *snap);
 int tool_host_count(const struct tool_ctx *ctx);
 const char *tool_host(const struct tool_ctx *ctx, int i);
 
+/* The same hosts as a list for the engines that combine hosts. */
+struct host_list tool_hosts(const struct tool_ctx *ctx);
+
 #endif

@@ -445,9 +445,9 @@ static int trace_viewer_produce(struct tool_ctx *ctx, struct out *o)
         const char *host = picked != NULL ? picked[i] : tool_host(ctx, i);
         int hi = ctx->host != NULL && picked == NULL ? 0 : i;
         /* A window needs the levels it reads; search and details all. */
-        rc = trace_index_get(ctx->snap, host,
-                             r.event_name == NULL && r.search == NULL ? &r.win : NULL, &parts[i].h,
-                             ctx->err);
+        rc = snapshot_trace_index(ctx->snap, host,
+                                  r.event_name == NULL && r.search == NULL ? &r.win : NULL,
+                                  &parts[i].h, ctx->err);
         if (rc != 0)
             break;
         parts[i].offset = MAX_DEVICES_PER_HOST * (uint32_t)(hi + 1);

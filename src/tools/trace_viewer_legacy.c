@@ -650,7 +650,7 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
     if (snapshot_host_file(ctx->snap, tool_host(ctx, 0), SRC_XPLANE) == NULL)
         return xp_err_set(ctx->err, -ENOENT, "%s has no xplane for the legacy trace viewer",
                           tool_host(ctx, 0));
-    rc = trace_index_get(ctx->snap, tool_host(ctx, 0), NULL, &h, ctx->err);
+    rc = snapshot_trace_index(ctx->snap, tool_host(ctx, 0), NULL, &h, ctx->err);
     if (rc != 0)
         return rc;
     if (format != NULL && strcmp(format, "pb") == 0)

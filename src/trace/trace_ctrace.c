@@ -241,7 +241,7 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_win
     int rc;
 
     memset(&ix, 0, sizeof(ix));
-    rc = ctrace_snapshot(snap, host, &ct, err);
+    rc = snapshot_ctrace(snap, host, &ct, err);
     if (rc != 0)
         return rc;
     h = tv_host_new(host);

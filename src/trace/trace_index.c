@@ -16,123 +16,36 @@
 #include "base/arena.h"
 #include "base/bigalloc.h"
 #include "base/grow.h"
-#include "trace_json.h"
 #include "trace_levels.h"
+#include "base/hash.h"
+#include "base/intern.h"
 
 /* --- strings -------------------------------------------------------------- */
 
-struct tv_strtab {
-    struct arena arena; /* the texts */
-    const char **text;  /* by id; [0] = "" */
-    uint32_t *len;      /* by id */
-    uint32_t n;         /* ids in use, including 0 */
-    uint32_t cap;       /* allocated ids */
-    uint32_t *slots;    /* hash table of ids (0 = empty) */
-    uint32_t nslots;    /* power of two */
-};
-
-static uint64_t str_hash(const char *s, size_t n)
+/* A table of its own for each host: ids 1 and up in the order first seen. */
+static struct intern *strtab_new(void)
 {
-    uint64_t h = 1469598103934665603ull;
-    size_t i;
+    struct intern *t = malloc(sizeof(*t));
 
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-static struct tv_strtab *strtab_new(void)
-{
-    struct tv_strtab *t = calloc(1, sizeof(*t));
-
-    if (t == NULL)
-        return NULL;
-    arena_init(&t->arena);
-    t->cap = 256;
-    t->text = malloc(t->cap * sizeof(*t->text));
-    t->len = malloc(t->cap * sizeof(*t->len));
-    t->nslots = 512;
-    t->slots = calloc(t->nslots, sizeof(*t->slots));
-    if (t->text == NULL || t->len == NULL || t->slots == NULL) {
-        free(t->text);
-        free(t->len);
-        free(t->slots);
+    if (t != NULL && intern_init(t) != 0) {
+        intern_free(t);
         free(t);
-        return NULL;
+        t = NULL;
     }
-    t->text[0] = "";
-    t->len[0] = 0;
-    t->n = 1;
     return t;
 }
 
-static void strtab_free(struct tv_strtab *t)
+static void strtab_free(struct intern *t)
 {
-    if (t == NULL)
-        return;
-    arena_free(&t->arena);
-    free(t->text);
-    free(t->len);
-    free(t->slots);
+    intern_free(t);
     free(t);
-}
-
-/* Rehash into a table twice as large. */
-static int strtab_rehash(struct tv_strtab *t)
-{
-    uint32_t nslots = t->nslots * 2, i;
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-    if (slots == NULL)
-        return -ENOMEM;
-    for (i = 1; i < t->n; i++) {
-        uint32_t s = (uint32_t)str_hash(t->text[i], t->len[i]) & (nslots - 1);
-        while (slots[s] != 0)
-            s = (s + 1) & (nslots - 1);
-        slots[s] = i;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
 }
 
 uint32_t tv_str(struct tv_host *h, const char *s, size_t n)
 {
-    struct tv_strtab *t = h->strings;
-    uint32_t slot = (uint32_t)str_hash(s, n) & (t->nslots - 1), id;
-    char *copy;
+    uint32_t id;
 
-    while ((id = t->slots[slot]) != 0) {
-        if (t->len[id] == n && memcmp(t->text[id], s, n) == 0)
-            return id;
-        slot = (slot + 1) & (t->nslots - 1);
-    }
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap * 2;
-        const char **text = realloc(t->text, cap * sizeof(*text));
-        uint32_t *len;
-        if (text == NULL)
-            return 0;
-        t->text = text;
-        len = realloc(t->len, cap * sizeof(*len));
-        if (len == NULL)
-            return 0;
-        t->len = len;
-        t->cap = cap;
-    }
-    copy = arena_strndup(&t->arena, s, n);
-    if (copy == NULL || n > UINT32_MAX)
-        return 0;
-    id = t->n++;
-    t->text[id] = copy;
-    t->len[id] = (uint32_t)n;
-    t->slots[slot] = id;
-    if (t->n * 2 > t->nslots && strtab_rehash(t) != 0)
-        return 0;
-    return id;
+    return intern_add(h->strings, s, n, &id) == 0 ? id : 0;
 }
 
 uint32_t tv_cstr(struct tv_host *h, const char *s)
@@ -276,7 +189,7 @@ static int64_t track_get(struct tv_host *h, uint32_t pid, uint32_t key, int has_
             const struct tv_track *o = &h->tracks[i];
             uint64_t ok = ((uint64_t)o->pid << 33) | ((uint64_t)o->has_tid << 32) |
                           (o->has_tid ? o->tid : o->name);
-            s = (uint32_t)(str_hash((const char *)&ok, sizeof(ok)) & (nslots - 1));
+            s = (uint32_t)(fnv64((const char *)&ok, sizeof(ok)) & (nslots - 1));
             while (slots[s] != UINT32_MAX)
                 s = (s + 1) & (nslots - 1);
             slots[s] = i;
@@ -285,7 +198,7 @@ static int64_t track_get(struct tv_host *h, uint32_t pid, uint32_t key, int has_
         b->slots = slots;
         b->nslots = nslots;
     }
-    s = (uint32_t)(str_hash((const char *)&k, sizeof(k)) & (b->nslots - 1));
+    s = (uint32_t)(fnv64((const char *)&k, sizeof(k)) & (b->nslots - 1));
     while (b->slots[s] != UINT32_MAX) {
         t = &h->tracks[b->slots[s]];
         if (t->pid == pid && t->has_tid == has_tid && (has_tid ? t->tid : t->name) == key)
@@ -624,7 +537,7 @@ int tv_add_frame(struct tv_host *h, const char *text, size_t n)
         h->frames = f;
         b->frame_cap = cap;
     }
-    h->frames[h->nframes].hash = tj_std_hash(buf, n + 2);
+    h->frames[h->nframes].hash = std_hash_bytes(buf, n + 2);
     h->frames[h->nframes].text = id;
     h->nframes++;
     if (buf != small)

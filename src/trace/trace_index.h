@@ -9,7 +9,7 @@
  * source record, uid, zoom level; its track is where it stands); flows,
  * group ids and the rare durations over 281 s are kept beside, by source
  * record. It is built once per snapshot and
- * host through snapshot_intermediate() (trace_index_get, in
+ * host as a snapshot part (snapshot_trace_index, in
  * trace_index_get.c) from an xplane (trace_xplane.c) or a Chrome-trace JSON
  * file (trace_ctrace.c) into the structures of trace_index.c, and is
  * read-only afterwards: requests read it in trace_select.c.
@@ -140,9 +140,9 @@ struct tv_levels {
     struct tv_levels *older;       /* the index this one replaced, or NULL */
 };
 
-struct tv_strtab; /* interned strings (private) */
-struct tv_build;  /* building state (private) */
-struct tv_rest;   /* what completing a coarse index needs (private) */
+struct intern;   /* interned strings (base/intern.h) */
+struct tv_build; /* building state (private) */
+struct tv_rest;  /* what completing a coarse index needs (private) */
 struct tv_host;
 
 /* How a builder writes the full args of one of its events (event-details
@@ -174,7 +174,7 @@ typedef int32_t (*tv_group_fn)(const struct tv_host *h, const struct tv_event *e
 
 struct tv_host {
     char *hostname;                /* host (file name stem) */
-    struct tv_strtab *strings;     /* names */
+    struct intern *strings;        /* names */
     struct tv_device *devices;     /* ascending pid */
     uint32_t ndevices;             /* entries in devices */
     struct tv_track *tracks;       /* output order: pid, then channels, then tid */
@@ -402,8 +402,8 @@ uint32_t tv_frame_number(const struct tv_frame *frames, uint32_t n, uint64_t has
  * built once per snapshot, with the levels window w reads (every level
  * when w is NULL): the first request finishes it that far, a later one
  * that reads deeper completes it. The host belongs to the snapshot. */
-int trace_index_get(struct snapshot *snap, const char *host, const struct tv_window *w,
-                    const struct tv_host **hp, struct xp_err *err);
+int snapshot_trace_index(struct snapshot *snap, const char *host, const struct tv_window *w,
+                         const struct tv_host **hp, struct xp_err *err);
 
 /* Background completion, for a long-lived process (the mount): once a
  * request has been answered from a coarse index, the rest of it is built

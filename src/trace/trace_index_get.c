@@ -125,22 +125,19 @@ void trace_index_drain(void)
     pthread_mutex_unlock(&bg.lock);
 }
 
-int trace_index_get(struct snapshot *snap, const char *host, const struct tv_window *w,
-                    const struct tv_host **hp, struct xp_err *err)
+static const struct snapshot_part trace_index_part = {"trace_index", index_build, index_free};
+
+int snapshot_trace_index(struct snapshot *snap, const char *host, const struct tv_window *w,
+                         const struct tv_host **hp, struct xp_err *err)
 {
     struct index_request req = {host, w};
     struct tv_host *h;
-    char *key;
     void *value;
     int rc, need;
 
     if (snapshot_host_index(snap, host) < 0)
         return xp_err_set(err, -ENOENT, "no host %s", host);
-    rc = snapshot_host_key("trace_index", host, NULL, &key, err);
-    if (rc != 0)
-        return rc;
-    rc = snapshot_intermediate(snap, key, index_build, index_free, &req, &value, err);
-    free(key);
+    rc = snapshot_part(snap, &trace_index_part, host, NULL, &req, &value, err);
     if (rc != 0)
         return rc;
     /* Built for an earlier request: complete it if this one reads deeper

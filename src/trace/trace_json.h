@@ -33,10 +33,6 @@ void tj_g17(struct out *o, double v);
 /* A double as abseil's StrCat(double): six significant digits, %g style. */
 void tj_g6(struct out *o, double v);
 
-/* libstdc++'s std::hash<std::string_view> (64-bit _Hash_bytes, seed
- * 0xc70f6907) of s[0..n). */
-uint64_t tj_std_hash(const void *s, size_t n);
-
 /* A double as Python's repr() (shortest round-trip, Python's layout). */
 void tj_py_float(struct out *o, double v);
 

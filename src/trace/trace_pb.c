@@ -23,6 +23,7 @@
 
 #include "trace_json.h"
 #include "out/zstd_out.h"
+#include "base/intern.h"
 
 #define ZSTD_LEVEL 1 /* ZstdCompression::Compress */
 #define NCATEGORIES 64
@@ -63,16 +64,6 @@ struct series {
     uint64_t size;      /* bytes of the whole TraceEventSeries */
 };
 
-/* Interned strings: index -> text, and a hash table text -> index. */
-struct interner {
-    const char **text; /* by index; index 0 is "" */
-    uint32_t *len;     /* their lengths */
-    uint32_t n;        /* strings interned */
-    uint32_t cap;      /* room in text and len */
-    uint32_t *slots;   /* open addressing: index + 1, 0 = empty */
-    uint32_t nslots;   /* power of two */
-};
-
 /* One TraceEventMetadata. */
 struct ev_meta {
     uint32_t flow_id;                /* 0: omitted */
@@ -87,7 +78,7 @@ struct pb {
     const struct tv_part *parts;   /* hosts */
     int nparts;                    /* entries in parts */
     const struct tpb_options *opt; /* options */
-    struct interner strings;       /* interned strings */
+    struct intern strings;         /* interned strings: index i is id i + 1 */
     uint32_t **refs;               /* per part: string id -> interned index + 1 */
     uint32_t cat_ref[NCATEGORIES]; /* flow category -> interned index + 1 */
     struct series *series;         /* XProf's track order */
@@ -123,72 +114,16 @@ static uint64_t varint_field_size(uint64_t v)
 
 /* --- interning ------------------------------------------------------------- */
 
-static uint64_t text_hash(const char *s, size_t n)
+/* The index of s[0..n), interned at the end when new (MaybeInternString):
+ * the table's id less one, ids starting at 1. Returns 0 or -ENOMEM. */
+static int intern_ref(struct intern *t, const char *s, size_t n, uint32_t *ref)
 {
-    uint64_t h = 1469598103934665603ull;
-    size_t i;
+    uint32_t id;
+    int rc = intern_add(t, s, n, &id);
 
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-/* Double the hash table. */
-static int rehash(struct interner *t)
-{
-    uint32_t nslots = t->nslots ? t->nslots * 2 : 1024, i;
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-    if (slots == NULL)
-        return -ENOMEM;
-    for (i = 0; i < t->n; i++) {
-        uint32_t k = (uint32_t)text_hash(t->text[i], t->len[i]) & (nslots - 1);
-        while (slots[k] != 0)
-            k = (k + 1) & (nslots - 1);
-        slots[k] = i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
-}
-
-/* The index of s[0..n), interned at the end when new (MaybeInternString).
- * The text must outlive the interner. Returns 0 or -ENOMEM. */
-static int intern(struct interner *t, const char *s, size_t n, uint32_t *ref)
-{
-    uint32_t k;
-
-    if ((t->n + 1) * 2 > t->nslots && rehash(t) != 0)
-        return -ENOMEM;
-    k = (uint32_t)text_hash(s, n) & (t->nslots - 1);
-    while (t->slots[k] != 0) {
-        uint32_t i = t->slots[k] - 1;
-        if (t->len[i] == n && memcmp(t->text[i], s, n) == 0) {
-            *ref = i;
-            return 0;
-        }
-        k = (k + 1) & (t->nslots - 1);
-    }
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 256;
-        const char **text = realloc(t->text, cap * sizeof(*text));
-        uint32_t *len;
-        if (text == NULL)
-            return -ENOMEM;
-        t->text = text;
-        len = realloc(t->len, cap * sizeof(*len));
-        if (len == NULL)
-            return -ENOMEM;
-        t->len = len;
-        t->cap = cap;
-    }
-    t->text[t->n] = s;
-    t->len[t->n] = (uint32_t)n;
-    t->slots[k] = t->n + 1;
-    *ref = t->n++;
+    if (rc != 0)
+        return rc == -EIO ? -ENOMEM : rc;
+    *ref = id - 1;
     return 0;
 }
 
@@ -202,7 +137,7 @@ static int intern_id(struct pb *pb, uint32_t p, uint32_t id, uint32_t *ref)
         *ref = pb->refs[p][id] - 1;
         return 0;
     }
-    rc = intern(&pb->strings, tv_text(h, id), tv_len(h, id), ref);
+    rc = intern_ref(&pb->strings, tv_text(h, id), tv_len(h, id), ref);
     if (rc == 0)
         pb->refs[p][id] = *ref + 1;
     return rc;
@@ -223,7 +158,7 @@ static int intern_category(struct pb *pb, uint64_t flow, uint32_t *ref)
         *ref = pb->cat_ref[cat] - 1;
         return 0;
     }
-    rc = intern(&pb->strings, name, strlen(name), ref);
+    rc = intern_ref(&pb->strings, name, strlen(name), ref);
     if (rc == 0)
         pb->cat_ref[cat] = *ref + 1;
     return rc;
@@ -633,9 +568,7 @@ static void pb_free(struct pb *pb)
         free(pb->refs[p]);
     free(pb->refs);
     free(pb->series);
-    free(pb->strings.text);
-    free(pb->strings.len);
-    free(pb->strings.slots);
+    intern_free(&pb->strings);
 }
 
 /* Pass 1 and the response size. */
@@ -655,13 +588,14 @@ static int plan(struct pb *pb, uint64_t *total, uint64_t *meta_size)
             return -ENOMEM;
     }
     /* Index 0 is "", so that an unset name_ref names nothing. */
-    if (intern(&pb->strings, "", 0, &ref) != 0 || collect_series(pb) != 0)
+    if (intern_init(&pb->strings) != 0 || intern_ref(&pb->strings, "", 0, &ref) != 0 ||
+        collect_series(pb) != 0)
         return -ENOMEM;
     for (i = 0; i < pb->nseries; i++)
         size += len_field_size(pb->series[i].size);
     *meta_size = metadata_size(pb);
     size += len_field_size(*meta_size);
-    for (i = 0; i < pb->strings.n; i++)
+    for (i = 1; i < pb->strings.n; i++)
         size += len_field_size(pb->strings.len[i]);
     nd = details_of(pb, details);
     for (p = 0; p < nd; p++)
@@ -688,7 +622,7 @@ static int emit(struct pb *pb, uint64_t meta_size)
         }
     }
     put_metadata(pb, meta_size);
-    for (i = 0; i < pb->strings.n; i++)
+    for (i = 1; i < pb->strings.n; i++)
         put_bytes_field(z, F_STRINGS, pb->strings.text[i], pb->strings.len[i]);
     nd = details_of(pb, details);
     for (d = 0; d < nd; d++) {

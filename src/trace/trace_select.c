@@ -189,7 +189,7 @@ int tv_select_window(const struct tv_host *h, const struct tv_window *w, uint32_
     if (!window_ps(h, w, &ps))
         return 0;
     if (lv->known < level_of_res(ps.res))
-        return -EINVAL; /* the caller did not ask trace_index_get for w */
+        return -EINVAL; /* the caller did not ask snapshot_trace_index for w */
     begin = ps.begin;
     end = ps.end;
     res = ps.res;

@@ -15,6 +15,7 @@
 
 #include "trace_json.h"
 #include "trace_xplane.h"
+#include "base/hash.h"
 
 #define MAX_LONG_NAME 10000
 #define ARG_INTERN_MIN 17
@@ -214,7 +215,7 @@ static void sink_str(struct arg_sink *s, const char *name, const char *v, size_t
             }
             memcpy(buf, "@@", 2);
             memcpy(buf + 2, v, n);
-            s->sf = tj_std_hash(buf, n + 2);
+            s->sf = std_hash_bytes(buf, n + 2);
             free(buf);
             return;
         }

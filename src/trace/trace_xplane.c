@@ -46,6 +46,7 @@
 #include "xplane/group.h"
 #include "base/parallel.h"
 #include "trace_json.h"
+#include "base/hash.h"
 
 /* Where a job's events go: by track in output order (pid, channels, then
  * threads by tid), so that finishing moves few events. Counter lines go to
@@ -258,7 +259,7 @@ int tv_build_xplane(struct snapshot *snap, const char *host, const struct tv_win
         if (rc != 0)
             goto out;
     }
-    b.host_id = xs->nhostnames > 0 ? tj_std_hash(xs->hostnames[0], strlen(xs->hostnames[0])) : 0;
+    b.host_id = xs->nhostnames > 0 ? std_hash_bytes(xs->hostnames[0], strlen(xs->hostnames[0])) : 0;
     b.h = tv_host_new(host);
     if (b.h != NULL && tv_runs_begin(b.h) != 0) {
         tv_host_free(b.h);

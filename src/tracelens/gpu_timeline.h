@@ -68,7 +68,8 @@ struct gt_host {
     uint32_t ndevices;         /* count */
 };
 
-/* Interval algebra, exactly TraceLens's (touching intervals merge). */
+/* (gt_intervals.c) Interval algebra, exactly TraceLens's (touching intervals
+ * merge). */
 
 /* Sort v[0..n) by start and merge in place; returns the merged count. */
 size_t gt_merge(struct gt_interval *v, size_t n);
@@ -85,31 +86,31 @@ double gt_length(const struct gt_interval *v, size_t n);
  * merged in place). Returns 0, or -EINVAL when there are no intervals. */
 int gt_metrics(struct gt_interval *cls[3], size_t ncls[3], double metric[GT_NMETRICS]);
 
-/* Classify a GPU event name by the JAX rules / the PyTorch rules (cat is
- * "kernel", "gpu_memcpy" or "gpu_memset"). */
+/* (gt_classify.c) Classify a GPU event name by the JAX rules / the PyTorch
+ * rules (cat is "kernel", "gpu_memcpy" or "gpu_memset"). */
 enum gt_class gt_classify_jax(const char *name);
 enum gt_class gt_classify_pytorch(const char *cat, const char *name);
 
 /* 1 if name holds nccl / rccl / cross_device_reduce (any case). */
 int gt_is_communication(const char *name);
 
-/* The order in which CPython iterates a set of small non-negative integers
- * inserted in order v[0..n) (duplicates ignored): writes it into out (room for
- * n) and returns its length. */
+/* (gt_devices.c) The order in which CPython iterates a set of small
+ * non-negative integers inserted in order v[0..n) (duplicates ignored): writes
+ * it into out (room for n) and returns its length. */
 size_t gt_pyset_order(const int64_t *v, size_t n, int64_t *out);
 
 struct ctrace;
 
-/* PyTorch linking (TraceLens's Trace2Tree): *parentp[i] = index of the
- * cuda_runtime / cuda_driver event that reaches GPU event i (through its
- * correlation or External id, the ac2g flow pair, or a graph launch's
- * correlation), or UINT32_MAX. Caller frees. */
+/* (gt_pt_links.c) PyTorch linking (TraceLens's Trace2Tree): *parentp[i] =
+ * index of the cuda_runtime / cuda_driver event that reaches GPU event i
+ * (through its correlation or External id, the ac2g flow pair, or a graph
+ * launch's correlation), or UINT32_MAX. Caller frees. */
 int gt_pt_links(const struct ctrace *ct, uint32_t **parentp);
 
 /* The host's timeline, computed once per snapshot. -ENOENT when the host has
  * no GPU events. */
-int gt_host_timeline(struct snapshot *snap, const char *host, const struct gt_host **gp,
-                     struct xp_err *err);
+int snapshot_gpu_timeline(struct snapshot *snap, const char *host, const struct gt_host **gp,
+                          struct xp_err *err);
 
 /* (gt_pyrepr.c) A double as TraceLens's published CSVs print it: Python's repr() layout
  * ("0.0", "100.0", "1e-05") with the shortest round-trip digits, capped at 16

@@ -14,14 +14,14 @@
 
 /* JAX Chrome trace: GPU stream events, ordered by (pid, tid, ts, longer
  * first, file order) through an index array. */
-static const struct ctrace *sort_ct;
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER; /* guards sort_ct */
 
-/* (pid, tid, ts, longer first, file order) of two event indices. */
-static int ct_order_cmp(const void *a, const void *b)
+/* (pid, tid, ts, longer first, file order) of two event indices of the
+ * trace ctx. */
+static int ct_order_cmp(const void *a, const void *b, void *ctx)
 {
-    const struct ctrace_event *x = &sort_ct->events[*(const uint32_t *)a];
-    const struct ctrace_event *y = &sort_ct->events[*(const uint32_t *)b];
+    const struct ctrace *ct = ctx;
+    const struct ctrace_event *x = &ct->events[*(const uint32_t *)a];
+    const struct ctrace_event *y = &ct->events[*(const uint32_t *)b];
 
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
@@ -54,10 +54,7 @@ int jax_visit_json(const struct ctrace *ct, int host, struct jax_visit_state *v)
             continue;
         idx[n++] = i;
     }
-    pthread_mutex_lock(&sort_lock);
-    sort_ct = ct;
-    xp_qsort(idx, n, sizeof(*idx), ct_order_cmp);
-    pthread_mutex_unlock(&sort_lock);
+    xp_qsort_r(idx, n, sizeof(*idx), ct_order_cmp, (void *)ct);
     for (i = 0; i < n && rc == 0; i++) {
         const struct ctrace_event *ev = &ct->events[idx[i]];
         struct jax_kernel x;

@@ -39,14 +39,12 @@ static int line_ref_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Events of one line for the order comparator. */
-static const struct xp_line *sort_line;
-
-/* (start, longer first, file order) of two events of sort_line. */
-static int event_order_cmp(const void *a, const void *b)
+/* (start, longer first, file order) of two events of the line ctx. */
+static int event_order_cmp(const void *a, const void *b, void *ctx)
 {
-    const struct xp_event *x = &sort_line->events[*(const uint32_t *)a];
-    const struct xp_event *y = &sort_line->events[*(const uint32_t *)b];
+    const struct xp_line *ln = ctx;
+    const struct xp_event *x = &ln->events[*(const uint32_t *)a];
+    const struct xp_event *y = &ln->events[*(const uint32_t *)b];
 
     if (x->offset_ps != y->offset_ps)
         return x->offset_ps < y->offset_ps ? -1 : 1;
@@ -75,13 +73,10 @@ static int line_order(const struct xp_line *ln, uint32_t **idxp)
         return -ENOMEM;
     for (e = 0; e < ln->nevents; e++)
         idx[e] = e;
-    sort_line = ln; /* qsort has no context argument; callers are serialised */
-    xp_qsort(idx, ln->nevents, sizeof(*idx), event_order_cmp);
+    xp_qsort_r(idx, ln->nevents, sizeof(*idx), event_order_cmp, (void *)ln);
     *idxp = idx;
     return 0;
 }
-
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER; /* guards sort_line */
 
 /* What the event metadata of a plane give every kernel: the category of the
  * name (NOT_KERNEL for memcpy / memset, NULL for none) and the name. */
@@ -200,9 +195,7 @@ int jax_visit_xspace(const struct xspace *xs, int host, struct jax_visit_state *
                 info[k].name_plain = jax_csv_plain(name, info[k].name_len);
             }
         }
-        pthread_mutex_lock(&sort_lock);
         rc = line_order(ln, &idx);
-        pthread_mutex_unlock(&sort_lock);
         if (rc != 0)
             break;
         for (k = 0; k < ln->nevents && rc == 0; k++) {

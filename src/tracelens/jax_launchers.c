@@ -30,11 +30,11 @@ int jax_emit(struct jax_visit_state *v, struct jax_kernel *k)
 
 /* Every covered host: its launches when asked, then its kernels. Hosts
  * with a PyTorch trace are left to pt_launchers. */
-int jax_visit(struct tool_ctx *ctx, int want_latency, int want_category, jax_kernel_fn fn,
-              void *arg)
+int jax_visit(const struct host_list *hl, int want_latency, int want_category, jax_kernel_fn fn,
+              void *arg, struct xp_err *err)
 {
     struct jax_visit_state v;
-    int i, n = tool_host_count(ctx), rc = 0;
+    int i, n = hl->n, rc = 0;
 
     memset(&v, 0, sizeof(v));
     v.fn = fn;
@@ -42,21 +42,21 @@ int jax_visit(struct tool_ctx *ctx, int want_latency, int want_category, jax_ker
     v.want_latency = want_latency;
     v.want_category = want_category;
     for (i = 0; i < n && rc == 0; i++) {
-        const char *host = tool_host(ctx, i);
+        const char *host = hl->names[i];
         memset(&v.launches, 0, sizeof(v.launches));
-        if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) != NULL) {
+        if (snapshot_host_file(hl->snap, host, SRC_XPLANE) != NULL) {
             struct xspace *xs;
-            rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err);
+            rc = snapshot_xspace_decoded(hl->snap, host, &xs, err);
             if (rc != 0)
                 return rc;
             if (want_latency)
                 rc = jax_xspace_launches(xs, &v.launches);
             if (rc == 0)
                 rc = jax_visit_xspace(xs, i, &v);
-        } else if (snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL &&
-                   snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) == NULL) {
+        } else if (snapshot_host_file(hl->snap, host, SRC_TRACE_JSON) != NULL &&
+                   snapshot_host_file(hl->snap, host, SRC_PT_TRACE) == NULL) {
             const struct ctrace *ct;
-            rc = ctrace_snapshot(ctx->snap, host, &ct, ctx->err);
+            rc = snapshot_ctrace(hl->snap, host, &ct, err);
             if (rc != 0)
                 return rc;
             if (want_latency)
@@ -66,9 +66,9 @@ int jax_visit(struct tool_ctx *ctx, int want_latency, int want_category, jax_ker
         }
         jax_launches_free(&v.launches);
         if (rc == -ENOMEM)
-            return xp_err_set(ctx->err, rc, "out of memory");
+            return xp_err_set(err, rc, "out of memory");
     }
     if (rc == 0 && v.count == 0)
-        return xp_err_set(ctx->err, -ENOENT, "no GPU kernels found (JAX/XLA profiles only)");
+        return xp_err_set(err, -ENOENT, "no GPU kernels found (JAX/XLA profiles only)");
     return rc;
 }

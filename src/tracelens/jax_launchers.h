@@ -21,7 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tools/tool.h"
+#include "base/err.h"
+#include "session/session.h"
 
 /* The category of kernels no keyword matches. */
 #define JAX_UNCATEGORIZED "Uncategorized Events/XLA"
@@ -38,7 +39,7 @@ struct jax_kernel {
     int64_t tid;           /* stream */
     int64_t corr;          /* correlation id, CT_NONE if none or not asked */
     double launch_latency; /* GPU_kernel_launch_latency, µs; NaN when unknown */
-    int host;              /* index among the covered hosts (tool_host) */
+    int host;              /* index among the covered hosts (hl->names) */
 };
 
 /* Called once per kernel; a nonzero return stops the visit and is returned. */
@@ -48,10 +49,10 @@ typedef int (*jax_kernel_fn)(void *arg, const struct jax_kernel *k);
  * (pid, tid), then start, longer first). With want_latency k->corr and
  * k->launch_latency are filled (else the latency is NaN). Without
  * want_category an xplane kernel may get its name's category alone (the
- * hlo_op is not looked at). Returns 0 or a negative errno with ctx->err set
+ * hlo_op is not looked at). Returns 0 or a negative errno with err set
  * (-ENOENT when no kernel was found). */
-int jax_visit(struct tool_ctx *ctx, int want_latency, int want_category, jax_kernel_fn fn,
-              void *arg);
+int jax_visit(const struct host_list *hl, int want_latency, int want_category, jax_kernel_fn fn,
+              void *arg, struct xp_err *err);
 
 /* What a summary groups by. */
 enum jax_group_by {
@@ -82,9 +83,10 @@ struct jax_summary {
 };
 
 /* Build the summary of the covered hosts' kernels into *s. Returns 0 or a
- * negative errno with ctx->err set (-ENOENT when no kernel was found); *s
- * is empty on failure. Keys stay valid while ctx->snap does. */
-int jax_summarize(struct tool_ctx *ctx, enum jax_group_by by, struct jax_summary *s);
+ * negative errno with err set (-ENOENT when no kernel was found); *s
+ * is empty on failure. Keys stay valid while hl->snap does. */
+int jax_summarize(const struct host_list *hl, enum jax_group_by by, struct jax_summary *s,
+                  struct xp_err *err);
 void jax_summary_free(struct jax_summary *s);
 
 #endif

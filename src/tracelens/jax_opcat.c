@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jax_launchers_int.h"
+#include "base/hash.h"
 
 /* TraceLens's JaxOpKeys.ClassCategories, in its order. */
 struct category {
@@ -76,11 +77,8 @@ int jax_is_kernel_name(const char *name)
 /* FNV-1a of s[0..n), high bits folded in. */
 static uint64_t bytes_hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    size_t i;
+    uint64_t h = fnv64(s, n);
 
-    for (i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h ^ (h >> 32);
 }
 

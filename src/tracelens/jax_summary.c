@@ -13,6 +13,7 @@
 #include "jax_launchers_int.h"
 #include "base/np_arith.h"
 #include "base/sort.h"
+#include "base/hash.h"
 
 /* The groups being built, keyed by name or category, with pandas' Kahan
  * group sums. */
@@ -33,16 +34,6 @@ struct group_ctx {
     size_t npids;
 };
 
-/* FNV-1a of a key string. */
-static uint64_t key_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 /* Double the text slots (256 at first) and rehash. 0 or -ENOMEM. */
 static int group_slots_grow(struct group_ctx *g)
 {
@@ -52,7 +43,7 @@ static int group_slots_grow(struct group_ctx *g)
     if (slots == NULL)
         return -ENOMEM;
     for (i = 0; i < g->ngroups; i++) {
-        size_t s = key_hash(g->groups[i].key) & (nslots - 1);
+        size_t s = fnv64_str(g->groups[i].key) & (nslots - 1);
         while (slots[s] != 0)
             s = (s + 1) & (nslots - 1);
         slots[s] = (uint32_t)(i + 1);
@@ -107,7 +98,7 @@ static uint32_t group_by_text(struct group_ctx *g, const char *key)
 
     if ((g->ngroups + 1) * 2 > g->nslots && group_slots_grow(g) != 0)
         return 0;
-    s = key_hash(key) & (g->nslots - 1);
+    s = fnv64_str(key) & (g->nslots - 1);
     while (g->slots[s] != 0 && strcmp(g->groups[g->slots[s] - 1].key, key) != 0)
         s = (s + 1) & (g->nslots - 1);
     if (g->slots[s] == 0) {
@@ -240,7 +231,8 @@ static void group_ctx_free(struct group_ctx *g)
 }
 
 /* Visit, group, order, then the totals and percentages. */
-int jax_summarize(struct tool_ctx *ctx, enum jax_group_by by, struct jax_summary *s)
+int jax_summarize(const struct host_list *hl, enum jax_group_by by, struct jax_summary *s,
+                  struct xp_err *err)
 {
     struct group_ctx g;
     double *ms = NULL, total, cum = 0;
@@ -250,9 +242,9 @@ int jax_summarize(struct tool_ctx *ctx, enum jax_group_by by, struct jax_summary
     memset(s, 0, sizeof(*s));
     memset(&g, 0, sizeof(g));
     g.by = by;
-    rc = jax_visit(ctx, 0, by != JAX_BY_NAME, add_to_group, &g);
+    rc = jax_visit(hl, 0, by != JAX_BY_NAME, add_to_group, &g, err);
     if (rc == 0 && (ms = malloc((g.ngroups + 1) * sizeof(*ms))) == NULL)
-        rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
+        rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0) {
         group_ctx_free(&g);
         return rc;
@@ -264,7 +256,7 @@ int jax_summarize(struct tool_ctx *ctx, enum jax_group_by by, struct jax_summary
     if (rc != 0) {
         free(ms);
         group_ctx_free(&g);
-        return xp_err_set(ctx->err, rc, "out of memory");
+        return xp_err_set(err, rc, "out of memory");
     }
     for (i = 0; i < g.ngroups; i++)
         ms[i] = g.groups[i].ms = g.groups[i].sum / 1000;

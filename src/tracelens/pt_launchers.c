@@ -133,20 +133,19 @@ static double busy_time(const struct ctrace *ct, const uint32_t *ev, uint32_t n,
 
 /* ---- building ---------------------------------------------------------------- */
 
-static const struct ctrace *sort_ct; /* for launcher_cmp; callers hold build_lock */
-
-static int launcher_cmp(const void *a, const void *b)
+/* Two launchers by their events' start (ctx: the trace), then their order
+ * of discovery. */
+static int launcher_cmp(const void *a, const void *b, void *ctx)
 {
+    const struct ctrace *ct = ctx;
     const struct pt_launcher *x = a, *y = b;
-    const struct ctrace_event *ex = &sort_ct->events[x->uid], *ey = &sort_ct->events[y->uid];
+    const struct ctrace_event *ex = &ct->events[x->uid], *ey = &ct->events[y->uid];
     double tx = (ex->flags & CT_HAS_TS) ? ex->ts : 0, ty = (ey->flags & CT_HAS_TS) ? ey->ts : 0;
 
     if (tx != ty)
         return tx < ty ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
-
-static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The launcher of linked GPU event g: the nearest cpu_op above its runtime
  * launch (passing python_function and "execute"), else the launch. */
@@ -264,10 +263,7 @@ static int build(const struct ctrace *ct, struct pt_host *h)
         l->category = pt_op_category(ctrace_str(ct, ct->events[l->uid].name),
                                      ctrace_str(ct, ct->events[best].name));
     }
-    pthread_mutex_lock(&build_lock);
-    sort_ct = ct;
-    xp_qsort(h->v, nl, sizeof(*h->v), launcher_cmp);
-    pthread_mutex_unlock(&build_lock);
+    xp_qsort_r(h->v, nl, sizeof(*h->v), launcher_cmp, (void *)ct);
     rc = pt_find_overlaps(ct, gpu, ngpu, &h->ov, &h->nov);
 out:
     pt_tree_free(&t);
@@ -288,7 +284,7 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     const char *host = arg;
     const struct ctrace *ct;
     struct pt_host *h;
-    int rc = ctrace_snapshot(snap, host, &ct, err);
+    int rc = snapshot_ctrace(snap, host, &ct, err);
 
     if (rc != 0)
         return rc;
@@ -304,45 +300,43 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     return 0;
 }
 
+static const struct snapshot_part pt_launchers_part = {"pt_launchers", build_host,
+                                                       host_launchers_free};
+
 static int host_launchers(struct snapshot *snap, const char *host, const struct pt_host **hp,
                           struct xp_err *err)
 {
-    char *key;
     void *v;
     int rc;
 
-    rc = snapshot_host_key("pt_launchers", host, NULL, &key, err);
-    if (rc == 0) {
-        rc = snapshot_intermediate(snap, key, build_host, host_launchers_free, host, &v, err);
-        free(key);
-    }
+    rc = snapshot_part(snap, &pt_launchers_part, host, NULL, host, &v, err);
     *hp = rc == 0 ? v : NULL;
     return rc;
 }
 
-int pt_launchers_serves(const struct tool_ctx *ctx)
+int pt_launchers_serves(const struct host_list *hl)
 {
-    return tool_host_count(ctx) > 0 &&
-           snapshot_host_file(ctx->snap, tool_host(ctx, 0), SRC_PT_TRACE) != NULL;
+    return hl->n > 0 && snapshot_host_file(hl->snap, hl->names[0], SRC_PT_TRACE) != NULL;
 }
 
-int pt_all_hosts(struct tool_ctx *ctx, const struct pt_host **hs, int *nhosts)
+int pt_all_hosts(const struct host_list *hl, const struct pt_host **hs, int *nhosts,
+                 struct xp_err *err)
 {
-    int i, n = tool_host_count(ctx), rc;
+    int i, n = hl->n, rc;
     uint32_t total = 0;
 
     for (i = 0; i < n; i++) {
         hs[i] = NULL;
-        if (snapshot_host_file(ctx->snap, tool_host(ctx, i), SRC_PT_TRACE) == NULL)
+        if (snapshot_host_file(hl->snap, hl->names[i], SRC_PT_TRACE) == NULL)
             continue;
-        rc = host_launchers(ctx->snap, tool_host(ctx, i), &hs[i], ctx->err);
+        rc = host_launchers(hl->snap, hl->names[i], &hs[i], err);
         if (rc != 0)
             return rc;
         total += hs[i]->n;
     }
     *nhosts = n;
     if (total == 0)
-        return xp_err_set(ctx->err, -ENOENT, "no GPU kernel is launched in this trace");
+        return xp_err_set(err, -ENOENT, "no GPU kernel is launched in this trace");
     return 0;
 }
 

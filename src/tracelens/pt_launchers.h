@@ -21,17 +21,20 @@
 #ifndef XPROFS_PT_LAUNCHERS_H
 #define XPROFS_PT_LAUNCHERS_H
 
-#include "tools/tool.h"
+#include "base/err.h"
+#include "out/out.h"
+#include "session/session.h"
 
-/* 1 when the files of ctx are a PyTorch run's (its first covered host has a
- * PyTorch trace), so the pt_* writers below serve them. */
-int pt_launchers_serves(const struct tool_ctx *ctx);
+/* 1 when the hosts of hl are a PyTorch run's (its first host has a PyTorch
+ * trace), so the pt_* writers below serve them. */
+int pt_launchers_serves(const struct host_list *hl);
 
-/* The three files. Return 0 or a negative errno with ctx->err set (-ENOENT
- * when no GPU kernel is launched). */
-int pt_kernel_launchers_csv(struct tool_ctx *ctx, struct out *o);
-int pt_kernel_launchers_summary_csv(struct tool_ctx *ctx, struct out *o);
-int pt_kernel_launchers_by_category_csv(struct tool_ctx *ctx, struct out *o);
+/* The three files of the hosts of hl. Return 0 or a negative errno with err
+ * set (-ENOENT when no GPU kernel is launched). */
+int pt_kernel_launchers_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+int pt_kernel_launchers_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+int pt_kernel_launchers_by_category_csv(const struct host_list *hl, struct out *o,
+                                        struct xp_err *err);
 
 /* TraceLens's categorize_torch_op for an op name and the name of its first
  * kernel (by start; NULL if none): a static string (pt_opcat.c). */

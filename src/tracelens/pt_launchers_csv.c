@@ -314,16 +314,16 @@ static int write_rows(struct out *o, const struct pt_host *h, const char *host,
     return rc;
 }
 
-int pt_kernel_launchers_csv(struct tool_ctx *ctx, struct out *o)
+int pt_kernel_launchers_csv(const struct host_list *hl, struct out *o, struct xp_err *err)
 {
-    const struct pt_host **hs = calloc((size_t)tool_host_count(ctx) + 1, sizeof(*hs));
+    const struct pt_host **hs = calloc((size_t)hl->n + 1, sizeof(*hs));
     struct pt_buf b;
-    int n = 0, i, rc, multi = tool_host_count(ctx) > 1, int_cols[2];
+    int n = 0, i, rc, multi = hl->n > 1, int_cols[2];
 
     memset(&b, 0, sizeof(b));
     if (hs == NULL)
-        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
-    rc = pt_all_hosts(ctx, hs, &n);
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    rc = pt_all_hosts(hl, hs, &n, err);
     if (rc == 0)
         pt_int_columns(hs, n, &int_cols[0], &int_cols[1]);
     if (rc == 0) {
@@ -335,9 +335,9 @@ int pt_kernel_launchers_csv(struct tool_ctx *ctx, struct out *o)
     }
     for (i = 0; i < n && rc == 0; i++) {
         if (hs[i] != NULL)
-            rc = write_rows(o, hs[i], multi ? tool_host(ctx, i) : NULL, int_cols, &b);
+            rc = write_rows(o, hs[i], multi ? hl->names[i] : NULL, int_cols, &b);
         if (rc != 0)
-            xp_err_set(ctx->err, rc, "out of memory");
+            xp_err_set(err, rc, "out of memory");
     }
     pt_buf_free(&b);
     free(hs);

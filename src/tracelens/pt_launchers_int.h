@@ -11,7 +11,8 @@
 
 #include "reader/ctrace.h"
 #include "out/out.h"
-#include "tools/tool.h"
+#include "session/session.h"
+#include "pt_launchers.h"
 
 /* One launcher. */
 struct pt_launcher {
@@ -44,10 +45,11 @@ struct pt_host {
     size_t nov;
 };
 
-/* The launchers of every covered host with a PyTorch trace into hs[i] (NULL
- * for other hosts; room for tool_host_count) and *nhosts; -ENOENT (with
- * ctx->err) when no kernel is launched anywhere. */
-int pt_all_hosts(struct tool_ctx *ctx, const struct pt_host **hs, int *nhosts);
+/* The launchers of every host of hl with a PyTorch trace into hs[i] (NULL
+ * for other hosts; room for hl->n) and *nhosts; -ENOENT (with err) when no
+ * kernel is launched anywhere. */
+int pt_all_hosts(const struct host_list *hl, const struct pt_host **hs, int *nhosts,
+                 struct xp_err *err);
 
 /* The overlaps of the linked GPU events gpu[0..ngpu) (file order), each
  * event's in its Python set's order, into *ovp (caller frees), *nov.

@@ -151,7 +151,7 @@ static int nodes_make(struct snapshot *snap, const void *arg, void **value, stru
     const struct nodes_arg *a = arg;
     const struct ctrace *ct;
     struct pt_nodes *nd;
-    int rc = ctrace_snapshot(snap, a->host, &ct, err);
+    int rc = snapshot_ctrace(snap, a->host, &ct, err);
 
     if (rc != 0)
         return rc;
@@ -167,19 +167,16 @@ static int nodes_make(struct snapshot *snap, const void *arg, void **value, stru
     return 0;
 }
 
-int pt_nodes_get(struct snapshot *snap, const char *host, int add_python_func,
-                 const struct pt_nodes **np, struct xp_err *err)
+static const struct snapshot_part pt_nodes_part = {"pt_nodes", nodes_make, nodes_free};
+
+int snapshot_pt_nodes(struct snapshot *snap, const char *host, int add_python_func,
+                      const struct pt_nodes **np, struct xp_err *err)
 {
     struct nodes_arg a = {host, add_python_func};
-    char *key;
     void *v;
     int rc;
 
-    rc = snapshot_host_key("pt_nodes", host, add_python_func ? "python" : NULL, &key, err);
-    if (rc == 0) {
-        rc = snapshot_intermediate(snap, key, nodes_make, nodes_free, &a, &v, err);
-        free(key);
-    }
+    rc = snapshot_part(snap, &pt_nodes_part, host, add_python_func ? "python" : NULL, &a, &v, err);
     *np = rc == 0 ? v : NULL;
     return rc;
 }

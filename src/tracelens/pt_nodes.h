@@ -30,8 +30,8 @@ struct pt_nodes {
 
 /* The nodes of host's PyTorch trace (add_python_func as TraceLens's flag).
  * Returns 0 or a negative errno with err set. Valid while the snapshot is. */
-int pt_nodes_get(struct snapshot *snap, const char *host, int add_python_func,
-                 const struct pt_nodes **np, struct xp_err *err);
+int snapshot_pt_nodes(struct snapshot *snap, const char *host, int add_python_func,
+                      const struct pt_nodes **np, struct xp_err *err);
 
 /* Build / free directly (tests). */
 int pt_nodes_build(const struct ctrace *ct, int add_python_func, struct pt_nodes *n);

@@ -13,6 +13,7 @@
 
 #include "gpu_timeline.h"
 #include "pt_pyrepr.h"
+#include "base/hexval.h"
 
 #define MAX_DEPTH 200
 
@@ -202,17 +203,6 @@ static size_t skip_ws(const char *t, size_t len, size_t p)
     while (p < len && (t[p] == ' ' || t[p] == '\t' || t[p] == '\n' || t[p] == '\r'))
         p++;
     return p;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 static int hex4(const char *t, size_t len, size_t p, uint32_t *v)

@@ -36,10 +36,17 @@ void pt_pyset_free(struct pt_pyset *s)
     s->state = NULL;
 }
 
+/* CPython's hash() of an int, for the values met here (|v| < 2^61): the
+ * value itself, except that -1 hashes to -2. */
+static size_t py_hash(int64_t v)
+{
+    return v == -1 ? (size_t)-2 : (size_t)v;
+}
+
 /* Place v in a table known to hold no dummies and not v. */
 static void insert_clean(struct pt_pyset *s, int64_t v)
 {
-    size_t perturb = (size_t)v, i = (size_t)v & s->mask, j;
+    size_t perturb = py_hash(v), i = py_hash(v) & s->mask, j;
 
     for (;;) {
         if (s->state[i] == SLOT_UNUSED)
@@ -90,7 +97,7 @@ static int resize(struct pt_pyset *s, size_t minused)
 
 int pt_pyset_add(struct pt_pyset *s, int64_t v)
 {
-    size_t perturb = (size_t)v, i = (size_t)v & s->mask, probes, e;
+    size_t perturb = py_hash(v), i = py_hash(v) & s->mask, probes, e;
     size_t freeslot = SIZE_MAX;
 
     for (;;) {
@@ -128,7 +135,7 @@ unused:
 
 void pt_pyset_discard(struct pt_pyset *s, int64_t v)
 {
-    size_t perturb = (size_t)v, i = (size_t)v & s->mask, probes, e;
+    size_t perturb = py_hash(v), i = py_hash(v) & s->mask, probes, e;
 
     for (;;) {
         probes = (i + LINEAR_PROBES <= s->mask) ? LINEAR_PROBES : 0;

@@ -1,6 +1,6 @@
 /*
- * pt_pyset.h - the iteration order of a CPython (3.11) set of non-negative
- * integers: an emulation of its open-addressing table (hash = the value,
+ * pt_pyset.h - the iteration order of a CPython (3.11) set of integers
+ * (pids, tids, event indices): an emulation of its open-addressing table (hash = the value,
  * linear probes then perturbed jumps, dummies left by discards, resizes at
  * 3/5 full), so code that loops over a Python set can visit the same items
  * in the same order.

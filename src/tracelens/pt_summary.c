@@ -85,9 +85,9 @@ static int category_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
+static int summary(const struct host_list *hl, struct out *o, int by_category, struct xp_err *err)
 {
-    const struct pt_host **hs = calloc((size_t)tool_host_count(ctx) + 1, sizeof(*hs));
+    const struct pt_host **hs = calloc((size_t)hl->n + 1, sizeof(*hs));
     struct row *rows = NULL;
     struct group *groups = NULL;
     const char **cats = NULL;
@@ -96,8 +96,8 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
     int n = 0, h, rc, int_direct, int_subtree;
 
     if (hs == NULL)
-        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
-    rc = pt_all_hosts(ctx, hs, &n);
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    rc = pt_all_hosts(hl, hs, &n, err);
     if (rc != 0)
         goto out;
     pt_int_columns(hs, n, &int_direct, &int_subtree);
@@ -203,7 +203,7 @@ static int summary(struct tool_ctx *ctx, struct out *o, int by_category)
     rc = 0;
     goto out;
 nomem:
-    rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    rc = xp_err_set(err, -ENOMEM, "out of memory");
 out:
     free(hs);
     free(rows);
@@ -213,12 +213,13 @@ out:
     return rc;
 }
 
-int pt_kernel_launchers_summary_csv(struct tool_ctx *ctx, struct out *o)
+int pt_kernel_launchers_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err)
 {
-    return summary(ctx, o, 0);
+    return summary(hl, o, 0, err);
 }
 
-int pt_kernel_launchers_by_category_csv(struct tool_ctx *ctx, struct out *o)
+int pt_kernel_launchers_by_category_csv(const struct host_list *hl, struct out *o,
+                                        struct xp_err *err)
 {
-    return summary(ctx, o, 1);
+    return summary(hl, o, 1, err);
 }

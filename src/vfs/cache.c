@@ -2,6 +2,7 @@
  * cache.c - single-flight LRU of produced blobs; see cache.h.
  */
 #include "cache.h"
+#include "base/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,14 +20,6 @@ struct cache_entry {
     struct blob *blob; /* held blob, or NULL */
     long long size;    /* size of the last blob made at gen, or -1 */
 };
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 int cache_init(struct cache *c, size_t max_bytes)
 {
@@ -62,7 +55,7 @@ void cache_destroy(struct cache *c)
 
 static struct cache_entry *find(struct cache *c, const char *key)
 {
-    struct cache_entry *e = c->slots[hash_str(key) & (c->nslots - 1)];
+    struct cache_entry *e = c->slots[fnv64_str(key) & (c->nslots - 1)];
 
     while (e != NULL && strcmp(e->key, key) != 0)
         e = e->hnext;
@@ -154,7 +147,7 @@ int cache_get(struct cache *c, const char *key, uint64_t gen, int keep, cache_fi
             return xp_err_set(err, -ENOMEM, "out of memory");
         }
         e->size = -1;
-        size_t h = hash_str(key) & (c->nslots - 1);
+        size_t h = fnv64_str(key) & (c->nslots - 1);
         e->hnext = c->slots[h];
         c->slots[h] = e;
         c->nentries++;

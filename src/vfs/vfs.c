@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/bigalloc.h"
+#include "trace/trace_index.h"
 
 /* A file being made in a thread of its own for vfs_open_file. */
 struct vfs_producing {
@@ -79,11 +80,18 @@ void vfs_close(struct vfs *v)
     while (v->producing != NULL)
         pthread_cond_wait(&v->produced, &v->lock);
     pthread_mutex_unlock(&v->lock);
+    trace_index_drain();
     cache_destroy(&v->cache);
     catalog_close(v->cat);
     pthread_cond_destroy(&v->produced);
     pthread_mutex_destroy(&v->lock);
     free(v);
+}
+
+void vfs_complete_traces(struct vfs *v, int on)
+{
+    (void)v;
+    trace_index_background(on);
 }
 
 void vfs_node_free(struct vfs_node *node)

@@ -68,6 +68,12 @@ struct vfs {
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
 
+/* Whether a trace index built for a zoomed-out request is completed on a
+ * thread of its own once that request is answered (the mount: the zoom that
+ * follows finds it complete), or left until a request reads deeper (the
+ * default). vfs_close waits for such completions. */
+void vfs_complete_traces(struct vfs *v, int on);
+
 /* Resolve a path relative to the root ("" = root, no leading slash needed).
  * Returns 0 and *node (free with vfs_node_free), -ENOENT, or -EINVAL for a
  * bad query string. Never converts anything. */

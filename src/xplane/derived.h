@@ -24,6 +24,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/intern.h"
 #include "derived_hlo.h"
 #include "group.h"
 #include "reader/xspace.h"
@@ -83,15 +84,15 @@ struct dv_line {
 };
 
 struct derived {
-    struct dv_line *lines;    /* all derived lines with events */
-    uint32_t nlines;          /* entries in lines */
-    int64_t **display_ids;    /* [plane][line]: new display id of a stream, 0 = unchanged */
-    uint32_t nplanes;         /* entries in display_ids */
-    struct arena arena;       /* names */
-    struct derived_hlo *hlo;  /* HLO instructions (their names are event names), or NULL */
-    struct dv_intern *intern; /* event names stored once each (derived.c) */
-    struct derived **parts;   /* the parts built in parallel (their names) */
-    uint32_t nparts;          /* entries in parts */
+    struct dv_line *lines;   /* all derived lines with events */
+    uint32_t nlines;         /* entries in lines */
+    int64_t **display_ids;   /* [plane][line]: new display id of a stream, 0 = unchanged */
+    uint32_t nplanes;        /* entries in display_ids */
+    struct arena arena;      /* names */
+    struct derived_hlo *hlo; /* HLO instructions (their names are event names), or NULL */
+    struct intern *intern;   /* event names stored once each (derived_line.c) */
+    struct derived **parts;  /* the parts built in parallel (their names) */
+    uint32_t nparts;         /* entries in parts */
 };
 
 /* Derive the lines of xs's GPU planes; g may be NULL (no groups); hlo is

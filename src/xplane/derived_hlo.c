@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_stats/op_stats_tfop.h"
+#include "tfop.h"
+#include "base/hash.h"
 
 /* --- framework op names (tf_op_utils.cc) ------------------------------------- */
 
@@ -71,60 +72,14 @@ int derived_tf_op_scopes(const char *s, size_t n, int (*fn)(void *, const char *
 
 /* --- interned strings --------------------------------------------------------- */
 
-static uint32_t str_hash(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u;
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
-
-static int intern_grow(struct derived_hlo *h)
-{
-    uint32_t cap = h->interned_cap ? h->interned_cap * 2 : 256, i;
-    const char **t = calloc(cap, sizeof(*t));
-
-    if (t == NULL)
-        return -ENOMEM;
-    for (i = 0; i < h->interned_cap; i++) {
-        const char *s = h->interned[i];
-        uint32_t k;
-        if (s == NULL)
-            continue;
-        k = str_hash(s, strlen(s)) & (cap - 1);
-        while (t[k] != NULL)
-            k = (k + 1) & (cap - 1);
-        t[k] = s;
-    }
-    free(h->interned);
-    h->interned = t;
-    h->interned_cap = cap;
-    return 0;
-}
-
 /* The stored copy of s[0..n), or NULL when out of memory. */
 static const char *intern(struct derived_hlo *h, const char *s, size_t n)
 {
-    uint32_t k;
-    char *copy;
+    uint32_t id;
 
-    if (2 * (h->ninterned + 1) > h->interned_cap && intern_grow(h) != 0)
+    if (intern_add(&h->strings, s, n, &id) != 0)
         return NULL;
-    k = str_hash(s, n) & (h->interned_cap - 1);
-    while (h->interned[k] != NULL) {
-        const char *t = h->interned[k];
-        if (memchr(s, '\0', n) == NULL && strncmp(t, s, n) == 0 && t[n] == '\0')
-            return t;
-        k = (k + 1) & (h->interned_cap - 1);
-    }
-    copy = arena_strndup(&h->arena, n ? s : "", n);
-    if (copy == NULL)
-        return NULL;
-    h->interned[k] = copy;
-    h->ninterned++;
-    return copy;
+    return h->strings.text[id];
 }
 
 /* Collects the interned name scopes of one op. */
@@ -256,7 +211,7 @@ static int index_module(struct dh_module *mod)
     mod->index_cap = cap;
     for (i = 0; i < mod->ninstrs; i++) {
         const struct dh_instr *in = &mod->instrs[i];
-        for (k = str_hash(in->name, in->name_len) & (cap - 1); mod->index[k] != 0;
+        for (k = fnv32(in->name, in->name_len) & (cap - 1); mod->index[k] != 0;
              k = (k + 1) & (cap - 1)) {
             const struct dh_instr *o = &mod->instrs[mod->index[k] - 1];
             if (o->name_len == in->name_len && memcmp(o->name, in->name, in->name_len) == 0)
@@ -308,7 +263,7 @@ void derived_hlo_free(struct derived_hlo *h)
         free(h->mods[i].index);
     }
     free(h->mods);
-    free(h->interned);
+    intern_free(&h->strings);
     arena_free(&h->arena);
     free(h);
 }
@@ -339,6 +294,10 @@ int derived_hlo_build(const struct hlo_modules *mods, struct derived_hlo **hp, s
         return xp_err_set(err, -ENOMEM, "out of memory reading HLO");
     }
     arena_init(&h->arena);
+    if (intern_init(&h->strings) != 0) {
+        derived_hlo_free(h);
+        return xp_err_set(err, -ENOMEM, "out of memory reading HLO");
+    }
     memset(&sl, 0, sizeof(sl));
     sl.h = h;
     for (i = 0; i < mods->nmods && rc == 0; i++) {
@@ -380,7 +339,7 @@ const struct dh_instr *derived_hlo_find(const struct derived_hlo *h, uint64_t pr
     if (lo == h->nmods || h->mods[lo].program_id != program_id)
         return NULL;
     mod = &h->mods[lo];
-    for (k = str_hash(name, n) & (mod->index_cap - 1); mod->index[k] != 0;
+    for (k = fnv32(name, n) & (mod->index_cap - 1); mod->index[k] != 0;
          k = (k + 1) & (mod->index_cap - 1)) {
         const struct dh_instr *in = &mod->instrs[mod->index[k] - 1];
         if (in->name_len == n && memcmp(in->name, name, n) == 0)

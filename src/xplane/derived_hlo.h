@@ -20,6 +20,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/intern.h"
 #include "hlo/hlo_module.h"
 
 struct dh_instr {
@@ -44,9 +45,7 @@ struct derived_hlo {
     struct arena arena;     /* every string and array */
     struct dh_module *mods; /* sorted by program id */
     uint32_t nmods;         /* entries */
-    const char **interned;  /* open-addressing table of the stored strings */
-    uint32_t interned_cap;  /* its size (a power of two) */
-    uint32_t ninterned;     /* strings in it */
+    struct intern strings;  /* names, stored once each */
 };
 
 /* The map of a host's HLO modules (the first module of a program id wins;

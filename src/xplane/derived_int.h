@@ -111,7 +111,7 @@ int dvb_expand_or_add(struct builder_line *b, const char *name, const char *disp
 const char *dv_strdup(struct derived *dv, const char *s, size_t n);
 
 /* Release a table of stored names (NULL is a no-op). */
-void dv_intern_free(struct dv_intern *in);
+void dv_intern_free(struct intern *in);
 
 /* The stored copy of s[0..n) (same bytes, same pointer), or NULL when out
  * of memory. */

@@ -7,6 +7,7 @@
 #include "derived_int.h"
 #include "base/bigalloc.h"
 #include "base/sort.h"
+#include "base/intern.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -271,33 +272,9 @@ const char *dv_strdup(struct derived *dv, const char *s, size_t n)
     return arena_strndup(&dv->arena, s, n);
 }
 
-/* Names stored once: an open-addressing table of the arena's copies. */
-struct dv_name {
-    const char *s; /* NUL-terminated copy, or NULL: free slot */
-    uint32_t len;  /* its length */
-    uint32_t hash; /* its hash */
-};
-
-struct dv_intern {
-    struct dv_name *slots; /* cap entries */
-    uint32_t cap;          /* a power of two */
-    uint32_t n;            /* used slots */
-};
-
-static uint32_t name_hash(const char *s, size_t n)
+void dv_intern_free(struct intern *in)
 {
-    uint32_t h = 2166136261u;
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
-
-void dv_intern_free(struct dv_intern *in)
-{
-    if (in != NULL)
-        free(in->slots);
+    intern_free(in);
     free(in);
 }
 
@@ -305,43 +282,20 @@ void dv_intern_free(struct dv_intern *in)
  * of memory. */
 const char *dv_intern(struct derived *dv, const char *s, size_t n)
 {
-    struct dv_intern *in = dv->intern;
-    uint32_t h = name_hash(s, n), k;
-    const char *copy;
+    uint32_t id;
 
-    if (n > UINT32_MAX)
-        return NULL;
-    if (in == NULL && (in = dv->intern = calloc(1, sizeof(*in))) == NULL)
-        return NULL;
-    if (2 * (in->n + 1) > in->cap) {
-        uint32_t cap = in->cap ? in->cap * 2 : 1024, i;
-        struct dv_name *t = calloc(cap, sizeof(*t));
-        if (t == NULL)
+    if (dv->intern == NULL) {
+        if ((dv->intern = malloc(sizeof(*dv->intern))) == NULL)
             return NULL;
-        for (i = 0; i < in->cap; i++) {
-            if (in->slots[i].s == NULL)
-                continue;
-            for (k = in->slots[i].hash & (cap - 1); t[k].s != NULL; k = (k + 1) & (cap - 1))
-                ;
-            t[k] = in->slots[i];
+        if (intern_init(dv->intern) != 0) {
+            dv_intern_free(dv->intern);
+            dv->intern = NULL;
+            return NULL;
         }
-        free(in->slots);
-        in->slots = t;
-        in->cap = cap;
     }
-    for (k = h & (in->cap - 1); in->slots[k].s != NULL; k = (k + 1) & (in->cap - 1)) {
-        const struct dv_name *e = &in->slots[k];
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
-            return e->s;
-    }
-    copy = arena_strndup(&dv->arena, n ? s : "", n);
-    if (copy == NULL)
+    if (intern_add(dv->intern, s, n, &id) != 0)
         return NULL;
-    in->slots[k].s = copy;
-    in->slots[k].len = (uint32_t)n;
-    in->slots[k].hash = h;
-    in->n++;
-    return copy;
+    return dv->intern->text[id];
 }
 
 /* v in decimal at buf (21 bytes suffice); returns the length. */

@@ -363,18 +363,15 @@ static void free_groups(void *value)
     xp_groups_free(value);
 }
 
+static const struct snapshot_part groups_part = {"groups", build_groups, free_groups};
+
 int snapshot_groups(struct snapshot *snap, const char *host, const struct xp_groups **gp,
                     struct xp_err *err)
 {
-    char *key;
     void *v;
     int rc;
 
-    rc = snapshot_host_key("groups", host, NULL, &key, err);
-    if (rc == 0) {
-        rc = snapshot_intermediate(snap, key, build_groups, free_groups, host, &v, err);
-        free(key);
-    }
+    rc = snapshot_part(snap, &groups_part, host, NULL, host, &v, err);
     *gp = rc == 0 ? v : NULL;
     return rc;
 }

@@ -410,13 +410,13 @@ static int gather_line(void *arg, size_t i)
     return 0;
 }
 
-static const uint32_t *sort_nevents; /* qsort context; guarded by sort_lock */
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int bigger_line_first(const void *a, const void *b)
+/* Two line indices, the line with more events first (ctx: the lines' first
+ * event indices, one past the end included). */
+static int bigger_line_first(const void *a, const void *b, void *ctx)
 {
+    const uint32_t *base = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint32_t nx = sort_nevents[x + 1] - sort_nevents[x], ny = sort_nevents[y + 1] - sort_nevents[y];
+    uint32_t nx = base[x + 1] - base[x], ny = base[y + 1] - base[y];
 
     if (nx != ny)
         return nx > ny ? -1 : 1;
@@ -490,10 +490,7 @@ int gr_gather(struct forest *f)
         line_out_init(&job.outs[i]);
         job.order[i] = i;
     }
-    pthread_mutex_lock(&sort_lock);
-    sort_nevents = f->line_base;
-    xp_qsort(job.order, f->nlines, sizeof(*job.order), bigger_line_first);
-    pthread_mutex_unlock(&sort_lock);
+    xp_qsort_r(job.order, f->nlines, sizeof(*job.order), bigger_line_first, (void *)f->line_base);
     if ((rc = parallel_for(f->nlines, 0, gather_line, &job)) != 0)
         goto out;
     for (i = 0; i < f->nlines && rc == 0; i++) {

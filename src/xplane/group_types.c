@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_stats/op_stats_tfop.h"
+#include "tfop.h"
 #include "reader/tpu_planes.h"
 
 static const struct {

@@ -374,7 +374,7 @@ static int build_steps(struct snapshot *snap, const void *argp, void **value, st
             rc = xp_steps_from_xspace(xs, arg->step, &m, err);
     } else if (snapshot_host_file(snap, arg->host, SRC_TRACE_JSON) != NULL) {
         const struct ctrace *ct;
-        rc = ctrace_snapshot(snap, arg->host, &ct, err);
+        rc = snapshot_ctrace(snap, arg->host, &ct, err);
         if (rc == 0)
             rc = xp_steps_from_ctrace(ct, arg->step, &m, err);
     } else {
@@ -393,20 +393,18 @@ static int build_steps(struct snapshot *snap, const void *argp, void **value, st
     return 0;
 }
 
-int xp_steps_snapshot(struct snapshot *snap, const char *host, const char *step,
-                      const struct xp_steps **sp, struct xp_err *err)
+static const struct snapshot_part steps_part = {"steps", build_steps, free_steps};
+
+int snapshot_steps(struct snapshot *snap, const char *host, const char *step,
+                   const struct xp_steps **sp, struct xp_err *err)
 {
     struct steps_arg arg = {host, step};
-    char *key;
     void *v;
     int rc;
 
-    /* The step name is the user's text: any byte but NUL (the key's variant,
-     * after a '/' that no host name holds); no step is no variant. */
-    if ((rc = snapshot_host_key("steps", host, step, &key, err)) != 0)
-        return rc;
-    rc = snapshot_intermediate(snap, key, build_steps, free_steps, &arg, &v, err);
-    free(key);
+    /* The step name is the user's text: any byte but NUL, a variant of its
+     * own; no step is no variant. */
+    rc = snapshot_part(snap, &steps_part, host, step, &arg, &v, err);
     *sp = rc == 0 ? v : NULL;
     return rc;
 }

@@ -16,7 +16,7 @@
  * inside another step of the same thread is a region of that step.
  *
  * The model is built once per (snapshot, host, step choice) through
- * xp_steps_snapshot() and is read-only afterwards; names point into the
+ * snapshot_steps() and is read-only afterwards; names point into the
  * snapshot's profile and stay valid while the snapshot is held.
  */
 #ifndef XPROFS_STEPS_H
@@ -96,8 +96,8 @@ void xp_steps_free(struct xp_steps *m);
 /* The model of host in snap for step (NULL: detect), built once per snapshot;
  * it belongs to the snapshot. A host without steps gets an empty model whose
  * reason is also logged to errors.txt. */
-int xp_steps_snapshot(struct snapshot *snap, const char *host, const char *step,
-                      const struct xp_steps **sp, struct xp_err *err);
+int snapshot_steps(struct snapshot *snap, const char *host, const char *step,
+                   const struct xp_steps **sp, struct xp_err *err);
 
 /* Name of a source ("step_num", "root", "tf_step_marker", "asked", "none"). */
 const char *xp_steps_source_name(enum xp_steps_source s);

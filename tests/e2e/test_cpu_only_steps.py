@@ -1,5 +1,5 @@
 """Steps of a host without devices (a CPU-only TensorFlow or JAX profile):
-XProf's ConvertHostThreadsXPlaneToStepEvents (src/op_stats_host.c), then the
+XProf's ConvertHostThreadsXPlaneToStepEvents (src/op_stats/op_stats_host.c), then the
 step database and input_pipeline_analyzer.json / overview_page.json.
 
 The hand profile has one /host:CPU plane with a "python" thread and a

@@ -1,5 +1,5 @@
 /*
- * test_intervals.c - unit tests of src/intervals.c: sums, unions, and the
+ * test_intervals.c - unit tests of src/base/intervals.c: sums, unions, and the
  * iterative nesting checked against a brute-force model on random spans.
  */
 #include <setjmp.h>

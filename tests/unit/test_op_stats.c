@@ -16,7 +16,7 @@
 
 #include "op_stats/op_stats.h"
 #include "op_stats/op_stats_input.h"
-#include "op_stats/op_stats_tfop.h"
+#include "xplane/tfop.h"
 
 static void check_parse(const char *s, enum tfop_category cat, const char *name, const char *type)
 {

@@ -1,6 +1,6 @@
 /*
  * test_trace_background.c - a trace index built for a zoomed-out window
- * through a real snapshot (trace_index_get): coarse at first, completed by
+ * through a real snapshot (snapshot_trace_index): coarse at first, completed by
  * a later request that reads deeper, or in the background once a request
  * was answered from it when background completion is on (the mount's
  * default), and not when it is off.
@@ -84,7 +84,7 @@ static const struct tv_host *coarse_index(const struct fixture *f, struct sessio
     *sp = session_new("run", f->dir, f->dir);
     assert_non_null(*sp);
     assert_int_equal(session_snapshot(*sp, snapp, &err), 0);
-    assert_int_equal(trace_index_get(*snapp, "h", &whole, &h, &err), 0);
+    assert_int_equal(snapshot_trace_index(*snapp, "h", &whole, &h, &err), 0);
     assert_non_null(h);
     assert_int_equal(h->nevents, NEVENTS);
     /* Coarse: only the levels that window reads are listed. */
@@ -105,7 +105,7 @@ static void test_deeper_request_completes(void **state)
     h = coarse_index(*state, &s, &snap);
     assert_true(tv_window_level(h, &deep) > tv_levels_of(h)->known);
     assert_int_equal(tv_select_window(h, &deep, &idx, &n), -EINVAL);
-    assert_int_equal(trace_index_get(snap, "h", &deep, &again, &err), 0);
+    assert_int_equal(snapshot_trace_index(snap, "h", &deep, &again, &err), 0);
     assert_ptr_equal(again, h);
     assert_int_equal(tv_levels_of(h)->known, TV_LEVELS - 1);
     assert_int_equal(tv_select_window(h, &deep, &idx, &n), 0);

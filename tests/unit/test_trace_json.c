@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "trace/trace_json.h"
 
 /* Everything written to o as a NUL-terminated string (o is discarded). */
@@ -151,10 +152,10 @@ static void test_g6(void **state)
 static void test_std_hash(void **state)
 {
     /* Values printed by g++ (libstdc++) std::hash<std::string_view>. */
-    assert_true(tj_std_hash("", 0) == 6142509188972423790ull);
-    assert_true(tj_std_hash("a", 1) == 4993892634952068459ull);
-    assert_true(tj_std_hash("@@15/cudnn-conv.1.0", 19) == 14475575727008651506ull);
-    assert_true(tj_std_hash("hello world, 16b", 16) == 7089339054849678518ull);
+    assert_true(std_hash_bytes("", 0) == 6142509188972423790ull);
+    assert_true(std_hash_bytes("a", 1) == 4993892634952068459ull);
+    assert_true(std_hash_bytes("@@15/cudnn-conv.1.0", 19) == 14475575727008651506ull);
+    assert_true(std_hash_bytes("hello world, 16b", 16) == 7089339054849678518ull);
 }
 
 static void test_frame_order_of_xprof(void **state)
@@ -184,7 +185,7 @@ static void test_frame_order_of_xprof(void **state)
         char buf[128];
         uint64_t h;
         snprintf(buf, sizeof(buf), "@@%s", names[i]);
-        h = tj_std_hash(buf, strlen(buf));
+        h = std_hash_bytes(buf, strlen(buf));
         assert_true(h > prev);
         prev = h;
     }

@@ -1,5 +1,5 @@
 /*
- * op_stats_tfop.h - framework op names as XProf parses them.
+ * tfop.h - framework op names as XProf parses them.
  *
  * A port of tsl::profiler::ParseTfOpFullname (xla/tsl/profiler/utils/
  * tf_op_utils.cc): "name:Type" is a TensorFlow op, "scope/op:" or

@@ -1,10 +1,10 @@
 /*
- * op_stats_tfop.c - framework op name parsing (see op_stats_tfop.h).
+ * tfop.c - framework op name parsing (see tfop.h).
  *
  * The regular expressions of tf_op_utils.cc are written out as small
  * character-class scanners.
  */
-#include "op_stats_tfop.h"
+#include "tfop.h"
 
 #include <stdint.h>
 #include <string.h>
