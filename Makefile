@@ -54,7 +54,7 @@ ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan check-layers bench bench-instr fuzz install clean format
+.PHONY: all deps demo test test-unit test-e2e test-asan test-clang check-layers bench bench-instr fuzz install clean format
 .SECONDARY:
 
 all: $(BINS) $(UNIT_BIN)
@@ -149,6 +149,7 @@ test: deps
 	$(MAKE) test-unit
 	$(MAKE) test-e2e
 	$(MAKE) test-asan
+	$(MAKE) test-clang
 
 # The small fixed profiles of our generator, seeds of test_fuzz_tools.
 TOOL_SEEDS = $(BUILD)/tests/tool-seeds
@@ -186,6 +187,13 @@ test-asan:
 	  XPROFS_BUILD=$(abspath build-asan) XPROFS_SANITIZED=1 XPROFS_UI_LOAD_SECONDS=5 \
 	  $(PYTEST) -q $(PYTEST_WORKERS) tests/e2e
 
+# clang's UBSan checks what gcc's lacks (pointer-overflow: arithmetic on
+# NULL): the unit tests, fuzz regressions and tool seeds included, built
+# with clang.
+test-clang:
+	$(MAKE) -j$(JOBS) BUILD=build-clang CC=clang OPT=-O1 SANITIZE="-fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" build-clang/libxprofs.a build-clang/xprofs-synth $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN))
+	UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) BUILD=build-clang CC=clang test-unit
+
 # --- demo ------------------------------------------------------------------
 demo: deps all
 	sh contrib/demo.sh $(BUILD)
@@ -222,4 +230,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-fuzz demo-logs
+	rm -rf build build-asan build-clang build-fuzz demo-logs

@@ -26,6 +26,7 @@
 
 #define MAX_CONNECTIONS 64            /* served at once; more are refused */
 #define MAX_REQUEST_BYTES (64 * 1024) /* request line and headers */
+#define MAX_QUERY_FIELDS 64           /* ?a=1&b=2...: more get 431 */
 #define IDLE_TIMEOUT_S 120            /* idle keep-alive connections */
 #define THREAD_STACK (512 * 1024)     /* bytes per connection thread */
 #define PREFIX "/data/plugin/profile"
@@ -36,28 +37,80 @@ struct ui_server {
     int loopback;               /* listening on a loopback address only */
 };
 
-/* Per request; created by uri_seen(), freed by request_done(). */
+/*
+ * The request under way on a connection. It belongs to the connection:
+ * made when MHD accepts it and freed when MHD closes it (conn_notify), both
+ * of which MHD always reports, so a request MHD drops before any handler
+ * runs (a request line or headers past its memory) leaks nothing. Each
+ * request line resets it (uri_seen); request_done logs it.
+ */
 struct request {
     struct timespec start; /* when the request line was read */
-    char *uri;             /* raw request target */
+    char *uri;             /* raw request target, NULL between requests */
     char method[16];       /* request method, for the log */
     int seen;              /* the access handler was called once */
+    int too_many_fields;   /* the query had more than MAX_QUERY_FIELDS fields */
     unsigned int status;   /* status sent; 0 until then */
 };
 
-static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
 {
-    struct request *rq = calloc(1, sizeof(*rq));
+    struct request *rq = *socket_context;
 
     (void)cls;
     (void)conn;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = calloc(1, sizeof(struct request));
+    } else if (rq) {
+        free(rq->uri);
+        free(rq);
+        *socket_context = NULL;
+    }
+}
+
+/* The number of '&'-separated fields of the query of uri. */
+static size_t query_fields(const char *uri)
+{
+    const char *q = strchr(uri, '?');
+    size_t n;
+
+    if (!q || q[1] == '\0')
+        return 0;
+    for (n = 1; (q = strchr(q + 1, '&')) != NULL; n++)
+        ;
+    return n;
+}
+
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct request *rq = ci ? ci->socket_context : NULL;
+
+    (void)cls;
     if (!rq)
         return NULL;
+    free(rq->uri);
+    memset(rq, 0, sizeof(*rq));
     rq->uri = strdup(uri);
     if (!rq->uri || clock_gettime(CLOCK_MONOTONIC, &rq->start) != 0) {
         free(rq->uri);
-        free(rq);
+        rq->uri = NULL;
         return NULL;
+    }
+    /*
+     * MHD stores each query field in the connection's memory right after
+     * this call, and with a few hundred of them it runs out and closes the
+     * connection unanswered. No route takes more than a dozen, so a query
+     * past MAX_QUERY_FIELDS is cut off here, where MHD's copy of the line
+     * can still be changed (the text after '?' is what it parses next), and
+     * the handler answers 431 with the reason. The log keeps rq->uri.
+     */
+    if (query_fields(uri) > MAX_QUERY_FIELDS) {
+        char *q = strchr((char *)uri, '?');
+        q[1] = '\0';
+        rq->too_many_fields = 1;
     }
     return rq;
 }
@@ -74,14 +127,14 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)toe;
     if (!rq)
         return;
-    if (!s->conf->quiet && rq->status) {
+    if (!s->conf->quiet && rq->status && rq->uri) {
         if (clock_gettime(CLOCK_MONOTONIC, &now) == 0)
             secs = (double)(now.tv_sec - rq->start.tv_sec) +
                    (double)(now.tv_nsec - rq->start.tv_nsec) / 1e9;
         ui_access_log(rq->method, rq->uri, rq->status, secs);
     }
     free(rq->uri);
-    free(rq);
+    rq->uri = NULL; /* the connection frees rq itself */
     *req_cls = NULL;
 }
 
@@ -153,7 +206,7 @@ static int host_header_ok(struct MHD_Connection *conn)
     size_t n;
 
     if (!h)
-        return 1; /* HTTP/1.0 without Host; MHD refuses that for 1.1 */
+        return 1; /* HTTP/1.0 without Host (dispatch refuses it for 1.1) */
     if (h[0] == '[')
         return strncmp(h, "[::1]", 5) == 0 && (h[5] == '\0' || h[5] == ':');
     n = strcspn(h, ":");
@@ -166,12 +219,22 @@ static int host_header_ok(struct MHD_Connection *conn)
 
 /* Fills r for a GET or HEAD of url. */
 static void dispatch(struct ui_server *s, struct MHD_Connection *conn, struct request *rq,
-                     const char *url, struct ui_reply *r)
+                     const char *url, const char *version, struct ui_reply *r)
 {
     struct ui_req q = {conn, s->conf};
     char path[4096];
     ui_route_fn fn;
 
+    if (rq->too_many_fields) {
+        ui_reply_text(r, 431, "request header fields too large: more than %d query fields",
+                      MAX_QUERY_FIELDS);
+        return;
+    }
+    if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+        !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
+        ui_reply_text(r, 400, "bad request: an HTTP/1.1 request needs a Host header");
+        return;
+    }
     if (s->loopback && !host_header_ok(conn)) {
         ui_reply_text(r, 403, "forbidden: this server answers only for localhost");
         return;
@@ -207,7 +270,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     const char *accept;
     int get;
 
-    (void)version;
     (void)upload_data;
     if (!rq)
         return MHD_NO;
@@ -229,7 +291,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     } else if (*upload_data_size != 0) {
         ui_reply_text(&r, 400, "bad request: a %s has no body", method);
     } else {
-        dispatch(s, conn, rq, url, &r);
+        dispatch(s, conn, rq, url, version, &r);
     }
     accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     return ui_respond(conn, &r, ui_gzip_accepted(accept), &rq->status);
@@ -295,8 +357,9 @@ struct ui_server *ui_server_start(const struct ui_conf *conf, unsigned int *port
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MAX_REQUEST_BYTES,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)THREAD_STACK, MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_NOTIFY_COMPLETED,
-        request_done, s, MHD_OPTION_END);
+        (size_t)THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+        MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+        MHD_OPTION_END);
     if (!s->daemon) {
         fprintf(stderr, "xprofs-ui: cannot listen on %s port %u\n", conf->host, conf->port);
         free(s);

@@ -27,10 +27,12 @@ struct wire {
     const uint8_t *end; /* one past the last byte */
 };
 
+/* The n bytes at p; an empty view may have p NULL (no pointer arithmetic on
+ * it then: NULL + 0 is undefined in C). */
 static inline void wire_init(struct wire *w, const void *p, size_t n)
 {
     w->p = p;
-    w->end = (const uint8_t *)p + n;
+    w->end = n > 0 ? (const uint8_t *)p + n : w->p;
 }
 
 static inline int wire_eof(const struct wire *w)

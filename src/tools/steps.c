@@ -1,6 +1,6 @@
 /*
  * steps.c - steps.csv, steps.json, regions.csv, regions.json: where each step
- * spent its time, nesting-aware (our own tool; the model is src/steps.h).
+ * spent its time, nesting-aware (our own tool; the model is src/xplane/steps.h).
  *
  * steps.csv: one row per step occurrence, then one per region inside it
  * (events of the step's thread that start inside it, nested by containment),
@@ -72,6 +72,10 @@ static int get_opts(const struct tool_ctx *ctx, struct opts *op)
 
     op->step = query_get(ctx->q, "step");
     op->thread = query_get(ctx->q, "thread");
+    if (op->step != NULL && op->step[0] == '\0')
+        return xp_err_set(ctx->err, -EINVAL, "step= needs the name of a step annotation");
+    if (op->thread != NULL && op->thread[0] == '\0')
+        return xp_err_set(ctx->err, -EINVAL, "thread= needs a thread name or id");
     op->min_depth = query_num(ctx->q, "min_depth", &v) ? (int64_t)v : 0;
     op->max_depth = query_num(ctx->q, "max_depth", &v) ? (int64_t)v : INT64_MAX;
     if (op->min_depth > op->max_depth)
@@ -296,6 +300,46 @@ static int host_readable(const struct tool_ctx *ctx, const char *host)
            snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL;
 }
 
+/* A step= or thread= that selects nothing is a mistake in the request, not
+ * an empty answer: -EINVAL with the reason. models[0..n) may hold NULLs
+ * (hosts without a trace). */
+static int check_selection(const struct tool_ctx *ctx, const struct opts *op,
+                           const struct xp_steps *const *models, int n)
+{
+    uint32_t s, nsteps = 0, selected = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const struct xp_steps *m = models[i];
+        if (m == NULL)
+            continue;
+        nsteps += m->nsteps;
+        for (s = 0; s < m->nsteps; s++)
+            selected += thread_selected(op, &m->threads[m->steps[s].thread]);
+    }
+    if (op->step != NULL && nsteps == 0)
+        return xp_err_set(ctx->err, -EINVAL, "step=%s: no event of that name in this %s", op->step,
+                          ctx->host != NULL ? "host" : "run");
+    if (op->thread != NULL && nsteps > 0 && selected == 0)
+        return xp_err_set(ctx->err, -EINVAL, "thread=%s: no step on a thread of that name or id",
+                          op->thread);
+    return 0;
+}
+
+/* The step model of every covered host with a trace into models[0..n)
+ * (NULL for the others), then check_selection. */
+static int get_models(struct tool_ctx *ctx, const struct opts *op, const struct xp_steps **models,
+                      int n)
+{
+    int i, rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        if (host_readable(ctx, tool_host(ctx, i)))
+            rc = snapshot_steps(ctx->snap, tool_host(ctx, i), op->step, &models[i], ctx->err);
+    }
+    return rc != 0 ? rc : check_selection(ctx, op, models, n);
+}
+
 /* JSON "hosts" entry of one model. */
 static void write_host_info(struct out *o, const char *host, const struct xp_steps *m, int first)
 {
@@ -350,10 +394,7 @@ static int steps_write(struct tool_ctx *ctx, struct out *o, int json)
     models = calloc((size_t)n + 1, sizeof(*models));
     if (models == NULL)
         return xp_err_set(ctx->err, -ENOMEM, "out of memory");
-    for (i = 0; i < n && rc == 0; i++) {
-        if (host_readable(ctx, tool_host(ctx, i)))
-            rc = snapshot_steps(ctx->snap, tool_host(ctx, i), op.step, &models[i], ctx->err);
-    }
+    rc = get_models(ctx, &op, models, n);
     if (rc != 0) {
         free(models);
         return rc;
@@ -607,23 +648,29 @@ static int write_aggs(struct out *o, int json, struct collect *c)
 static int regions_write(struct tool_ctx *ctx, struct out *o, int json)
 {
     struct collect c = {NULL, 0, 0, 0, 0};
+    const struct xp_steps **models;
     struct opts op;
     int i, n = tool_host_count(ctx), rc, first = 1;
 
     rc = get_opts(ctx, &op);
     if (rc != 0)
         return rc;
+    models = calloc((size_t)n + 1, sizeof(*models));
+    if (models == NULL)
+        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    rc = get_models(ctx, &op, models, n);
+    if (rc != 0) {
+        free(models);
+        return rc;
+    }
     if (json)
         out_puts(o, "{\"hosts\":[");
     else
         write_header(o, region_cols);
     for (i = 0; i < n && rc == 0; i++) {
-        const struct xp_steps *m;
-        if (!host_readable(ctx, tool_host(ctx, i)))
+        const struct xp_steps *m = models[i];
+        if (m == NULL)
             continue;
-        rc = snapshot_steps(ctx->snap, tool_host(ctx, i), op.step, &m, ctx->err);
-        if (rc != 0)
-            break;
         if (json)
             write_host_info(o, tool_host(ctx, i), m, first);
         first = 0;
@@ -637,6 +684,7 @@ static int regions_write(struct tool_ctx *ctx, struct out *o, int json)
     if (rc == 0 && json)
         out_puts(o, "]}\n");
     free(c.e);
+    free(models);
     return rc;
 }
 

@@ -68,10 +68,65 @@ static uint64_t to_ps(double us, double base)
 
 /* An open "B" event waiting for its "E". */
 struct open_slice {
-    uint32_t ev;    /* ctrace event index */
-    uint32_t track; /* track */
-    uint64_t ts;    /* start ps */
+    uint32_t ev;   /* ctrace event index */
+    uint32_t prev; /* 1 + its track's previous open slice in the list, 0: none */
+    uint64_t ts;   /* start ps */
 };
+
+/* The "B" events not yet closed by an "E": a stack per track, linked
+ * through prev, so that matching an "E" costs the same however many slices
+ * other tracks hold open. */
+struct open_slices {
+    struct open_slice *v; /* every "B" so far, in file order */
+    uint32_t n, cap;      /* entries, room */
+    uint32_t *top;        /* [track] -> 1 + its newest open slice, 0: none */
+    uint32_t ntop;        /* entries in top */
+};
+
+static void open_slices_free(struct open_slices *os)
+{
+    free(os->v);
+    free(os->top);
+}
+
+/* Open a slice of event ev at ts on track. 0 or -ENOMEM. */
+static int open_push(struct open_slices *os, uint32_t track, uint32_t ev, uint64_t ts)
+{
+    if (os->n == os->cap) {
+        uint32_t cap = os->cap ? os->cap * 2 : 64;
+        struct open_slice *v = cap > os->cap ? realloc(os->v, cap * sizeof(*v)) : NULL;
+        if (v == NULL)
+            return -ENOMEM;
+        os->v = v;
+        os->cap = cap;
+    }
+    if (track >= os->ntop) {
+        uint32_t ntop = track + 1 > os->ntop * 2 ? track + 1 : os->ntop * 2;
+        uint32_t *top = ntop > track ? realloc(os->top, ntop * sizeof(*top)) : NULL;
+        if (top == NULL)
+            return -ENOMEM;
+        memset(top + os->ntop, 0, (ntop - os->ntop) * sizeof(*top));
+        os->top = top;
+        os->ntop = ntop;
+    }
+    os->v[os->n].ev = ev;
+    os->v[os->n].ts = ts;
+    os->v[os->n].prev = os->top[track];
+    os->top[track] = ++os->n;
+    return 0;
+}
+
+/* Close the newest open slice of track: it, or NULL when none is open. */
+static const struct open_slice *open_pop(struct open_slices *os, uint32_t track)
+{
+    const struct open_slice *o;
+
+    if (track >= os->ntop || os->top[track] == 0)
+        return NULL;
+    o = &os->v[os->top[track] - 1];
+    os->top[track] = o->prev;
+    return o;
+}
 
 static uint64_t ctrace_args(const struct tv_host *h, const struct tv_event *e, struct out *o,
                             int *first)
@@ -235,12 +290,13 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_win
     struct tv_host *h;
     struct proc *procs = NULL;
     struct proc_index ix;
-    struct open_slice *open = NULL;
-    uint32_t nprocs = 0, nopen = 0, capopen = 0, i;
+    struct open_slices open;
+    uint32_t nprocs = 0, i;
     double base = INFINITY;
     int rc;
 
     memset(&ix, 0, sizeof(ix));
+    memset(&open, 0, sizeof(open));
     rc = snapshot_ctrace(snap, host, &ct, err);
     if (rc != 0)
         return rc;
@@ -287,38 +343,18 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_win
             break;
         case 'B':
             track = thread_track(h, ct, ev, pid);
-            if (track >= 0) {
-                if (nopen == capopen) {
-                    struct open_slice *no;
-                    capopen = capopen ? capopen * 2 : 64;
-                    no = realloc(open, capopen * sizeof(*no));
-                    if (no == NULL) {
-                        rc = -ENOMEM;
-                        continue;
-                    }
-                    open = no;
-                }
-                open[nopen].ev = i;
-                open[nopen].track = (uint32_t)track;
-                open[nopen].ts = te.ts;
-                nopen++;
-            }
+            if (track >= 0)
+                rc = open_push(&open, (uint32_t)track, i, te.ts);
             continue; /* added when its "E" arrives */
         case 'E': {
-            int64_t k;
+            const struct open_slice *o;
             track = thread_track(h, ct, ev, pid);
-            for (k = (int64_t)nopen - 1; k >= 0; k--) {
-                if (open[k].track == (uint32_t)track)
-                    break;
-            }
-            if (k < 0)
+            if (track < 0 || (o = open_pop(&open, (uint32_t)track)) == NULL)
                 continue;
-            te.src = open[k].ev;
-            te.name = tv_cstr(h, ctrace_str(ct, ct->events[open[k].ev].name));
-            te.dur = te.ts > open[k].ts ? te.ts - open[k].ts : 0;
-            te.ts = open[k].ts;
-            memmove(&open[k], &open[k + 1], (nopen - (uint32_t)k - 1) * sizeof(*open));
-            nopen--;
+            te.src = o->ev;
+            te.name = tv_cstr(h, ctrace_str(ct, ct->events[o->ev].name));
+            te.dur = te.ts > o->ts ? te.ts - o->ts : 0;
+            te.ts = o->ts;
             break;
         }
         case 'C':
@@ -345,7 +381,7 @@ int tv_build_ctrace(struct snapshot *snap, const char *host, const struct tv_win
         rc = tv_add_event(h, &te);
     }
     free(procs);
-    free(open);
+    open_slices_free(&open);
     idmap_free(&ix.num);
     idmap_free(&ix.str);
     if (rc == 0) {

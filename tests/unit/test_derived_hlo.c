@@ -244,6 +244,38 @@ static void test_modules(void **state)
     free(space.p);
 }
 
+/* A metadata event whose HloProto bytes are empty (the stat's view has no
+ * pointer) is an empty module, read without arithmetic on the missing
+ * pointer: clang's UBSan (make test-clang) reported NULL + 0 in wire_init. */
+static void test_empty_proto_bytes(void **state)
+{
+    struct pbw space = {0}, plane = {0};
+    struct xspace *xs = NULL;
+    struct hlo_modules *mods = NULL;
+    struct derived_hlo *h = NULL;
+    struct xp_err err;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    pbw_uint(&plane, 1, 7);
+    pbw_str(&plane, 2, "/host:metadata");
+    add_stat_meta(&plane, 1, "Hlo Proto");
+    add_stat_meta(&plane, 2, "program_id");
+    add_proto(&plane, 3, NULL, 0, 5);
+    add_module(&plane, 4, "kept", 6);
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(hlo_modules_read(xs, &mods, &err), 0);
+    assert_int_equal(derived_hlo_build(mods, &h, &err), 0);
+    assert_null(derived_hlo_find(h, 5, "tag", 3));
+    assert_string_equal(derived_hlo_find(h, 6, "tag", 3)->tf_op, "kept:");
+    derived_hlo_free(h);
+    hlo_modules_free(mods);
+    xspace_close(xs);
+    free(space.p);
+}
+
 /* Hostile HLO bytes: a corrupt proto is skipped; a module whose window is
  * unreadable serves the derived lines but not op_stats (which reads
  * windows); bad bytes only the cost model reads keep the names. */
@@ -319,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_scopes),
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_empty_proto_bytes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
