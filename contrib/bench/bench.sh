@@ -1,5 +1,5 @@
 #!/bin/sh
-# make bench: the benchmark table of README.md.
+# make bench: the benchmark table of docs/performance.md.
 #
 #   contrib/bench/bench.sh BUILD_DIR
 #
@@ -22,7 +22,7 @@
 #     bench_x.sh BUILD_DIR SIZE_MB LOGDIR, printing rows
 #     tool<TAB>profile_MB<TAB>cold_s<TAB>warm_s<TAB>peak_rss_MB.
 # Cold = first read after mounting/starting; warm = the same read again.
-# The table goes to bench-out/bench.md and between the bench markers of README.md.
+# The table goes to bench-out/bench.md and between the bench markers of docs/performance.md.
 set -eu
 . "$(dirname "$0")/lib.sh"
 BUILD=$(cd "${1:-build}" && pwd)
@@ -187,10 +187,10 @@ fresh_after=$(fresh_mem)
 } > "$OUT/bench.md"
 cat "$OUT/bench.md"
 
-if [ -f README.md ]; then
+if [ -f docs/performance.md ]; then
     awk -v table="$OUT/bench.md" '
         /<!-- bench:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
         /<!-- bench:end -->/ { skip = 0 }
         !skip { print }
-    ' README.md > README.md.new && mv README.md.new README.md
+    ' docs/performance.md > docs/performance.md.new && mv docs/performance.md.new docs/performance.md
 fi
