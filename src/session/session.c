@@ -34,6 +34,11 @@ static int64_t stat_mtime_ns(const struct stat *st)
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
+static int64_t stat_ctime_ns(const struct stat *st)
+{
+    return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -125,6 +130,7 @@ static int probe_file(struct session *s, int dfd, const char *name, struct sourc
     f->ino = st.st_ino;
     f->size = st.st_size;
     f->mtime_ns = stat_mtime_ns(&st);
+    f->ctime_ns = stat_ctime_ns(&st);
     return 0;
 }
 
@@ -272,8 +278,25 @@ static int snapshot_stale(struct session *s, const struct snapshot *snap, int64_
         const struct source_file *f = &snap->files[i];
         struct stat st;
         if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino ||
-            st.st_size != f->size || stat_mtime_ns(&st) != f->mtime_ns)
+            st.st_size != f->size || stat_mtime_ns(&st) != f->mtime_ns ||
+            stat_ctime_ns(&st) != f->ctime_ns)
             return 1;
+    }
+    return 0;
+}
+
+int snapshot_sources_unchanged(const struct snapshot *snap, struct xp_err *err)
+{
+    uint32_t i;
+
+    for (i = 0; i < snap->nfiles; i++) {
+        const struct source_file *f = &snap->files[i];
+        struct stat st;
+        if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino ||
+            st.st_size != f->size || stat_mtime_ns(&st) != f->mtime_ns ||
+            stat_ctime_ns(&st) != f->ctime_ns)
+            return xp_err_set(
+                err, -EIO, "%s changed while this file was made from it; read it again", f->name);
     }
     return 0;
 }
@@ -293,11 +316,11 @@ static uint64_t snapshot_fp_hash(const struct snapshot *snap)
 
     for (i = 0; i < snap->nfiles; i++) {
         const struct source_file *f = &snap->files[i];
-        uint64_t v[4] = {(uint64_t)f->dev, (uint64_t)f->ino, (uint64_t)f->size,
-                         (uint64_t)f->mtime_ns};
+        uint64_t v[5] = {(uint64_t)f->dev, (uint64_t)f->ino, (uint64_t)f->size,
+                         (uint64_t)f->mtime_ns, (uint64_t)f->ctime_ns};
         int k;
         h = fnv64_add_str(h, f->name);
-        for (k = 0; k < 4; k++)
+        for (k = 0; k < 5; k++)
             h = fnv64_add_word(h, v[k]);
     }
     return h;

@@ -3,7 +3,7 @@
  *
  * A session is a run directory: LOGDIR/.../plugins/profile/<run>, or a
  * directory of PyTorch traces. Its content at one moment is a snapshot: the
- * source files with their fingerprints (device, inode, size, mtime), the hosts
+ * source files with their fingerprints (device, inode, size, mtime, ctime), the hosts
  * derived from their names, and everything computed from them (opened
  * profiles, shared intermediates such as the trace index or op_stats, the
  * error log behind errors.txt). When a source changes, the next
@@ -39,6 +39,8 @@ struct source_file {
     ino_t ino;             /* fingerprint: inode */
     off_t size;            /* fingerprint: size */
     int64_t mtime_ns;      /* fingerprint: modification time */
+    int64_t ctime_ns;      /* fingerprint: status change time (moves with any
+                            * write, even one that puts the mtime back) */
 };
 
 struct intermediate;
@@ -157,6 +159,12 @@ int snapshot_part_each(struct snapshot *snap, const struct snapshot_part *part,
  * mapping since (xspace_cut_short): what was made from it read zeros
  * there. Else 0. */
 int snapshot_sources_cut(struct snapshot *snap, struct xp_err *err);
+
+/* -EIO with err (naming the file) if a source file of snap is no longer
+ * the bytes the snapshot listed: another inode, size, mtime or ctime (a
+ * rewrite in place of the same size moves the ctime). What was made from
+ * the snapshot while that happened may mix old and new bytes. Else 0. */
+int snapshot_sources_unchanged(const struct snapshot *snap, struct xp_err *err);
 
 /* The opened and indexed profile of host (xspace_open once per snapshot). */
 int snapshot_xspace(struct snapshot *snap, const char *host, struct xspace **xsp,

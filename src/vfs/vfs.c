@@ -442,9 +442,11 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     rc = t->produce(&ctx, o);
     big_pool_release();
     query_free(&q);
-    /* A mapped profile cut short while the tool read it gave it zeros:
-     * that, not whatever the zeros made the tool say, is the failure. */
-    if (snapshot_sources_cut(a->snap, err) != 0)
+    /* A mapped profile cut short while the tool read it gave it zeros, and
+     * a source rewritten meanwhile may have given it both old and new
+     * bytes: that, not whatever the tool made of them, is the failure, and
+     * such a file is neither served nor kept. */
+    if (snapshot_sources_cut(a->snap, err) != 0 || snapshot_sources_unchanged(a->snap, err) != 0)
         rc = err->code;
     if (a->live != NULL && live_stopped(a->live)) {
         /* Nobody reads it any more: no failure to report. */

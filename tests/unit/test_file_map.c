@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -361,6 +362,53 @@ static void test_snapshot_sees_the_cut(void **state)
     rmdir(dir);
 }
 
+/* A source rewritten in place, same size, its mtime put back: the ctime
+ * still moves, and the snapshot knows its bytes are not the ones it
+ * listed. */
+static void test_snapshot_sees_a_rewrite(void **state)
+{
+    char dir[] = "/tmp/test_file_map_XXXXXX", path[128];
+    struct xp_err err = {0};
+    struct snapshot *snap = NULL, *again = NULL;
+    struct timespec times[2];
+    struct session *s;
+    struct stat st;
+    int fd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/h.xplane.pb", dir);
+    fd = open(path, O_CREAT | O_WRONLY, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    write_profile(path, 65536);
+    s = session_new("run", dir, dir);
+    assert_non_null(s);
+    assert_int_equal(session_snapshot(s, &snap, &err), 0);
+    assert_int_equal(snapshot_sources_unchanged(snap, &err), 0);
+    assert_int_equal(stat(path, &st), 0);
+    usleep(20000); /* a ctime tick apart */
+    fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, "rewritten", 9, 1000), 9);
+    close(fd);
+    times[0] = st.st_atim;
+    times[1] = st.st_mtim;
+    assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+    assert_int_equal(snapshot_sources_unchanged(snap, &err), -EIO);
+    assert_string_equal(err.msg,
+                        "h.xplane.pb changed while this file was made from it; read it again");
+    /* The next snapshot lists the new bytes. */
+    assert_int_equal(session_snapshot(s, &again, &err), 0);
+    assert_ptr_not_equal(again, snap);
+    assert_int_equal(snapshot_sources_unchanged(again, &err), 0);
+    snapshot_unref(again);
+    snapshot_unref(snap);
+    session_unref(s);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_xplane_cut_before_decoding),
         cmocka_unit_test(test_xplane_mapped_and_released_by_size),
         cmocka_unit_test(test_snapshot_sees_the_cut),
+        cmocka_unit_test(test_snapshot_sees_a_rewrite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
