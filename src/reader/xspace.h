@@ -12,10 +12,11 @@
  *                    decoded on demand with xp_stat_iter.
  *
  * Times: an event starts at line->timestamp_ns * 1000 + ev->offset_ps
- * picoseconds (xp_event_start_ps). A file whose line start or event start
- * or end lies beyond XP_TIME_LIMIT_PS either way is corrupt (the reader
- * says so), so that every time, and the difference of any two, fits in an
- * int64. Missing metadata ids resolve to an empty entry (index 0, name ""),
+ * picoseconds (xp_event_start_ps). Line starts written as epoch times are
+ * shifted to the earliest of them first (xspace.time_shift_ns, as XProf's
+ * NormalizeTimestamps). A file whose line start or event start or end then
+ * lies beyond XP_TIME_LIMIT_PS either way is corrupt (the reader says so),
+ * so that every time, and the difference of any two, fits in an int64. Missing metadata ids resolve to an empty entry (index 0, name ""),
  * never an error, as XProf's visitor does.
  *
  * Every length, varint and index is checked; a bad file gives -EIO and a
@@ -160,6 +161,7 @@ struct xspace {
     const char **errors;         /* XSpace.errors */
     uint32_t nerrors;            /* entries in errors */
     uint64_t nevents;            /* events in all planes */
+    int64_t time_shift_ns;       /* subtracted from epoch-time line starts, else 0 */
     struct arena arena;          /* names, metadata tables */
     pthread_mutex_t decode_lock; /* serialises xspace_decode */
     int decoded;                 /* 1 once every line's events are decoded; under decode_lock */

@@ -412,10 +412,7 @@ static int index_line(struct line_task *t)
                 ln->duration_ps = (int64_t)v;
             else
                 ln->display_id = (int64_t)v;
-            if (ln->timestamp_ns > XP_TIME_LIMIT_PS / 1000 ||
-                ln->timestamp_ns < -XP_TIME_LIMIT_PS / 1000)
-                return corrupt(xs, at, err, "line timestamp out of range");
-            continue;
+            continue; /* a far line start: normalize_line_starts */
         }
         if (type == WIRE_LEN && (field == F_LINE_NAME || field == F_LINE_DISPLAY_NAME)) {
             if (wire_bytes(&w, &sub) != 0)
@@ -432,6 +429,44 @@ static int index_line(struct line_task *t)
     if (nev > UINT32_MAX)
         return corrupt(xs, body.p, err, "more than 2^32 events in one line");
     ln->nevents = (uint32_t)nev;
+    return 0;
+}
+
+/*
+ * Line starts that are absolute epoch times (some producers write them;
+ * XProf's capture shifts them to the session start, and its converter
+ * overflows on them) are shifted as XProf's NormalizeTimestamps does: by a
+ * start time, here the earliest line start past XP_TIME_LIMIT_PS, every
+ * line that starts at or after it. xs->time_shift_ns records the shift.
+ * Then every line start must lie within XP_TIME_LIMIT_PS of 0.
+ */
+static int normalize_line_starts(struct xspace *xs, struct xp_err *err)
+{
+    const int64_t limit = XP_TIME_LIMIT_PS / 1000;
+    int64_t start = INT64_MAX;
+    uint32_t p, l;
+
+    for (p = 0; p < xs->nplanes; p++) {
+        for (l = 0; l < xs->planes[p].nlines; l++) {
+            int64_t ts = xs->planes[p].lines[l].timestamp_ns;
+            if ((ts > limit || ts < -limit) && ts < start)
+                start = ts;
+        }
+    }
+    if (start == INT64_MAX)
+        return 0;
+    if (start < 0)
+        return corrupt(xs, xs->data, err, "line timestamp out of range");
+    for (p = 0; p < xs->nplanes; p++) {
+        for (l = 0; l < xs->planes[p].nlines; l++) {
+            struct xp_line *ln = &xs->planes[p].lines[l];
+            if (ln->timestamp_ns >= start)
+                ln->timestamp_ns -= start;
+            if (ln->timestamp_ns > limit || ln->timestamp_ns < -limit)
+                return corrupt(xs, ln->body, err, "line timestamp out of range");
+        }
+    }
+    xs->time_shift_ns = start;
     return 0;
 }
 
@@ -493,6 +528,8 @@ static int index_lines(struct xspace *xs, struct xp_err *err)
             rc = xp_err_set(err, -ENOMEM, "%s: out of memory", xs->path);
     }
     free(tasks);
+    if (rc == 0)
+        rc = normalize_line_starts(xs, err);
     if (rc != 0)
         return rc;
     for (p = 0; p < xs->nplanes; p++) {

@@ -162,6 +162,11 @@ static int write_host(struct tool_ctx *ctx, struct out *o, const char *host, int
     out_i64(o, f->size);
     out_puts(o, ",\"format\":\"xplane\",\"event_count\":");
     out_u64(o, xs->nevents);
+    /* Epoch-time line starts were shifted to the earliest (xspace.h). */
+    if (xs->time_shift_ns != 0) {
+        out_puts(o, ",\"line_starts_shifted_by_ns\":");
+        out_i64(o, xs->time_shift_ns);
+    }
     write_strings(o, "hostnames", xs->hostnames, xs->nhostnames);
     write_strings(o, "errors", xs->errors, xs->nerrors);
     out_puts(o, ",\"planes\":[");

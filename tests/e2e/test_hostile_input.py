@@ -130,3 +130,46 @@ def test_source_rewritten_while_a_file_is_made(tmp_path, xprofs_build, synth):
             assert b"changed while this file was made from it" in err, err
             outcomes.append("error")
     print(outcomes)
+
+
+def test_epoch_line_starts_are_shifted(tmp_path, xprofs_build, synth):
+    """A profile whose line starts are epoch nanoseconds (XProf's capture
+    shifts them to the session start; some producers do not) reads as the
+    same profile shifted by its earliest line start: every tool's bytes
+    equal those of the profile as captured, and summary.json says by how
+    much it was shifted. It was refused as corrupt ("line timestamp out of
+    range")."""
+    import xplane_py
+    logdir = synth(tmp_path / "plain", "--run", "r", "--scenario", "steps4")
+    (src,) = (logdir / "plugins" / "profile" / "r").glob("*.xplane.pb")
+    space = xplane_py.load(src)
+    epoch = 1733000000 * 10**9
+    first = min(line.timestamp_ns for plane in space.planes for line in plane.lines
+                if line.timestamp_ns > 0)
+    for plane in space.planes:
+        for line in plane.lines:
+            if line.timestamp_ns >= first:
+                line.timestamp_ns += epoch - first
+    d = tmp_path / "epoch" / "plugins" / "profile" / "r"
+    d.mkdir(parents=True)
+    (d / src.name).write_bytes(space.SerializeToString())
+    # The same profile with its line starts shifted to the first one, as
+    # our reader does it: the reference for every tool.
+    ref = xplane_py.load(src)
+    for plane in ref.planes:
+        for line in plane.lines:
+            if line.timestamp_ns >= first:
+                line.timestamp_ns -= first
+    r_dir = tmp_path / "ref" / "plugins" / "profile" / "r"
+    r_dir.mkdir(parents=True)
+    (r_dir / src.name).write_bytes(ref.SerializeToString())
+    summary = json.loads(subprocess.run(
+        [str(xprofs_build / "xprofs"), "cat", str(tmp_path / "epoch"), "r/summary.json"],
+        capture_output=True, check=True).stdout)
+    assert summary["hosts"][0]["line_starts_shifted_by_ns"] == epoch
+    for f in ("overview_page.json", "trace_viewer.json", "steps.csv", "framework_op_stats.json"):
+        a = subprocess.run([str(xprofs_build / "xprofs"), "cat", str(tmp_path / "epoch"),
+                            f"r/{f}"], capture_output=True)
+        b = subprocess.run([str(xprofs_build / "xprofs"), "cat", str(tmp_path / "ref"),
+                            f"r/{f}"], capture_output=True)
+        assert a.returncode == 0 and a.stdout == b.stdout, (f, a.stderr)

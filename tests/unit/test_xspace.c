@@ -368,10 +368,10 @@ static void test_time_out_of_range(void **state)
     assert_int_equal(open_one_event(limit / 1000, 0, limit % 1000, &err), 0);
     assert_int_equal(open_one_event(-(limit / 1000), -(limit % 1000), 0, &err), 0);
     assert_int_equal(open_one_event(1000, 0, limit - 1000000, &err), 0);
-    /* a line start beyond it: refused at open */
+    /* a line start beyond it, alone, is an epoch time (test_epoch_line_starts);
+     * a negative one is refused at open */
     memset(&err, 0, sizeof(err));
-    assert_int_equal(open_one_event(limit / 1000 + 1, 0, 0, &err), -EIO);
-    assert_non_null(strstr(err.msg, "line timestamp out of range"));
+    assert_int_equal(open_one_event(limit / 1000 + 1, 0, 0, &err), 0);
     memset(&err, 0, sizeof(err));
     assert_int_equal(open_one_event(INT64_MIN, 0, 0, &err), -EIO);
     assert_non_null(strstr(err.msg, "line timestamp out of range"));
@@ -391,6 +391,70 @@ static void test_time_out_of_range(void **state)
     memset(&err, 0, sizeof(err));
     assert_int_equal(open_one_event(0, 1, INT64_MAX, &err), -EIO);
     assert_non_null(strstr(err.msg, "event time out of range"));
+}
+
+/* Host lines starting at ts[0..n) ns, one event each at offset 5 ps. */
+static int open_lines(const int64_t *ts, int n, struct xspace **xsp, struct xp_err *err)
+{
+    struct pbw space = {0}, plane = {0};
+    int i, rc;
+
+    pbw_str(&plane, 2, "/host:CPU");
+    for (i = 0; i < n; i++) {
+        struct pbw line = {0};
+        pbw_uint(&line, 1, (uint64_t)i + 1);
+        pbw_uint(&line, 3, (uint64_t)ts[i]);
+        event(&line, 1, 5, 10, -1);
+        pbw_msg(&plane, 3, &line);
+        free(line.p);
+    }
+    pbw_msg(&space, 1, &plane);
+    rc = xspace_open_buffer("t.xplane.pb", space.p, space.n, xsp, err);
+    if (rc == 0)
+        rc = xspace_decode(*xsp, 1, err);
+    free(space.p);
+    free(plane.p);
+    return rc;
+}
+
+/* Line starts written as epoch times are shifted by the earliest of them,
+ * as XProf's NormalizeTimestamps does; lines that start before it (near 0)
+ * keep their start; a spread past the limit is still refused. */
+static void test_epoch_line_starts(void **state)
+{
+    const int64_t epoch = INT64_C(1733000000000000000); /* 2024-11-30 in ns */
+    const int64_t limit = XP_TIME_LIMIT_PS / 1000;
+    const int64_t shifted[3] = {epoch + 1000, 0, epoch};
+    const int64_t spread[2] = {epoch, epoch + limit + 1};
+    const int64_t negative[2] = {0, -limit - 1};
+    struct xp_err err = {0};
+    struct xspace *xs = NULL;
+    const struct xp_line *ln;
+
+    (void)state;
+    assert_int_equal(open_lines(shifted, 3, &xs, &err), 0);
+    assert_int_equal(xs->time_shift_ns, epoch);
+    ln = xs->planes[0].lines;
+    assert_int_equal(ln[0].timestamp_ns, 1000);
+    assert_int_equal(ln[1].timestamp_ns, 0);
+    assert_int_equal(ln[2].timestamp_ns, 0);
+    assert_int_equal(xp_event_start_ps(&ln[0], &ln[0].events[0]), 1000005);
+    assert_int_equal(xp_event_start_ps(&ln[2], &ln[2].events[0]), 5);
+    xspace_close(xs);
+    xs = NULL;
+    assert_int_equal(open_lines(spread, 2, &xs, &err), -EIO);
+    assert_non_null(strstr(err.msg, "line timestamp out of range"));
+    xspace_close(xs);
+    xs = NULL;
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(open_lines(negative, 2, &xs, &err), -EIO);
+    assert_non_null(strstr(err.msg, "line timestamp out of range"));
+    xspace_close(xs);
+    xs = NULL;
+    /* Within the limit nothing moves. */
+    assert_int_equal(open_lines(negative, 1, &xs, &err), 0);
+    assert_int_equal(xs->time_shift_ns, 0);
+    xspace_close(xs);
 }
 
 static void test_bad_metadata_entry(void **state)
@@ -832,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_event_past_line),
         cmocka_unit_test(test_bad_metadata_entry),
         cmocka_unit_test(test_time_out_of_range),
+        cmocka_unit_test(test_epoch_line_starts),
         cmocka_unit_test(test_many_events_and_deep_nesting),
         cmocka_unit_test(test_decode_twice),
         cmocka_unit_test(test_missing_file),
