@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/version.h"
 #include "conf.h"
 #include "server.h"
 
@@ -66,7 +67,7 @@ static char *canonical_dir(const char *path, const char *what)
 
 /*
  * Fills conf from argv. Options take their value as the next argument or
- * after '='. Returns 0, 1 after --help, or -1 with a message.
+ * after '='. Returns 0, 1 after --help or --version, or -1 with a message.
  */
 static int parse_args(int argc, char **argv, struct ui_conf *conf, const char **static_arg)
 {
@@ -78,8 +79,13 @@ static int parse_args(int argc, char **argv, struct ui_conf *conf, const char **
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
 
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 ||
+            (argc == 2 && strcmp(a, "help") == 0)) {
             usage(stdout);
+            return 1;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("xprofs-ui %s\n", XPROFS_VERSION);
             return 1;
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {

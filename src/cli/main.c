@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/malloc_tune.h"
+#include "base/version.h"
 #include "vfs/vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)
@@ -29,10 +31,23 @@ static void usage(FILE *f)
     fprintf(f, "usage: xprofs cat LOGDIR PATH...\n"
                "       xprofs ls [-l] LOGDIR [PATH]\n"
                "       xprofs check [-j THREADS] FILE.xplane.pb\n"
+               "       xprofs --version | help\n"
                "PATH is what the mount shows under its mount point, options after '?':\n"
                "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
                "A file past 4 MiB is written while it is produced (no temporary file).\n"
                "Environment: XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
+}
+
+/* A log directory without runs is a mistake here: -1 with the reason. */
+static int refuse_empty(struct vfs *v, const char *logdir)
+{
+    char why[PATH_MAX + 256];
+    int misplaced;
+
+    if (!vfs_empty_reason(v, logdir, why, sizeof(why), &misplaced))
+        return 0;
+    fprintf(stderr, "xprofs: %s\n", why);
+    return -1;
 }
 
 static int exit_code(int rc)
@@ -198,8 +213,12 @@ int main(int argc, char **argv)
         return 2;
     }
     cmd = argv[1];
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("xprofs %s\n", XPROFS_VERSION);
         return 0;
     }
     if (strcmp(cmd, "check") == 0) {
@@ -226,6 +245,10 @@ int main(int argc, char **argv)
     }
     if (vfs_open(argv[argi], CLI_CACHE_BYTES, &v, &err) != 0) {
         fprintf(stderr, "xprofs: %s\n", err.msg);
+        return 1;
+    }
+    if (refuse_empty(v, argv[argi]) != 0) {
+        vfs_close(v);
         return 1;
     }
     if (strcmp(cmd, "cat") == 0) {

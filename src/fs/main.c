@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 
 #include "inodes.h"
 #include "base/malloc_tune.h"
+#include "base/version.h"
 #include "vfs/vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
@@ -567,6 +569,37 @@ static void usage(const char *prog)
            prog);
 }
 
+/* 1 if path is the root of a mount (its device differs from its parent's,
+ * or it is its parent). Mounting over it would hide that mount. */
+static int is_mount_point(const char *path)
+{
+    char parent[PATH_MAX];
+    struct stat st, pst;
+
+    if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent) ||
+        stat(path, &st) != 0 || stat(parent, &pst) != 0)
+        return 0; /* not there: FUSE says so */
+    return st.st_dev != pst.st_dev || st.st_ino == pst.st_ino;
+}
+
+/* A log directory without runs: a warning (runs may appear as a job writes
+ * them), or -1 and an error when it is a run folder or inside one. */
+static int warn_if_empty(struct vfs *v, const char *logdir)
+{
+    char why[PATH_MAX + 256];
+    int misplaced;
+
+    if (!vfs_empty_reason(v, logdir, why, sizeof(why), &misplaced))
+        return 0;
+    if (misplaced) {
+        fprintf(stderr, "xprofs-mount: %s\n", why);
+        return -1;
+    }
+    fprintf(stderr, "xprofs-mount: warning: %s; mounted anyway: runs appear as they are written\n",
+            why);
+    return 0;
+}
+
 int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -581,6 +614,11 @@ int main(int argc, char *argv[])
     malloc_tune(argv);
 
     memset(&fs, 0, sizeof(fs));
+    if (argc == 2 && strcmp(argv[1], "help") == 0) {
+        usage(argv[0]);
+        fuse_cmdline_help();
+        return 0;
+    }
     if (fuse_opt_parse(&args, &xo, xfs_opt_spec, xfs_opt_proc) != 0)
         return 1;
     if (fuse_parse_cmdline(&args, &opts) != 0)
@@ -592,7 +630,7 @@ int main(int argc, char *argv[])
         goto err_out2;
     }
     if (opts.show_version) {
-        printf("xprofs-mount 0.1, FUSE library %s\n", fuse_pkgversion());
+        printf("xprofs-mount %s, FUSE library %s\n", XPROFS_VERSION, fuse_pkgversion());
         ret = 0;
         goto err_out2;
     }
@@ -604,10 +642,17 @@ int main(int argc, char *argv[])
         fprintf(stderr, "xprofs-mount: cache_mb must be >= 0 and max_runs >= 1\n");
         goto err_out2;
     }
+    if (is_mount_point(opts.mountpoint)) {
+        fprintf(stderr, "xprofs-mount: %s already holds a mount; unmount it first (fusermount3 -u %s)\n",
+                opts.mountpoint, opts.mountpoint);
+        goto err_out2;
+    }
     if (vfs_open(xo.logdir, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
     }
+    if (warn_if_empty(fs.v, xo.logdir) != 0)
+        goto err_out3;
     fs.v->max_live_runs = xo.max_runs;
     vfs_complete_traces(fs.v, xo.trace_complete != 0);
     if (inodes_init(&fs.inodes) != 0) {

@@ -280,6 +280,76 @@ int catalog_open(const char *logdir, struct catalog **catp, struct xp_err *err)
     return 0;
 }
 
+/* 1 if dir directly holds a file whose name ends with suffix. */
+static int holds_suffix(const char *dir, const char *suffix)
+{
+    size_t ns = strlen(suffix);
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    int yes = 0;
+
+    if (d == NULL)
+        return 0;
+    while (!yes && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        yes = n > ns && strcmp(e->d_name + n - ns, suffix) == 0;
+    }
+    closedir(d);
+    return yes;
+}
+
+/* 1 if path's last components are the given names (last one first). */
+static int ends_with_dirs(const char *path, const char *const *names, int n)
+{
+    size_t end = strlen(path);
+    int i;
+
+    for (i = 0; i < n; i++) {
+        size_t len = strlen(names[i]), start;
+        if (end < len + 1)
+            return 0;
+        start = end - len;
+        if (strncmp(path + start, names[i], len) != 0 || path[start - 1] != '/')
+            return 0;
+        end = start - 1;
+    }
+    return 1;
+}
+
+int catalog_empty_reason(struct catalog *cat, const char *given, char *buf, size_t n,
+                         int *misplaced)
+{
+    static const char *const profile[] = {"profile", "plugins"};
+    static const char *const plugins[] = {"plugins"};
+    const char *dir = cat->logdir, *hint = "";
+    char parent[PATH_MAX];
+    size_t nruns;
+
+    pthread_mutex_lock(&cat->lock);
+    nruns = cat->nruns;
+    pthread_mutex_unlock(&cat->lock);
+    *misplaced = 0;
+    if (nruns > 0)
+        return 0;
+    snprintf(parent, sizeof(parent), "%s", dir);
+    if (strrchr(parent, '/') != NULL)
+        *strrchr(parent, '/') = '\0';
+    if (ends_with_dirs(parent, profile, 2))
+        hint = "; did you mean ../../.. (this is a run folder)?";
+    else if (ends_with_dirs(dir, profile, 2))
+        hint = "; did you mean ../..?";
+    else if (ends_with_dirs(dir, plugins, 1))
+        hint = "; did you mean ..?";
+    else if (holds_suffix(dir, ".xplane.pb") || holds_suffix(dir, ".xplane.pb.gz"))
+        hint = "; its .xplane.pb files belong in plugins/profile/<run>/ under the log directory";
+    *misplaced = hint[0] != '\0';
+    snprintf(buf, n,
+             "no profiles under %s: looked for plugins/profile/*/*.xplane.pb and "
+             "*.pt.trace.json*%s",
+             given, hint);
+    return 1;
+}
+
 void catalog_close(struct catalog *cat)
 {
     size_t i;

@@ -33,6 +33,13 @@ int catalog_open(const char *logdir, struct catalog **catp, struct xp_err *err);
 
 void catalog_close(struct catalog *cat);
 
+/* When the last walk found no run: 1 and, in buf, why, with a hint at the
+ * likely mistake ("did you mean ../../..?" when LOGDIR is itself a run
+ * folder); *misplaced is 1 when LOGDIR is inside or holds a run's files,
+ * so that it cannot be what was meant. 0 when there are runs. */
+int catalog_empty_reason(struct catalog *cat, const char *given, char *buf, size_t n,
+                         int *misplaced);
+
 /* Walk LOGDIR again if the last walk is older than rescan_ms (or force). */
 int catalog_rescan(struct catalog *cat, int force);
 

@@ -88,6 +88,11 @@ void vfs_close(struct vfs *v)
     free(v);
 }
 
+int vfs_empty_reason(struct vfs *v, const char *given, char *buf, size_t n, int *misplaced)
+{
+    return catalog_empty_reason(v->cat, given, buf, n, misplaced);
+}
+
 void vfs_complete_traces(struct vfs *v, int on)
 {
     (void)v;

@@ -68,6 +68,11 @@ struct vfs {
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
 
+/* 1 and the reason in buf when the log directory (given: as the user named
+ * it) holds no run yet; *misplaced is 1 when it is a run folder or inside
+ * one, not a log directory. See catalog_empty_reason. */
+int vfs_empty_reason(struct vfs *v, const char *given, char *buf, size_t n, int *misplaced);
+
 /* Whether a trace index built for a zoomed-out request is completed on a
  * thread of its own once that request is answered (the mount: the zoom that
  * follows finds it complete), or left until a request reads deeper (the

@@ -1,0 +1,104 @@
+"""The common mistakes, each answered with one clear line and an exit
+status, nothing else changed: --version and help on every program, a log
+directory without profiles (and the hint when it is a run folder), and a
+mount over a mount point that already holds one."""
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+VERSION = re.search(r'#define XPROFS_VERSION "([^"]+)"',
+                    (REPO / "src" / "base" / "version.h").read_text()).group(1)
+
+
+def run(*args, timeout=60):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+    return r.returncode, r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("prog", ["xprofs", "xprofs-mount", "xprofs-ui"])
+def test_version_and_help(xprofs_build, prog):
+    exe = xprofs_build / prog
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    rc, out, err = run(exe, "--version")
+    assert rc == 0 and err == ""
+    assert out.startswith(f"{prog} {VERSION}"), out
+    for arg in ("--help", "help"):
+        rc, out, err = run(exe, arg)
+        assert rc == 0, (arg, err)
+        assert out.startswith("usage:"), (arg, out[:80])
+
+
+def test_empty_logdir(xprofs_build, tmp_path):
+    rc, out, err = run(xprofs_build / "xprofs", "ls", tmp_path)
+    assert rc == 1 and out == ""
+    assert err == (f"xprofs: no profiles under {tmp_path}: looked for "
+                   "plugins/profile/*/*.xplane.pb and *.pt.trace.json*\n")
+
+
+def test_run_folder_given_as_logdir(xprofs_build, tmp_path, synth):
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", "steps4")
+    run_dir = logdir / "plugins" / "profile" / "r1"
+    for d, hint in ((run_dir, "did you mean ../../.. (this is a run folder)?"),
+                    (run_dir.parent, "did you mean ../..?"),
+                    (run_dir.parent.parent, "did you mean ..?")):
+        rc, out, err = run(xprofs_build / "xprofs", "cat", d, "r1/summary.json")
+        assert rc == 1 and out == ""
+        assert err == (f"xprofs: no profiles under {d}: looked for plugins/profile/*/*.xplane.pb"
+                       f" and *.pt.trace.json*; {hint}\n")
+    # Profiles lying loose in a directory get told where they belong.
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "h.xplane.pb").write_bytes((run_dir / "synth-host-0.xplane.pb").read_bytes())
+    rc, _, err = run(xprofs_build / "xprofs", "ls", loose)
+    assert rc == 1 and err.endswith(
+        "; its .xplane.pb files belong in plugins/profile/<run>/ under the log directory\n")
+    # The log directory itself works.
+    rc, out, _ = run(xprofs_build / "xprofs", "ls", logdir)
+    assert rc == 0 and "r1/" in out.split()
+
+
+def test_mount_refuses_a_run_folder_and_warns_on_empty(xprofs_build, tmp_path, synth):
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("FUSE not available here")
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", "steps4")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    run_dir = logdir / "plugins" / "profile" / "r1"
+    rc, _, err = run(xprofs_build / "xprofs-mount", run_dir, mnt)
+    assert rc == 1 and "did you mean ../../.. (this is a run folder)?" in err
+    assert not os.path.ismount(mnt)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    rc, _, err = run(xprofs_build / "xprofs-mount", empty, mnt)
+    try:
+        assert rc == 0 and os.path.ismount(mnt)
+        assert err == (f"xprofs-mount: warning: no profiles under {empty}: looked for "
+                       "plugins/profile/*/*.xplane.pb and *.pt.trace.json*; mounted anyway: "
+                       "runs appear as they are written\n")
+        # A run written afterwards appears in the mount.
+        synth(empty, "--run", "late", "--scenario", "steps4")
+        deadline = 50
+        while "late" not in os.listdir(mnt) and deadline:
+            subprocess.run(["sleep", "0.1"])
+            deadline -= 1
+        assert "late" in os.listdir(mnt)
+    finally:
+        subprocess.run(["fusermount3", "-u", str(mnt)])
+
+
+def test_mount_over_a_mount_is_refused(xprofs_build, tmp_path, synth, mount):
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", "steps4")
+    mnt = mount(logdir)
+    before = (mnt / "r1" / "hosts.json").read_bytes()
+    rc, out, err = run(xprofs_build / "xprofs-mount", logdir, mnt)
+    assert rc == 1 and out == ""
+    assert err == (f"xprofs-mount: {mnt} already holds a mount; unmount it first "
+                   f"(fusermount3 -u {mnt})\n")
+    # The first mount is untouched.
+    assert os.path.ismount(mnt)
+    assert (mnt / "r1" / "hosts.json").read_bytes() == before
