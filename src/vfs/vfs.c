@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/bigalloc.h"
 #include "trace/trace_index.h"
@@ -242,6 +243,17 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
     return rc;
 }
 
+/* The modification time of LOGDIR: what the root, README.txt and the
+ * directories on the way to runs show (0 if it cannot be read). */
+static int64_t logdir_mtime_ns(const struct vfs *v)
+{
+    struct stat st;
+
+    if (stat(v->cat->logdir, &st) != 0)
+        return 0;
+    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp_err *err)
 {
     char buf[PATH_MAX];
@@ -264,10 +276,12 @@ int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp
     }
     if (n == 0) {
         node->kind = VFS_DIR;
+        node->mtime_ns = logdir_mtime_ns(v);
         return 0;
     }
     if (n == 1 && strcmp(parts[0], "README.txt") == 0) {
         node->kind = VFS_README;
+        node->mtime_ns = logdir_mtime_ns(v);
         return 0;
     }
     /* Walk down through directories on the way to runs; at each prefix that is
@@ -296,6 +310,7 @@ int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp
             break;
         if (k == n - 1) {
             node->kind = VFS_DIR;
+            node->mtime_ns = logdir_mtime_ns(v);
             return 0;
         }
     }

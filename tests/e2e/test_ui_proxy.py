@@ -575,7 +575,10 @@ def test_many_query_fields_get_431_and_leak_nothing(serve, fake_tree):
     for _ in range(3000):
         raw_request(s.port, req)
     after = rss_kib(s.proc.pid)
-    assert after - before < (2048 if SANITIZED else 512), (before, after)
+    # Under ASan freed memory sits in its quarantine, so RSS says nothing
+    # there; its leak check at exit (stop_server: exit status 0) does.
+    if not SANITIZED:
+        assert after - before < 512, (before, after)
     assert s.get("/runs")[0] == 200
 
 
