@@ -415,10 +415,11 @@ static int by_last_used_desc(const void *a, const void *b)
     return (x->last_used_ms < y->last_used_ms) - (x->last_used_ms > y->last_used_ms);
 }
 
-void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
+int catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
 {
     struct live_run *live;
     size_t n = 0, i;
+    int dropped = 0;
     int64_t now = now_ms();
 
     pthread_mutex_lock(&cat->lock);
@@ -433,14 +434,15 @@ void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms)
     }
     pthread_mutex_unlock(&cat->lock);
     if (live == NULL)
-        return;
+        return 0;
     xp_qsort(live, n, sizeof(*live), by_last_used_desc);
     for (i = 0; i < n; i++) {
         if ((int)i >= max_live || now - live[i].last_used_ms > idle_ms)
-            session_release(live[i].s);
+            dropped += session_release(live[i].s);
         session_unref(live[i].s);
     }
     free(live);
+    return dropped;
 }
 
 int catalog_is_dir(struct catalog *cat, const char *prefix)

@@ -48,8 +48,9 @@ struct session *catalog_find(struct catalog *cat, const char *name);
 
 /* Keep computed data (decoded profiles, intermediates) for at most max_live
  * runs, the most recently used ones, and for none idle longer than idle_ms:
- * memory stays bounded however many runs are read. */
-void catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms);
+ * memory stays bounded however many runs are read. Returns the number of
+ * runs whose data was dropped. */
+int catalog_trim(struct catalog *cat, int max_live, int64_t idle_ms);
 
 /* 1 if some run name starts with prefix + "/" (prefix "" means any run):
  * prefix is a directory on the way to runs. */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,6 +497,22 @@ static int output_failed(struct fill_arg *a, int rc, const char *where, struct x
     return xp_err_set(err, code, "%s: %s: %s", t->file, where, strerror(-rc));
 }
 
+/* Count a file starting (+1) or done (-1). The last one done gives the
+ * heap's free pages back: what a tool freed (its transient arrays, the
+ * runs trim_runs dropped) would otherwise stay in the process, and an idle
+ * mount would hold the peak of whatever it made. */
+static void making(struct vfs *v, int d)
+{
+    int idle;
+
+    pthread_mutex_lock(&v->lock);
+    v->making += d;
+    idle = v->making == 0;
+    pthread_mutex_unlock(&v->lock);
+    if (d < 0 && idle)
+        malloc_trim(0);
+}
+
 static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
 {
     struct fill_arg *a = argp;
@@ -507,7 +524,9 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
     out_spill(&o, spill_dir());
     if (a->live != NULL)
         out_on_spill(&o, live_publish, a->live);
+    making(a->v, 1);
     rc = produce_tool(a, &o, err);
+    making(a->v, -1);
     if (rc != 0)
         return rc;
     rc = out_finish(&o, blob);

@@ -58,9 +58,10 @@ struct vfs {
     struct catalog *cat;             /* the runs */
     struct cache cache;              /* produced files */
     int max_live_runs;               /* runs whose computed data is kept */
-    pthread_mutex_t lock;            /* guards the two fields below */
+    pthread_mutex_t lock;            /* guards the three fields below */
     struct vfs_producing *producing; /* files being made in threads of their own */
     pthread_cond_t produced;         /* signalled when one of them is done */
+    int making;                      /* files being made now, by any thread */
 };
 
 /* Open LOGDIR. cache_bytes bounds the blob cache. vfs_close waits for the
