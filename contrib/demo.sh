@@ -19,6 +19,8 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
     mountpoint -q "$MNT" && break
     sleep 0.2
 done
+echo "== cat $MNT/demo_run/report.md"
+cat "$MNT/demo_run/report.md"
 echo "== ls -l $MNT/demo_run"
 ls -l "$MNT/demo_run"
 echo "== cat $MNT/demo_run/hosts.json"
@@ -34,5 +36,6 @@ for f in overview_page.json steps.csv gpu_timeline.csv; do
 done
 echo
 echo "The demo stays mounted. Try:"
-echo "  ls $MNT/demo_run; cat '$MNT/demo_run/trace_viewer.json?start_time_ms=0&end_time_ms=5' | jq '.traceEvents | length'"
+echo "  ls $MNT/demo_run; jq .step_time_ms $MNT/demo_run/report.json"
+echo "  cat '$MNT/demo_run/trace_viewer.json?start_time_ms=0&end_time_ms=5' | jq '.traceEvents | length'"
 echo "Unmount with: fusermount3 -u $MNT"

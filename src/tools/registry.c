@@ -37,6 +37,8 @@ extern const struct tool tool_xla_summary_csv;
 extern const struct tool tool_call_tree_txt; /* PyTorch runs: pt_call_tree.c */
 extern const struct tool tool_modules_txt;   /* PyTorch runs: pt_modules.c */
 extern const struct tool tool_roofline_csv;  /* PyTorch runs: pt_roofline.c */
+extern const struct tool tool_report_md;
+extern const struct tool tool_report_json;
 
 /* clang-format off */
 const struct tool *const tool_table[] = {
@@ -72,6 +74,9 @@ const struct tool *const tool_table[] = {
     &tool_call_tree_txt,
     &tool_modules_txt,
     &tool_roofline_csv,
+    /* ours: the one-page report of the run (report.c) */
+    &tool_report_md,
+    &tool_report_json,
     NULL,
 };
 /* clang-format on */

@@ -297,7 +297,8 @@ static void write_step_row(struct out *o, int json, int *first, const char *host
 static int host_readable(const struct tool_ctx *ctx, const char *host)
 {
     return snapshot_host_file(ctx->snap, host, SRC_XPLANE) != NULL ||
-           snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL;
+           snapshot_host_file(ctx->snap, host, SRC_TRACE_JSON) != NULL ||
+           snapshot_host_file(ctx->snap, host, SRC_PT_TRACE) != NULL;
 }
 
 /* A step= or thread= that selects nothing is a mistake in the request, not
@@ -698,10 +699,11 @@ static int regions_json_produce(struct tool_ctx *ctx, struct out *o)
     return regions_write(ctx, o, 1);
 }
 
-/* Listed for runs with an XSpace or a Chrome trace (not PyTorch-only runs). */
+/* Listed for runs with an XSpace or a Chrome trace (PyTorch's included). */
 static int steps_listed(const struct snapshot *snap)
 {
-    return snapshot_count(snap, SRC_XPLANE) > 0 || snapshot_count(snap, SRC_TRACE_JSON) > 0;
+    return snapshot_count(snap, SRC_XPLANE) > 0 || snapshot_count(snap, SRC_TRACE_JSON) > 0 ||
+           snapshot_count(snap, SRC_PT_TRACE) > 0;
 }
 
 const struct tool tool_steps_csv = {

@@ -26,6 +26,8 @@ const char *xp_steps_source_name(enum xp_steps_source s)
         return "root";
     case XP_STEPS_TF_MARKER:
         return "tf_step_marker";
+    case XP_STEPS_PROFILER_STEP:
+        return "profiler_step";
     case XP_STEPS_NOTHING:
         break;
     }
@@ -372,7 +374,8 @@ static int build_steps(struct snapshot *snap, const void *argp, void **value, st
         rc = snapshot_xspace_decoded(snap, arg->host, &xs, err);
         if (rc == 0)
             rc = xp_steps_from_xspace(xs, arg->step, &m, err);
-    } else if (snapshot_host_file(snap, arg->host, SRC_TRACE_JSON) != NULL) {
+    } else if (snapshot_host_file(snap, arg->host, SRC_TRACE_JSON) != NULL ||
+               snapshot_host_file(snap, arg->host, SRC_PT_TRACE) != NULL) {
         const struct ctrace *ct;
         rc = snapshot_ctrace(snap, arg->host, &ct, err);
         if (rc == 0)

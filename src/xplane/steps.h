@@ -33,11 +33,12 @@
 
 /* How the step annotation was chosen. */
 enum xp_steps_source {
-    XP_STEPS_NOTHING,   /* no step found (reason says why) */
-    XP_STEPS_ASKED,     /* named by the caller (?step=NAME) */
-    XP_STEPS_STEP_NUM,  /* events carrying step_num */
-    XP_STEPS_ROOT,      /* XProf explicit roots: _r stat or TraceContext */
-    XP_STEPS_TF_MARKER, /* TensorFlow implicit roots */
+    XP_STEPS_NOTHING,       /* no step found (reason says why) */
+    XP_STEPS_ASKED,         /* named by the caller (?step=NAME) */
+    XP_STEPS_STEP_NUM,      /* events carrying step_num */
+    XP_STEPS_ROOT,          /* XProf explicit roots: _r stat or TraceContext */
+    XP_STEPS_TF_MARKER,     /* TensorFlow implicit roots */
+    XP_STEPS_PROFILER_STEP, /* PyTorch's ProfilerStep#N (Chrome traces) */
 };
 
 struct xp_steps_thread {
@@ -99,7 +100,8 @@ void xp_steps_free(struct xp_steps *m);
 int snapshot_steps(struct snapshot *snap, const char *host, const char *step,
                    const struct xp_steps **sp, struct xp_err *err);
 
-/* Name of a source ("step_num", "root", "tf_step_marker", "asked", "none"). */
+/* Name of a source ("step_num", "root", "tf_step_marker", "profiler_step",
+ * "asked", "none"). */
 const char *xp_steps_source_name(enum xp_steps_source s);
 
 #endif

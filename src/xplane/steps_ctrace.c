@@ -15,14 +15,19 @@
 
 #define PS_LIMIT_US 9.0e12 /* |µs| beyond which ps no longer fit an int64 */
 
+#define PROFILER_STEP "ProfilerStep#" /* PyTorch's step: ProfilerStep#<n> */
+
 /* Length of name without a trailing " <integer>" (the trace viewer names a
- * step "learner_step 3"); the whole length when there is none. */
+ * step "learner_step 3") or PyTorch's "#<integer>" of ProfilerStep#6; the
+ * whole length when there is none. */
 static size_t base_len(const char *name)
 {
     size_t n = strlen(name), i = n;
 
     while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
         i--;
+    if (i < n && i == strlen(PROFILER_STEP) && strncmp(name, PROFILER_STEP, i) == 0)
+        return i - 1;
     if (i < n && i > 0 && name[i - 1] == '-')
         i--;
     if (i < n && i > 1 && name[i - 1] == ' ')
@@ -44,7 +49,8 @@ static int is_span(const struct ctrace_event *ev)
     return ev->ph == 'X' && (ev->flags & CT_HAS_TS);
 }
 
-/* Add the names of the events that pass tier t (0 step_num, 1 root, 2 TF). */
+/* Add the names of the events that pass tier t (0 step_num, 1 root, 2 TF,
+ * 3 PyTorch's ProfilerStep#N). */
 static int add_tier(struct st_builder *b, const struct ctrace *ct, int t, struct xp_err *err)
 {
     uint32_t i;
@@ -62,6 +68,9 @@ static int add_tier(struct st_builder *b, const struct ctrace *ct, int t, struct
             pick = args_have(ct, ev, "\"_r\"") || strcmp(name, "TraceContext") == 0;
         for (k = 0; t == 2 && k < ST_N_TF_MARKERS; k++)
             pick |= strcmp(name, st_tf_markers[k]) == 0;
+        if (t == 3)
+            pick = strncmp(name, PROFILER_STEP, strlen(PROFILER_STEP)) == 0 &&
+                   base_len(name) < strlen(name);
         if (pick) {
             rc = st_add_name(b, name, t == 2 ? strlen(name) : base_len(name), err);
             if (rc != 0)
@@ -75,14 +84,14 @@ static int choose_names(struct st_builder *b, const struct ctrace *ct, const cha
                         enum xp_steps_source *source, struct xp_err *err)
 {
     static const enum xp_steps_source tiers[] = {XP_STEPS_STEP_NUM, XP_STEPS_ROOT,
-                                                 XP_STEPS_TF_MARKER};
+                                                 XP_STEPS_TF_MARKER, XP_STEPS_PROFILER_STEP};
     int t, rc = 0;
 
     if (step != NULL) {
         *source = XP_STEPS_ASKED;
         rc = st_add_name(b, step, strlen(step), err);
     }
-    for (t = 0; step == NULL && t < 3 && rc == 0 && b->m->nstep_names == 0; t++) {
+    for (t = 0; step == NULL && t < 4 && rc == 0 && b->m->nstep_names == 0; t++) {
         rc = add_tier(b, ct, t, err);
         *source = tiers[t];
     }
@@ -191,7 +200,9 @@ static struct track_key *step_tracks(const struct ctrace *ct, const char **tab, 
 
     for (i = 0; i < ct->nevents; i++) {
         const struct ctrace_event *ev = &ct->events[i];
-        if (!is_span(ev) || tab[ev->name] == NULL)
+        /* PyTorch copies ProfilerStep onto a GPU stream: that is no step. */
+        if (!is_span(ev) || tab[ev->name] == NULL ||
+            strcmp(ctrace_str(ct, ev->cat), "gpu_user_annotation") == 0)
             continue;
         if (k == cap) {
             struct track_key *nk;
@@ -349,6 +360,7 @@ int xp_steps_from_ctrace(const struct ctrace *ct, const char *step, struct xp_st
     else
         snprintf(reason, sizeof(reason),
                  "no complete event has a step_num or _r arg, and none is a TensorFlow step "
-                 "marker (FunctionRun, SessionRun, RunGraph, ExecutorState::Process)");
+                 "marker (FunctionRun, SessionRun, RunGraph, ExecutorState::Process) or "
+                 "PyTorch's ProfilerStep#N");
     return st_finish(&b, source, reason, sp, err);
 }

@@ -1,0 +1,789 @@
+/*
+ * report.c - report.md and report.json: the one-page performance report of
+ * a run, for a person (Markdown) and for scripts (JSON: numbers as
+ * numbers, units in the keys).
+ *
+ * It summarizes the files it sits beside, with their definitions:
+ *   run       hosts, devices (op_stats' run environment), the profile span
+ *   steps     XProf's step database (op_stats, as input_pipeline_analyzer
+ *             reports it): count, median, p90 (linear interpolation, as
+ *             numpy), min, max of the step time, and its breakdown averaged
+ *             over the steps in XProf's components and in five groups:
+ *             compute = device compute; input = host wait input + host to
+ *             device; communication = device collectives + device to
+ *             device; host = host compute + prepare + compile + output;
+ *             idle = the unknown rest
+ *   bottleneck XProf's classification and statements (overview_page)
+ *   top_ops   the 10 framework ops of most self time on the device
+ *             (framework_op_stats.json's device rows, IDLE left out)
+ *   top_kernels the 10 kernels of most total time (kernel_stats.json)
+ *   gpus      per device of each host: busy, idle, exposed communication
+ *             and memcpy (gpu_timeline.csv, TraceLens's definitions)
+ *   annotations the step annotations and their regions (steps.csv): per
+ *             host the annotation, the count, median inclusive and
+ *             unattributed time
+ *   warnings  what the files above warn about
+ * Chrome-trace runs (PyTorch, JAX JSON) have no op_stats: their report has
+ * the hosts, the annotations (ProfilerStep#N for PyTorch) and the GPUs.
+ * A part whose file fails is left out and its reason listed in warnings.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/sort.h"
+#include "op_stats/op_stats.h"
+#include "op_stats/op_stats_input.h"
+#include "tool.h"
+#include "tracelens/gpu_timeline.h"
+#include "xplane/steps.h"
+
+#define TOP_N 10
+#define MAX_WARNINGS 16
+
+/* Summary statistics of a sample. */
+struct stat5 {
+    uint32_t n;
+    double median, p90, min, max, mean;
+};
+
+struct report_op {
+    const char *name, *category;
+    uint64_t occurrences;
+    double self_us, share_pct, gflops_per_s;
+};
+
+struct report_kernel {
+    const char *name, *op;
+    uint64_t occurrences;
+    double total_us, share_pct;
+    int tensor_core;
+};
+
+struct report_annotation {
+    const char *host, *source;
+    const char *name; /* the first step annotation, NULL if none */
+    struct stat5 incl_us, unattributed_us;
+};
+
+struct report_gpu {
+    const char *host, *device;
+    double busy_us, idle_us, total_us, exposed_comm_us, exposed_memcpy_us;
+};
+
+struct report {
+    const char *run;
+    const char *const *hosts;
+    int nhosts;
+    const char *kind;          /* "xplane" or "chrome_trace" */
+    const struct op_stats *os; /* NULL for Chrome-trace runs */
+    struct ip_analysis ip;     /* valid when os */
+    int has_ip;
+    struct stat5 step_ms;
+    double comp_ms[11]; /* averages of XProf's components (GPU and CPU runs) */
+    double tpu_ms[7];   /* averages of XProf's TPU components (TPU runs) */
+    int tpu;            /* 1: the breakdown is the TPU one */
+    double group_ms[5]; /* compute, input, communication, host, idle */
+    struct report_op ops[TOP_N];
+    int nops;
+    struct report_kernel kernels[TOP_N];
+    int nkernels;
+    struct report_gpu *gpus;
+    int ngpus;
+    struct report_annotation *ann;
+    int nann;
+    char warnings[MAX_WARNINGS][512];
+    int nwarnings;
+};
+
+static const char *const comp_names[11] = {
+    "device_compute", "device_to_device", "device_collectives", "host_wait_input",
+    "host_to_device", "host_compute",     "host_prepare",       "host_compile",
+    "output",         "unknown",          "step_time",
+};
+static const char *const tpu_names[7] = {
+    "tensor_core_compute", "infeed",          "outfeed", "idle", "host_transfer",
+    "all_reduce_compute",  "all_reduce_sync",
+};
+static const char *const group_names[5] = {"compute", "input", "communication", "host", "idle"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* numpy.percentile(v, q) with linear interpolation of the sorted v. */
+static double percentile(const double *sorted, uint32_t n, double q)
+{
+    double pos = q / 100 * (double)(n - 1);
+    uint32_t lo = (uint32_t)floor(pos);
+
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (pos - lo);
+}
+
+/* The summary of v[0..n) (sorted in place). */
+static void stat5_of(double *v, uint32_t n, struct stat5 *s)
+{
+    double sum = 0;
+    uint32_t i;
+
+    memset(s, 0, sizeof(*s));
+    s->n = n;
+    if (n == 0)
+        return;
+    qsort(v, n, sizeof(*v), cmp_double);
+    for (i = 0; i < n; i++)
+        sum += v[i];
+    s->median = percentile(v, n, 50);
+    s->p90 = percentile(v, n, 90);
+    s->min = v[0];
+    s->max = v[n - 1];
+    s->mean = sum / n;
+}
+
+static void warn(struct report *r, const char *fmt, const char *a, const char *b)
+{
+    if (r->nwarnings == MAX_WARNINGS)
+        return;
+    snprintf(r->warnings[r->nwarnings], sizeof(r->warnings[0]), fmt, a, b);
+    r->nwarnings++;
+}
+
+/* ---- gathering ----------------------------------------------------------------- */
+
+static int gather_steps(struct report *r)
+{
+    const struct ip_analysis *a = &r->ip;
+    double *v = malloc((a->nsteps ? a->nsteps : 1) * sizeof(*v));
+    uint32_t i;
+    int c;
+
+    if (v == NULL)
+        return -ENOMEM;
+    for (i = 0; i < a->nsteps; i++) {
+        const struct ip_step *s = &a->steps[i];
+        const double comp[11] = {
+            s->device_compute_ms,  s->device_to_device_ms, s->device_collectives_ms,
+            s->host_wait_input_ms, s->host_to_device_ms,   s->host_compute_ms,
+            s->host_prepare_ms,    s->host_compile_ms,     s->output_ms,
+            s->unknown_ms,         s->step_time_ms};
+        v[i] = s->step_time_ms;
+        for (c = 0; c < 11; c++)
+            r->comp_ms[c] += comp[c] / a->nsteps;
+    }
+    stat5_of(v, a->nsteps, &r->step_ms);
+    free(v);
+    if (a->ntpu_steps > 0) {
+        /* TPU: compute = TensorCore compute; input = infeed + host
+         * transfer; communication = all-reduce compute + sync; host =
+         * outfeed; idle = TensorCore idle. */
+        for (i = 0; i < a->ntpu_steps; i++) {
+            const struct ip_tpu_step *t = &a->tpu_steps[i];
+            const double comp[7] = {
+                t->tc_compute_ms,    t->tc_infeed_ms,          t->tc_outfeed_ms,     t->tc_idle_ms,
+                t->host_transfer_ms, t->all_reduce_compute_ms, t->all_reduce_sync_ms};
+            for (c = 0; c < 7; c++)
+                r->tpu_ms[c] += comp[c] / a->ntpu_steps;
+        }
+        r->tpu = 1;
+        r->group_ms[0] = r->tpu_ms[0];
+        r->group_ms[1] = r->tpu_ms[1] + r->tpu_ms[4];
+        r->group_ms[2] = r->tpu_ms[5] + r->tpu_ms[6];
+        r->group_ms[3] = r->tpu_ms[2];
+        r->group_ms[4] = r->tpu_ms[3];
+        return 0;
+    }
+    r->group_ms[0] = r->comp_ms[0];
+    r->group_ms[1] = r->comp_ms[3] + r->comp_ms[4];
+    r->group_ms[2] = r->comp_ms[2] + r->comp_ms[1];
+    r->group_ms[3] = r->comp_ms[5] + r->comp_ms[6] + r->comp_ms[7] + r->comp_ms[8];
+    r->group_ms[4] = r->comp_ms[9];
+    return 0;
+}
+
+static int gather_ops(struct report *r)
+{
+    struct op_metrics_db tf;
+    struct arena arena;
+    const struct op_metrics **rows;
+    uint32_t n, i;
+    double total;
+    int rc = 0;
+
+    arena_init(&arena);
+    op_db_tf_from_device(&tf, &arena, &r->os->device_db, 0);
+    rows = tf.oom ? NULL : op_db_sorted(&tf, 0, &n);
+    if (rows == NULL) {
+        op_db_free(&tf);
+        arena_free(&arena);
+        return -ENOMEM;
+    }
+    total = (double)tf.total_op_time_ps / 1e6;
+    for (i = 0; i < n && r->nops < TOP_N && rc == 0; i++) {
+        const struct op_metrics *m = rows[i];
+        struct report_op *op = &r->ops[r->nops];
+        if (op_is_idle(m))
+            continue;
+        /* Copies: the framework db and its names go below. */
+        op->name = strdup(m->name);
+        op->category = strdup(m->category);
+        op->occurrences = m->occurrences;
+        op->self_us = (double)m->self_time_ps / 1e6;
+        op->share_pct = total > 0 ? op->self_us / total * 100 : 0;
+        op->gflops_per_s = m->time_ps > 0 ? m->flops_v2 / ((double)m->time_ps / 1e12) / 1e9 : 0;
+        r->nops++;
+        if (op->name == NULL || op->category == NULL)
+            rc = -ENOMEM;
+    }
+    free((void *)rows);
+    op_db_free(&tf);
+    arena_free(&arena);
+    return rc;
+}
+
+static void gather_kernels(struct report *r)
+{
+    const struct op_stats *os = r->os;
+    double total = 0;
+    uint32_t i;
+
+    for (i = 0; i < os->nkernels; i++)
+        total += (double)os->kernels[i].total_duration_ns / 1e3;
+    for (i = 0; i < os->nkernels && r->nkernels < TOP_N; i++) {
+        const struct kernel_report *k = &os->kernels[i];
+        struct report_kernel *rk = &r->kernels[r->nkernels++];
+        rk->name = k->name;
+        rk->op = k->op_name;
+        rk->occurrences = k->occurrences;
+        rk->total_us = (double)k->total_duration_ns / 1e3;
+        rk->share_pct = total > 0 ? rk->total_us / total * 100 : 0;
+        rk->tensor_core = k->is_kernel_using_tensor_core;
+    }
+}
+
+static int gather_gpus(struct report *r, struct tool_ctx *ctx)
+{
+    int h;
+
+    for (h = 0; h < r->nhosts; h++) {
+        const struct gt_host *g;
+        struct xp_err err = {0};
+        struct report_gpu *v;
+        uint32_t d;
+        int rc = snapshot_gpu_timeline(ctx->snap, r->hosts[h], &g, &err);
+        if (rc == -ENOMEM)
+            return rc;
+        if (rc != 0) {
+            warn(r, "gpus: %s: %s", r->hosts[h], err.msg);
+            continue;
+        }
+        v = realloc(r->gpus, (size_t)(r->ngpus + (int)g->ndevices + 1) * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        r->gpus = v;
+        for (d = 0; d < g->ndevices; d++) {
+            const struct gt_device *dev = &g->devices[d];
+            struct report_gpu *o = &r->gpus[r->ngpus++];
+            o->host = r->hosts[h];
+            o->device = dev->name;
+            o->busy_us = dev->metric[GT_BUSY_TIME];
+            o->idle_us = dev->metric[GT_IDLE_TIME];
+            o->total_us = dev->metric[GT_TOTAL_TIME];
+            o->exposed_comm_us = dev->metric[GT_EXPOSED_COMM_TIME];
+            o->exposed_memcpy_us = dev->metric[GT_EXPOSED_MEMCPY_TIME];
+        }
+    }
+    return 0;
+}
+
+static int gather_annotations(struct report *r, struct tool_ctx *ctx)
+{
+    int h;
+
+    r->ann = calloc((size_t)r->nhosts + 1, sizeof(*r->ann));
+    if (r->ann == NULL)
+        return -ENOMEM;
+    for (h = 0; h < r->nhosts; h++) {
+        const struct xp_steps *m;
+        struct xp_err err = {0};
+        struct report_annotation *a;
+        double *incl, *unattr;
+        uint32_t s;
+        int rc;
+        if (snapshot_host_file(ctx->snap, r->hosts[h], SRC_XPLANE) == NULL &&
+            snapshot_host_file(ctx->snap, r->hosts[h], SRC_TRACE_JSON) == NULL &&
+            snapshot_host_file(ctx->snap, r->hosts[h], SRC_PT_TRACE) == NULL)
+            continue;
+        rc = snapshot_steps(ctx->snap, r->hosts[h], NULL, &m, &err);
+        if (rc == -ENOMEM)
+            return rc;
+        if (rc != 0) {
+            warn(r, "annotations: %s: %s", r->hosts[h], err.msg);
+            continue;
+        }
+        a = &r->ann[r->nann++];
+        a->host = r->hosts[h];
+        a->source = xp_steps_source_name(m->source);
+        a->name = m->nsteps > 0 && m->nstep_names > 0 ? m->step_names[0] : NULL;
+        if (m->nsteps == 0) {
+            if (m->reason[0])
+                warn(r, "annotations: %s: %s", r->hosts[h], m->reason);
+            continue;
+        }
+        incl = malloc(m->nsteps * sizeof(*incl));
+        unattr = malloc(m->nsteps * sizeof(*unattr));
+        if (incl == NULL || unattr == NULL) {
+            free(incl);
+            free(unattr);
+            return -ENOMEM;
+        }
+        for (s = 0; s < m->nsteps; s++) {
+            const struct xp_steps_row *row = &m->rows[m->steps[s].row];
+            incl[s] = (double)row->dur_ps / 1e6;
+            unattr[s] = (double)row->self_ps / 1e6;
+        }
+        stat5_of(incl, m->nsteps, &a->incl_us);
+        stat5_of(unattr, m->nsteps, &a->unattributed_us);
+        free(incl);
+        free(unattr);
+    }
+    return 0;
+}
+
+static void report_free(struct report *r)
+{
+    int i;
+
+    for (i = 0; i < r->nops; i++) {
+        free((void *)r->ops[i].name);
+        free((void *)r->ops[i].category);
+    }
+    if (r->has_ip)
+        ip_free(&r->ip);
+    free(r->gpus);
+    free(r->ann);
+}
+
+static int gather(struct tool_ctx *ctx, struct report *r)
+{
+    struct host_list hl = tool_hosts(ctx);
+    uint32_t i;
+    int rc;
+
+    memset(r, 0, sizeof(*r));
+    r->run = ctx->snap->session->name;
+    r->hosts = hl.names;
+    r->nhosts = hl.n;
+    r->kind = snapshot_count(ctx->snap, SRC_XPLANE) > 0 ? "xplane" : "chrome_trace";
+    if (strcmp(r->kind, "xplane") == 0) {
+        struct xp_err err = {0};
+        rc = snapshot_op_stats(ctx->snap, ctx->host, &r->os, &err);
+        if (rc == -ENOMEM)
+            return rc;
+        if (rc != 0) {
+            warn(r, "steps, ops and kernels: %s%s", err.msg, "");
+            r->os = NULL;
+        }
+    }
+    if (r->os != NULL) {
+        if ((rc = ip_analyze(r->os, &r->ip)) != 0)
+            return rc;
+        r->has_ip = 1;
+        if ((rc = gather_steps(r)) != 0 || (rc = gather_ops(r)) != 0)
+            return rc;
+        gather_kernels(r);
+        for (i = 0; i < r->os->nwarnings; i++)
+            warn(r, "%s%s", r->os->warnings[i], "");
+        for (i = 0; i < r->ip.nwarnings; i++)
+            warn(r, "%s%s", r->ip.warnings[i], "");
+    }
+    if ((rc = gather_gpus(r, ctx)) != 0)
+        return rc;
+    return gather_annotations(r, ctx);
+}
+
+/* ---- report.json ------------------------------------------------------------------ */
+
+static void json_num(struct out *o, double v)
+{
+    if (!isfinite(v))
+        out_puts(o, "null");
+    else
+        out_printf(o, "%.6g", v);
+}
+
+static void json_key(struct out *o, const char *k, int *first)
+{
+    out_puts(o, *first ? "" : ",");
+    *first = 0;
+    out_json_cstr(o, k);
+    out_putc(o, ':');
+}
+
+static void json_stat5(struct out *o, const char *key, const struct stat5 *s, int *first)
+{
+    int f = 1;
+
+    json_key(o, key, first);
+    out_putc(o, '{');
+    json_key(o, "count", &f);
+    out_u64(o, s->n);
+    if (s->n > 0) {
+        json_key(o, "median", &f);
+        json_num(o, s->median);
+        json_key(o, "p90", &f);
+        json_num(o, s->p90);
+        json_key(o, "min", &f);
+        json_num(o, s->min);
+        json_key(o, "max", &f);
+        json_num(o, s->max);
+        json_key(o, "mean", &f);
+        json_num(o, s->mean);
+    }
+    out_putc(o, '}');
+}
+
+static void json_str_or_null(struct out *o, const char *s)
+{
+    if (s == NULL || s[0] == '\0')
+        out_puts(o, "null");
+    else
+        out_json_cstr(o, s);
+}
+
+static void write_json_steps(struct out *o, const struct report *r, int *first)
+{
+    const struct ip_analysis *a = &r->ip;
+    int f = 1, c;
+
+    json_stat5(o, "step_time_ms", &r->step_ms, first);
+    json_key(o, "step_definition", first);
+    out_json_cstr(o, "XProf's step database (op_stats): as input_pipeline_analyzer.json");
+    json_key(o, "breakdown_ms", first);
+    out_putc(o, '{');
+    for (c = 0; c < 5; c++) {
+        json_key(o, group_names[c], &f);
+        json_num(o, r->group_ms[c]);
+    }
+    out_putc(o, '}');
+    f = 1;
+    json_key(o, "components_ms", first);
+    out_putc(o, '{');
+    for (c = 0; c < (r->tpu ? 7 : 10); c++) {
+        json_key(o, r->tpu ? tpu_names[c] : comp_names[c], &f);
+        json_num(o, r->tpu ? r->tpu_ms[c] : r->comp_ms[c]);
+    }
+    out_putc(o, '}');
+    f = 1;
+    json_key(o, "bottleneck", first);
+    out_putc(o, '{');
+    json_key(o, "input", &f);
+    json_str_or_null(o, a->input_classification);
+    json_key(o, "input_statement", &f);
+    json_str_or_null(o, a->input_statement);
+    json_key(o, "kernel_launch_statement", &f);
+    json_str_or_null(o, a->kernel_launch_statement);
+    json_key(o, "all_other_statement", &f);
+    json_str_or_null(o, a->all_other_statement);
+    json_key(o, "device_collectives_statement", &f);
+    json_str_or_null(o, a->device_collectives_statement);
+    json_key(o, "recommendation", &f);
+    json_str_or_null(o, a->summary_next_step);
+    out_putc(o, '}');
+}
+
+static void write_json_ops(struct out *o, const struct report *r, int *first)
+{
+    int i;
+
+    json_key(o, "top_ops", first);
+    out_putc(o, '[');
+    for (i = 0; i < r->nops; i++) {
+        const struct report_op *op = &r->ops[i];
+        int f = 1;
+        out_puts(o, i ? ",{" : "{");
+        json_key(o, "name", &f);
+        out_json_cstr(o, op->name);
+        json_key(o, "type", &f);
+        out_json_cstr(o, op->category);
+        json_key(o, "occurrences", &f);
+        out_u64(o, op->occurrences);
+        json_key(o, "self_us", &f);
+        json_num(o, op->self_us);
+        json_key(o, "self_pct", &f);
+        json_num(o, op->share_pct);
+        json_key(o, "gflops_per_s", &f);
+        json_num(o, op->gflops_per_s);
+        out_putc(o, '}');
+    }
+    out_putc(o, ']');
+    json_key(o, "top_kernels", first);
+    out_putc(o, '[');
+    for (i = 0; i < r->nkernels; i++) {
+        const struct report_kernel *k = &r->kernels[i];
+        int f = 1;
+        out_puts(o, i ? ",{" : "{");
+        json_key(o, "name", &f);
+        out_json_cstr(o, k->name);
+        json_key(o, "op", &f);
+        json_str_or_null(o, k->op);
+        json_key(o, "occurrences", &f);
+        out_u64(o, k->occurrences);
+        json_key(o, "total_us", &f);
+        json_num(o, k->total_us);
+        json_key(o, "total_pct", &f);
+        json_num(o, k->share_pct);
+        json_key(o, "tensor_core", &f);
+        out_puts(o, k->tensor_core ? "true" : "false");
+        out_putc(o, '}');
+    }
+    out_putc(o, ']');
+}
+
+static void write_json(struct out *o, const struct report *r)
+{
+    int first = 1, i, f;
+
+    out_putc(o, '{');
+    json_key(o, "run", &first);
+    out_json_cstr(o, r->run);
+    json_key(o, "source", &first);
+    out_json_cstr(o, r->kind);
+    json_key(o, "hosts", &first);
+    out_putc(o, '[');
+    for (i = 0; i < r->nhosts; i++) {
+        out_puts(o, i ? "," : "");
+        out_json_cstr(o, r->hosts[i]);
+    }
+    out_putc(o, ']');
+    if (r->os != NULL) {
+        json_key(o, "device_type", &first);
+        out_json_cstr(o, r->os->device_type);
+        json_key(o, "device_cores", &first);
+        out_i64(o, r->os->device_core_count);
+        write_json_steps(o, r, &first);
+        write_json_ops(o, r, &first);
+    }
+    json_key(o, "gpus", &first);
+    out_putc(o, '[');
+    for (i = 0; i < r->ngpus; i++) {
+        const struct report_gpu *g = &r->gpus[i];
+        f = 1;
+        out_puts(o, i ? ",{" : "{");
+        json_key(o, "host", &f);
+        out_json_cstr(o, g->host);
+        json_key(o, "device", &f);
+        out_json_cstr(o, g->device);
+        json_key(o, "busy_us", &f);
+        json_num(o, g->busy_us);
+        json_key(o, "idle_us", &f);
+        json_num(o, g->idle_us);
+        json_key(o, "idle_pct", &f);
+        json_num(o, g->total_us > 0 ? g->idle_us / g->total_us * 100 : 0);
+        json_key(o, "exposed_comm_us", &f);
+        json_num(o, g->exposed_comm_us);
+        json_key(o, "exposed_memcpy_us", &f);
+        json_num(o, g->exposed_memcpy_us);
+        out_putc(o, '}');
+    }
+    out_putc(o, ']');
+    json_key(o, "annotations", &first);
+    out_putc(o, '[');
+    for (i = 0; i < r->nann; i++) {
+        const struct report_annotation *a = &r->ann[i];
+        f = 1;
+        out_puts(o, i ? ",{" : "{");
+        json_key(o, "host", &f);
+        out_json_cstr(o, a->host);
+        json_key(o, "found_by", &f);
+        out_json_cstr(o, a->source);
+        json_key(o, "step", &f);
+        json_str_or_null(o, a->name);
+        json_stat5(o, "incl_us", &a->incl_us, &f);
+        json_stat5(o, "unattributed_us", &a->unattributed_us, &f);
+        out_putc(o, '}');
+    }
+    out_putc(o, ']');
+    json_key(o, "warnings", &first);
+    out_putc(o, '[');
+    for (i = 0; i < r->nwarnings; i++) {
+        out_puts(o, i ? "," : "");
+        out_json_cstr(o, r->warnings[i]);
+    }
+    out_puts(o, "]}\n");
+}
+
+/* ---- report.md -------------------------------------------------------------------- */
+
+/* Text for a Markdown table cell: '|' and line breaks would end it. */
+static void md_cell(struct out *o, const char *s, size_t max)
+{
+    size_t i;
+
+    for (i = 0; s != NULL && s[i] && i < max; i++)
+        out_putc(o, s[i] == '|' || s[i] == '\n' ? ' ' : s[i]);
+    if (s != NULL && strlen(s) > max)
+        out_puts(o, "...");
+}
+
+static void write_md_steps(struct out *o, const struct report *r)
+{
+    const struct ip_analysis *a = &r->ip;
+    int c;
+
+    out_puts(o, "\n## Step time\n\n");
+    if (r->step_ms.n == 0) {
+        out_puts(o, "No steps in XProf's step database.\n");
+        return;
+    }
+    out_printf(o,
+               "%u steps (XProf's step database, as input_pipeline_analyzer.json): median "
+               "%.3f ms, p90 %.3f ms, min %.3f ms, max %.3f ms.\n\n",
+               r->step_ms.n, r->step_ms.median, r->step_ms.p90, r->step_ms.min, r->step_ms.max);
+    out_puts(o, "| part of a step | ms (mean) | % |\n| --- | ---: | ---: |\n");
+    for (c = 0; c < 5; c++)
+        out_printf(o, "| %s | %.3f | %.1f |\n", group_names[c], r->group_ms[c],
+                   r->step_ms.mean > 0 ? r->group_ms[c] / r->step_ms.mean * 100 : 0);
+    out_puts(o, "\n## Bottleneck\n\n");
+    if (a->input_statement[0])
+        out_printf(o, "- %s\n", a->input_statement);
+    if (a->kernel_launch_statement[0])
+        out_printf(o, "- %s\n", a->kernel_launch_statement);
+    if (a->all_other_statement[0])
+        out_printf(o, "- %s\n", a->all_other_statement);
+    if (a->device_collectives_statement[0])
+        out_printf(o, "- %s\n", a->device_collectives_statement);
+    if (a->summary_next_step[0])
+        out_printf(o, "\nRecommendation: %s\n", a->summary_next_step);
+}
+
+static void write_md_ops(struct out *o, const struct report *r)
+{
+    int i;
+
+    out_puts(o, "\n## Top ops on the device (self time)\n\n");
+    if (r->nops == 0)
+        out_puts(o, "None.\n");
+    else
+        out_puts(o, "| op | type | count | self µs | % | GFLOP/s |\n"
+                    "| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for (i = 0; i < r->nops; i++) {
+        const struct report_op *op = &r->ops[i];
+        out_puts(o, "| ");
+        md_cell(o, op->name, 80);
+        out_puts(o, " | ");
+        md_cell(o, op->category, 40);
+        out_printf(o, " | %llu | %.3f | %.1f | %.1f |\n", (unsigned long long)op->occurrences,
+                   op->self_us, op->share_pct, op->gflops_per_s);
+    }
+    out_puts(o, "\n## Top kernels (total time)\n\n");
+    if (r->nkernels == 0)
+        out_puts(o, "None.\n");
+    else
+        out_puts(o, "| kernel | op | count | µs | % |\n| --- | --- | ---: | ---: | ---: |\n");
+    for (i = 0; i < r->nkernels; i++) {
+        const struct report_kernel *k = &r->kernels[i];
+        out_puts(o, "| ");
+        md_cell(o, k->name, 80);
+        out_puts(o, " | ");
+        md_cell(o, k->op, 40);
+        out_printf(o, " | %llu | %.3f | %.1f |\n", (unsigned long long)k->occurrences, k->total_us,
+                   k->share_pct);
+    }
+}
+
+static void write_md(struct out *o, const struct report *r)
+{
+    int i;
+
+    out_puts(o, "# Run ");
+    out_puts(o, r->run);
+    out_printf(o, "\n\n%d host%s (", r->nhosts, r->nhosts == 1 ? "" : "s");
+    for (i = 0; i < r->nhosts; i++)
+        out_printf(o, "%s%s", i ? ", " : "", r->hosts[i]);
+    out_printf(o, "), %s profile", strcmp(r->kind, "xplane") == 0 ? "XProf" : "Chrome-trace");
+    if (r->os != NULL)
+        out_printf(o, ", device %s", r->os->device_type[0] ? r->os->device_type : "unknown");
+    out_puts(o, ".\n");
+    if (r->os != NULL) {
+        write_md_steps(o, r);
+        write_md_ops(o, r);
+    }
+    out_puts(o, "\n## GPUs (gpu_timeline.csv)\n\n");
+    if (r->ngpus == 0)
+        out_puts(o, "No GPU timeline.\n");
+    else
+        out_puts(o, "| host | device | busy µs | idle µs | idle % | exposed comm µs | exposed "
+                    "memcpy µs |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (i = 0; i < r->ngpus; i++) {
+        const struct report_gpu *g = &r->gpus[i];
+        out_printf(o, "| %s | %s | %.3f | %.3f | %.1f | %.3f | %.3f |\n", g->host, g->device,
+                   g->busy_us, g->idle_us, g->total_us > 0 ? g->idle_us / g->total_us * 100 : 0,
+                   g->exposed_comm_us, g->exposed_memcpy_us);
+    }
+    out_puts(o, "\n## Step annotations (steps.csv)\n\n");
+    if (r->nann == 0)
+        out_puts(o, "None.\n");
+    for (i = 0; i < r->nann; i++) {
+        const struct report_annotation *a = &r->ann[i];
+        if (a->name == NULL) {
+            out_printf(o, "- %s: no step annotation.\n", a->host);
+            continue;
+        }
+        out_printf(o,
+                   "- %s: `%s` (found by %s), %u steps, median %.3f µs inclusive, %.3f µs "
+                   "unattributed.\n",
+                   a->host, a->name, a->source, a->incl_us.n, a->incl_us.median,
+                   a->unattributed_us.median);
+    }
+    if (r->nwarnings > 0)
+        out_puts(o, "\n## Warnings\n\n");
+    for (i = 0; i < r->nwarnings; i++)
+        out_printf(o, "- %s\n", r->warnings[i]);
+}
+
+static int produce(struct tool_ctx *ctx, struct out *o, int json)
+{
+    struct report r;
+    int rc = gather(ctx, &r);
+
+    if (rc == 0) {
+        if (json)
+            write_json(o, &r);
+        else
+            write_md(o, &r);
+    }
+    report_free(&r);
+    if (rc != 0)
+        return xp_err_set(ctx->err, rc, "report: out of memory");
+    return 0;
+}
+
+static int produce_md(struct tool_ctx *ctx, struct out *o)
+{
+    return produce(ctx, o, 0);
+}
+
+static int produce_json(struct tool_ctx *ctx, struct out *o)
+{
+    return produce(ctx, o, 1);
+}
+
+const struct tool tool_report_md = {
+    .file = "report.md",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = tool_listed_any_trace,
+    .produce = produce_md,
+};
+
+const struct tool tool_report_json = {
+    .file = "report.json",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = tool_listed_any_trace,
+    .produce = produce_json,
+};

@@ -1,0 +1,139 @@
+"""report.md and report.json: every number equals the file it summarizes
+(read by the test from that file) or what the test computes from the
+profile's events itself."""
+import csv
+import gzip
+import io
+import json
+
+import pytest
+
+import xplane_py
+
+
+def percentile(v, q):
+    """numpy.percentile with linear interpolation."""
+    v = sorted(v)
+    pos = q / 100 * (len(v) - 1)
+    lo = int(pos)
+    if lo + 1 >= len(v):
+        return v[-1]
+    return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo)
+
+
+def close(a, b, rel=1e-5):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-9)
+
+
+@pytest.fixture(scope="module")
+def gpu_run(tmp_path_factory, xprofs_build):
+    import subprocess
+    d = tmp_path_factory.mktemp("report")
+    subprocess.run([str(xprofs_build / "xprofs-synth"), "--out", str(d), "--run", "train",
+                    "--size-mb", "3", "--hosts", "2"], check=True, capture_output=True)
+    return d
+
+
+def test_steps_match_input_pipeline(gpu_run, xcat):
+    rep = json.loads(xcat(gpu_run, "train/report.json"))
+    ip = json.loads(xcat(gpu_run, "train/input_pipeline_analyzer.json"))
+    cols = [c["id"] for c in ip[1]["cols"]]
+    rows = [dict(zip(cols, [c["v"] for c in r["c"]])) for r in ip[1]["rows"]]
+    times = [r["stepTimeMs"] for r in rows]
+    st = rep["step_time_ms"]
+    assert st["count"] == len(times) > 3
+    assert close(st["median"], percentile(times, 50))
+    assert close(st["p90"], percentile(times, 90))
+    assert close(st["min"], min(times)) and close(st["max"], max(times))
+    mean = lambda k: sum(r[k] for r in rows) / len(rows)  # noqa: E731
+    b = rep["breakdown_ms"]
+    assert close(b["compute"], mean("deviceComputeTimeMs"))
+    assert close(b["communication"], mean("deviceCollectivesTimeMs") + mean("deviceToDeviceTimeMs"))
+    assert close(b["idle"], mean("otherTimeMs"))
+    assert close(sum(b.values()), st["mean"], 1e-4)
+    assert rep["source"] == "xplane" and rep["hosts"] == ["synth-host-0", "synth-host-1"]
+
+
+def test_ops_and_kernels_match_their_files(gpu_run, xcat):
+    rep = json.loads(xcat(gpu_run, "train/report.json"))
+    fw = json.loads(xcat(gpu_run, "train/framework_op_stats.json"))[0]
+    cols = [c["id"] for c in fw["cols"]]
+    rows = [dict(zip(cols, [c["v"] for c in r["c"]])) for r in fw["rows"]]
+    dev = [r for r in rows if r["host_or_device"] == "Device" and r["type"] != "IDLE"]
+    dev.sort(key=lambda r: (-r["total_self_time"], r["operation"]))
+    assert [o["name"] for o in rep["top_ops"]] == [r["operation"] for r in dev[:10]]
+    for o, r in zip(rep["top_ops"], dev):
+        assert close(o["self_us"], r["total_self_time"]) and o["occurrences"] == r["occurrences"]
+    ks = json.loads(xcat(gpu_run, "train/kernel_stats.json"))
+    kcols = [c["id"] for c in ks["cols"]]
+    krows = [dict(zip(kcols, [c["v"] for c in r["c"]])) for r in ks["rows"]]
+    assert [k["name"] for k in rep["top_kernels"]] == [r["kernel_name"] for r in krows[:10]]
+    for k, r in zip(rep["top_kernels"], krows):
+        assert close(k["total_us"], r["total_duration_us"]) and k["occurrences"] == r["occurrences"]
+
+
+def test_gpus_match_gpu_timeline(gpu_run, xcat):
+    rep = json.loads(xcat(gpu_run, "train/report.json"))
+    rows = list(csv.DictReader(io.StringIO(xcat(gpu_run, "train/gpu_timeline.csv").decode())))
+    by = {}
+    for r in rows:
+        by.setdefault((r["host"], r["gpu_pid"]), {})[r["type"]] = float(r["time ms"]) * 1000
+    assert len(rep["gpus"]) == len(by) == 4
+    got = sorted((g["host"], g["busy_us"], g["idle_us"]) for g in rep["gpus"])
+    want = sorted((h, m["busy_time"], m["idle_time"]) for (h, _), m in by.items())
+    for (gh, gb, gi), (wh, wb, wi) in zip(got, want):
+        assert gh == wh and close(gb, wb) and close(gi, wi)
+
+
+def test_annotations_match_the_step_events(gpu_run, xcat):
+    """The step annotation's inclusive times, computed here from the
+    profile's host events (python3-protobuf)."""
+    rep = json.loads(xcat(gpu_run, "train/report.json"))
+    for a in rep["annotations"]:
+        space = xplane_py.load(next((gpu_run / "plugins" / "profile" / "train")
+                                    .glob(a["host"] + ".xplane.pb")))
+        durs = []
+        for plane in space.planes:
+            names = {m.key: m.value.name for m in plane.event_metadata}
+            for line in plane.lines:
+                durs += [e.duration_ps / 1e6 for e in line.events
+                         if names.get(e.metadata_id) == a["step"]]
+        assert a["found_by"] == "step_num" and a["step"] == "train_step"
+        assert a["incl_us"]["count"] == len(durs) > 3
+        assert close(a["incl_us"]["median"], percentile(durs, 50))
+        assert close(a["incl_us"]["max"], max(durs))
+
+
+def test_markdown_says_the_same(gpu_run, xcat):
+    rep = json.loads(xcat(gpu_run, "train/report.json"))
+    md = xcat(gpu_run, "train/report.md").decode()
+    assert md.startswith("# Run train\n")
+    st = rep["step_time_ms"]
+    assert f"{st['count']} steps" in md and f"median {st['median']:.3f} ms" in md
+    for sec in ("## Step time", "## Bottleneck", "## Top ops on the device",
+                "## Top kernels", "## GPUs", "## Step annotations"):
+        assert sec in md
+    assert rep["top_kernels"][0]["name"][:60] in md
+    # One host's report covers that host only.
+    host = json.loads(xcat(gpu_run, "train/hosts/synth-host-0/report.json"))
+    assert host["hosts"] == ["synth-host-0"] and len(host["gpus"]) == 2
+
+
+def test_pytorch_run_reports_its_profiler_step(corpus, xcat):
+    run = corpus / "pytorch" / "h100_bert_small"
+    (trace,) = run.glob("*.pt.trace.json.gz")
+    events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#")
+             and e.get("cat") == "user_annotation"]
+    rep = json.loads(xcat(corpus / "pytorch", "h100_bert_small/report.json"))
+    assert rep["source"] == "chrome_trace" and "step_time_ms" not in rep
+    (a,) = rep["annotations"]
+    assert a["found_by"] == "profiler_step" and a["step"] == "ProfilerStep"
+    assert a["incl_us"]["count"] == len(steps)
+    assert close(a["incl_us"]["max"], max(e["dur"] for e in steps))
+    assert len(rep["gpus"]) == 1
+    # steps.csv now exists for PyTorch runs, ProfilerStep#6 as step 6.
+    rows = list(csv.DictReader(io.StringIO(xcat(corpus / "pytorch",
+                                                "h100_bert_small/steps.csv").decode())))
+    top = [r for r in rows if r["depth"] == "0"]
+    assert [(r["step_name"], r["step_num"]) for r in top] == [("ProfilerStep", "6")]
