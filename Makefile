@@ -23,7 +23,8 @@ PYTEST_WORKERS = $(shell /usr/bin/python3 -c 'import xdist' 2>/dev/null && echo 
 DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
-           libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist
+           libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
+           man-db groff-base
 
 PKGS     = libprotobuf-c libcjson zlib libzstd
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -54,7 +55,7 @@ ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan test-clang check-layers bench bench-instr fuzz install clean format
+.PHONY: all deps demo test test-unit test-e2e test-asan test-clang check-layers bench bench-instr fuzz install uninstall clean format
 .SECONDARY:
 
 all: $(BINS) $(UNIT_BIN)
@@ -222,9 +223,39 @@ fuzz:
 	@echo "      fuzz_query file names with queries under a run of build/tests/tool-seeds/steps4.xplane.pb:"
 	@echo "      seeds one a line in tests/fuzz/query-seeds.txt, after make test-unit)"
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+# --- install ---------------------------------------------------------------
+# Installs the user programs (not the bench tools nor xprofs-synth, which stay
+# in $(BUILD)), their man pages and the systemd template units, whose
+# /usr/local/bin paths are rewritten to $(bindir). The units are installed
+# because they do nothing until an instance is enabled (xprofs@NAME.service,
+# configured by /etc/xprofs/NAME.conf: contrib/systemd/example.conf), and
+# $(PREFIX)/lib/systemd/system is on systemd's unit path for PREFIX /usr/local
+# and /usr. install builds nothing: run make first (so `sudo make install`
+# writes no root-owned objects into $(BUILD), and BUILD may be a directory
+# holding only the programs). uninstall removes those files and no directory.
+INSTALL_PROGS = xprofs xprofs-mount $(if $(UI_SRC),xprofs-ui)
+INSTALL_MANS  = $(addsuffix .1,$(INSTALL_PROGS))
+INSTALL_UNITS = xprofs@.service $(if $(UI_SRC),xprofs-ui@.service)
+bindir  ?= $(PREFIX)/bin
+man1dir ?= $(PREFIX)/share/man/man1
+unitdir ?= $(PREFIX)/lib/systemd/system
+
+install:
+	@for p in $(INSTALL_PROGS); do \
+	  test -x $(BUILD)/$$p || { echo "$(BUILD)/$$p missing: run make first" >&2; exit 1; }; \
+	done
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(man1dir) $(DESTDIR)$(unitdir)
+	install -m 755 $(addprefix $(BUILD)/,$(INSTALL_PROGS)) $(DESTDIR)$(bindir)/
+	install -m 644 $(addprefix man/,$(INSTALL_MANS)) $(DESTDIR)$(man1dir)/
+	for u in $(INSTALL_UNITS); do \
+	  sed 's|/usr/local/bin/|$(bindir)/|g' contrib/systemd/$$u > $(DESTDIR)$(unitdir)/$$u && \
+	  chmod 644 $(DESTDIR)$(unitdir)/$$u || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(INSTALL_PROGS))
+	rm -f $(addprefix $(DESTDIR)$(man1dir)/,$(INSTALL_MANS))
+	rm -f $(addprefix $(DESTDIR)$(unitdir)/,$(INSTALL_UNITS))
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

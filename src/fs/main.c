@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -679,6 +680,10 @@ int main(int argc, char *argv[])
         config.max_idle_threads = opts.max_idle_threads > 1000 ? 16 : opts.max_idle_threads;
         ret = fuse_session_loop_mt(se, &config);
     }
+    /* A stop by signal (systemd's SIGTERM, ^C) is a clean end too: the
+     * loop returns the signal's number. */
+    if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
+        ret = 0;
     fuse_session_unmount(se);
 err_out6:
     fuse_remove_signal_handlers(se);
