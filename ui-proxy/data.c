@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -88,16 +89,20 @@ static int open_tool_dir(const struct ui_req *q, const char *tag, struct ui_repl
     return fd < 0 ? -1 : fd;
 }
 
-/* Copies into reason the last line of errors.txt that mentions name. */
+/* Copies into reason the last line of errors.txt about name: one that
+ * holds "name: " (the mount writes "<file?query>: <reason>"). */
 static void find_reason(const struct ui_req *q, const char *name, char *reason, size_t n)
 {
     struct ui_reply ignored;
     struct ui_buf text;
     const char *line, *end, *best = NULL;
     size_t best_len = 0;
+    char needle[1024];
     int runfd, fd, rc;
 
     reason[0] = '\0';
+    if (snprintf(needle, sizeof(needle), "%s: ", name) >= (int)sizeof(needle))
+        return;
     ui_reply_init(&ignored);
     runfd = ui_req_open_run(q, &ignored);
     ui_reply_release(&ignored);
@@ -114,7 +119,7 @@ static void find_reason(const struct ui_req *q, const char *name, char *reason, 
         end = strchr(line, '\n');
         if (!end)
             end = line + strlen(line);
-        if (memmem(line, (size_t)(end - line), name, strlen(name))) {
+        if (memmem(line, (size_t)(end - line), needle, strlen(needle))) {
             best = line;
             best_len = (size_t)(end - line);
         }
@@ -141,8 +146,10 @@ static void open_failed(const struct ui_req *q, int err, const char *name, struc
     if (status == 400 || status == 500) {
         memcpy(base, name, n);
         base[n] = '\0';
+        /* A refused request has a line of its own; a failed file (500) the
+         * line of its tool, whatever the query. */
         find_reason(q, name, reason, sizeof(reason));
-        if (!reason[0])
+        if (!reason[0] && status == 500)
             find_reason(q, base, reason, sizeof(reason));
     }
     if (status == 404)

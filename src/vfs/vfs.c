@@ -163,10 +163,11 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
         return -ENOENT;
     rc = query_parse(qm ? qm + 1 : "", t->keys, &q, err);
     if (rc != 0) {
-        xp_err_prefix(err, "%s: ", name);
-        /* errors.txt says why, since read() can only say EINVAL */
-        snapshot_log(snap, "%s%s%s%s", host ? "hosts/" : "", host ? host : "", host ? "/" : "",
-                     err->msg);
+        /* errors.txt says why, under the name asked for (the query too, so
+         * each request finds its own reason), since read() can only say
+         * EINVAL */
+        snapshot_log(snap, "%s%s%s%s: %s", host ? "hosts/" : "", host ? host : "",
+                     host ? "/" : "", file, err->msg);
         return rc;
     }
     query_canonical(&q, canon, sizeof(canon));
@@ -479,6 +480,11 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
         if (rc == -EIO || rc == -ENOMEM)
             snapshot_log(a->snap, "%s%s%s%s: %s", a->node->host ? "hosts/" : "",
                          a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
+                         err->msg);
+        else if (rc == -EINVAL)
+            snapshot_log(a->snap, "%s%s%s%s%s%s: %s", a->node->host ? "hosts/" : "",
+                         a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
+                         a->node->query ? "?" : "", a->node->query ? a->node->query : "",
                          err->msg);
     }
     return rc;

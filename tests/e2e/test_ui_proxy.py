@@ -1176,3 +1176,16 @@ def test_browser_on_the_mount(corpus_mount, serve, browser, tmp_path):
                 zoom_timeline(browser)
                 browser.wait(tl + ".windows >= 1", 60)
     assert browser.errors() == []
+
+
+def test_each_bad_request_gets_its_own_reason(tmp_path, synth, mount, serve):
+    """Through a real mount: two bad queries in turn, each repeated, each
+    answered with its own reason (the proxy used to quote the last line of
+    errors.txt naming the tool, whichever request it came from)."""
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", "steps4")
+    s = serve(mount(logdir), quiet=True)
+    for v in ("x", "y", "x", "y"):
+        st, _, body, _ = s.get("/data?" + q(run="r1", tag="trace_viewer@", resolution=v))
+        assert st == 400, body
+        assert body.decode().rstrip().endswith(f"trace_viewer.json?resolution={v}: option resolution: "
+                                      f"'{v}' is not a number"), body
