@@ -11,6 +11,31 @@
 #include "op_stats/op_stats.h"
 #include "tool.h"
 
+/* No GPU gives a thread more than 512 registers (AMD; NVIDIA 255). */
+#define MAX_REGISTERS_PER_THREAD 512
+
+/* A value the profile got wrong stays as the profile says, with a warning
+ * in errors.txt, so that nobody takes it for ours: the ROCm tracer writes
+ * values such as 2,191,500,840 registers per thread. */
+static void warn_implausible(struct tool_ctx *ctx, const struct op_stats *os)
+{
+    const struct kernel_report *first = NULL;
+    uint32_t i, n = 0;
+
+    for (i = 0; i < os->nkernels; i++) {
+        if (os->kernels[i].registers_per_thread > MAX_REGISTERS_PER_THREAD) {
+            first = first ? first : &os->kernels[i];
+            n++;
+        }
+    }
+    if (first != NULL)
+        snapshot_log(ctx->snap,
+                     "kernel_stats: warning: %u kernel%s the profile gives more than %d "
+                     "registers per thread (%s: %u), shown as the profile says",
+                     n, n == 1 ? " to which" : "s to which", MAX_REGISTERS_PER_THREAD, first->name,
+                     first->registers_per_thread);
+}
+
 static int kernel_table(struct tool_ctx *ctx, struct dt_table *t)
 {
     const struct op_stats *os;
@@ -19,6 +44,7 @@ static int kernel_table(struct tool_ctx *ctx, struct dt_table *t)
 
     if ((rc = snapshot_op_stats(ctx->snap, ctx->host, &os, ctx->err)) != 0)
         return rc;
+    warn_implausible(ctx, os);
     dt_col(t, "rank", "number", "Rank");
     dt_col(t, "kernel_name", "string", "Kernel Name");
     dt_col(t, "registers_per_thread", "number", "Registers per thread");

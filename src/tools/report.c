@@ -251,9 +251,19 @@ static void gather_kernels(struct report *r)
     const struct op_stats *os = r->os;
     double total = 0;
     uint32_t i;
+    int warned = 0;
 
-    for (i = 0; i < os->nkernels; i++)
+    for (i = 0; i < os->nkernels; i++) {
         total += (double)os->kernels[i].total_duration_ns / 1e3;
+        /* as kernel_stats warns: no GPU has more than 512 registers a thread */
+        if (os->kernels[i].registers_per_thread > 512 && !warned) {
+            warn(r,
+                 "kernel_stats: %s has %s registers per thread in the profile, shown as "
+                 "written (the ROCm tracer writes such values)",
+                 os->kernels[i].name, "more than 512");
+            warned = 1;
+        }
+    }
     for (i = 0; i < os->nkernels && r->nkernels < TOP_N; i++) {
         const struct kernel_report *k = &os->kernels[i];
         struct report_kernel *rk = &r->kernels[r->nkernels++];

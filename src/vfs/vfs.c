@@ -166,8 +166,8 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
         /* errors.txt says why, under the name asked for (the query too, so
          * each request finds its own reason), since read() can only say
          * EINVAL */
-        snapshot_log(snap, "%s%s%s%s: %s", host ? "hosts/" : "", host ? host : "",
-                     host ? "/" : "", file, err->msg);
+        snapshot_log(snap, "%s%s%s%s: %s", host ? "hosts/" : "", host ? host : "", host ? "/" : "",
+                     file, err->msg);
         return rc;
     }
     query_canonical(&q, canon, sizeof(canon));
@@ -484,8 +484,7 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
         else if (rc == -EINVAL)
             snapshot_log(a->snap, "%s%s%s%s%s%s: %s", a->node->host ? "hosts/" : "",
                          a->node->host ? a->node->host : "", a->node->host ? "/" : "", t->file,
-                         a->node->query ? "?" : "", a->node->query ? a->node->query : "",
-                         err->msg);
+                         a->node->query ? "?" : "", a->node->query ? a->node->query : "", err->msg);
     }
     return rc;
 }

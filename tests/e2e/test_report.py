@@ -137,3 +137,21 @@ def test_pytorch_run_reports_its_profiler_step(corpus, xcat):
                                                 "h100_bert_small/steps.csv").decode())))
     top = [r for r in rows if r["depth"] == "0"]
     assert [(r["step_name"], r["step_num"]) for r in top] == [("ProfilerStep", "6")]
+
+
+def test_implausible_registers_are_kept_and_warned(corpus, mount):
+    """The ROCm tracer writes 2,191,500,840 registers per thread for some
+    kernels: kernel_stats keeps the profile's value (as XProf does) and
+    errors.txt and the report say it is the profile's."""
+    mnt = mount(corpus / "jax_conv_rocm")
+    run = mnt / "2025_01_01_00_00_00"
+    ks = json.loads((run / "kernel_stats.json").read_text())
+    col = [c["id"] for c in ks["cols"]].index("registers_per_thread")
+    bad = [r["c"][1]["v"] for r in ks["rows"] if r["c"][col]["v"] > 512]
+    assert 2191500840 in [r["c"][col]["v"] for r in ks["rows"]]
+    errors = (run / "errors.txt").read_text()
+    assert (f"kernel_stats: warning: {len(bad)} kernels to which the profile gives more than 512 "
+            "registers per thread") in errors
+    rep = json.loads((run / "report.json").read_text())
+    assert any(w.startswith("kernel_stats: ") and "registers per thread" in w
+               for w in rep["warnings"])
