@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define SESSION_MAX_FILES 100000
 
@@ -72,6 +73,55 @@ static int classify(const char *name, enum source_kind *kind, char **host)
         }
     }
     return 0;
+}
+
+#define SNIFF_BYTES 65536 /* of a trace JSON read to tell PyTorch's from others */
+
+/* Up to n bytes of the start of path into buf, inflated when gz is set;
+ * returns how many, or 0 when it cannot be read. */
+static size_t read_start(const char *path, int gz, char *buf, size_t n)
+{
+    gzFile f;
+    ssize_t got;
+    int fd;
+
+    if (gz) {
+        f = gzopen(path, "rb");
+        if (f == NULL)
+            return 0;
+        got = gzread(f, buf, (unsigned)n);
+        gzclose(f);
+        return got > 0 ? (size_t)got : 0;
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    got = read(fd, buf, n);
+    close(fd);
+    return got > 0 ? (size_t)got : 0;
+}
+
+/*
+ * 1 if the Chrome trace at path is PyTorch's (Kineto's), whatever its name:
+ * its start has Kineto's top-level "schemaVersion" or "deviceProperties",
+ * or events of its categories cpu_op / python_function. A
+ * <host>.trace.json.gz under plugins/profile/<run>/ may be either.
+ */
+static int is_pytorch_trace(const char *path)
+{
+    static const char *const marks[] = {"\"schemaVersion\"", "\"deviceProperties\"", "\"cpu_op\"",
+                                        "\"python_function\""};
+    char *buf = malloc(SNIFF_BYTES);
+    size_t n, i;
+    int yes = 0;
+
+    if (buf == NULL)
+        return 0;
+    n = read_start(path, ends_with(path, ".gz"), buf, SNIFF_BYTES);
+    for (i = 0; i < sizeof(marks) / sizeof(marks[0]) && !yes; i++)
+        yes = memmem(buf, n, marks[i], strlen(marks[i])) != NULL;
+    free(buf);
+    return yes;
 }
 
 /* 1 if path (resolved) lies inside logdir. */
@@ -175,6 +225,8 @@ static int snapshot_build(struct session *s, struct snapshot **snapp, struct xp_
                 goto next_fail;
             continue;
         }
+        if (f.kind == SRC_TRACE_JSON && is_pytorch_trace(f.path))
+            f.kind = SRC_PT_TRACE;
         f.name = strdup(de->d_name);
         if (f.name == NULL)
             goto next_fail;
