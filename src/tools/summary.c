@@ -3,16 +3,135 @@
  *
  * Per host: the file, XSpace hostnames and errors, and per plane its id, name,
  * stat names and lines (id, names, event count, first start and last end in
- * ps); then the run's time span. The first file computed by the reader: it
- * decodes every event, so it also checks that a profile reads cleanly.
+ * ps); for a Chrome trace its processes and their threads (event count,
+ * first start and last end in ps of the trace's µs clock); then the run's
+ * time span. The first file computed by the reader: it decodes every
+ * event, so it also checks that a profile reads cleanly.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/sort.h"
+#include "reader/ctrace.h"
 #include "tool.h"
+
+/* ---- Chrome-trace hosts -------------------------------------------------- */
+
+/* Event indices ordered by thread (pid kind, pid, tid), then file order. */
+static int event_thread_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct ctrace *ct = ctx;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const struct ctrace_event *x = &ct->events[i], *y = &ct->events[j];
+    uint16_t fx = x->flags & (CT_PID_STR | CT_TID_STR), fy = y->flags & (CT_PID_STR | CT_TID_STR);
+
+    if (fx != fy)
+        return fx < fy ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static int same_thread(const struct ctrace_event *x, const struct ctrace_event *y)
+{
+    return x->pid == y->pid && x->tid == y->tid &&
+           (x->flags & (CT_PID_STR | CT_TID_STR)) == (y->flags & (CT_PID_STR | CT_TID_STR));
+}
+
+/* A pid or tid: its string when the trace wrote one, else the number. */
+static void put_id(struct out *o, const struct ctrace *ct, int64_t v, int is_str)
+{
+    if (is_str)
+        out_json_cstr(o, ctrace_str(ct, (uint32_t)v));
+    else
+        out_i64(o, v);
+}
+
+static int64_t us_to_ps(double us)
+{
+    return (int64_t)llround(us * 1e6);
+}
+
+/* The processes of a Chrome trace, each with its threads (event count,
+ * first start, last end), as planes and lines are listed for an XSpace. */
+static int write_ctrace_host(struct tool_ctx *ctx, struct out *o, const char *host, int64_t *lo,
+                             int64_t *hi)
+{
+    const struct ctrace *ct;
+    uint32_t *idx, n = 0, i, j;
+    int64_t hlo = INT64_MAX, hhi = INT64_MIN;
+    int rc, first_proc = 1;
+
+    if ((rc = snapshot_ctrace(ctx->snap, host, &ct, ctx->err)) != 0)
+        return rc;
+    idx = malloc((ct->nevents ? ct->nevents : 1) * sizeof(*idx));
+    if (idx == NULL)
+        return xp_err_set(ctx->err, -ENOMEM, "summary: out of memory");
+    for (i = 0; i < ct->nevents; i++) {
+        if (ct->events[i].ph != 'M' && (ct->events[i].flags & CT_HAS_TS))
+            idx[n++] = i;
+    }
+    xp_qsort_r(idx, n, sizeof(*idx), event_thread_cmp, (void *)ct);
+    out_puts(o, ",\"event_count\":");
+    out_u64(o, n);
+    out_puts(o, ",\"processes\":[");
+    for (i = 0; i < n; i = j) {
+        const struct ctrace_event *ev = &ct->events[idx[i]];
+        int new_proc = i == 0 || ct->events[idx[i - 1]].pid != ev->pid ||
+                       (ct->events[idx[i - 1]].flags & CT_PID_STR) != (ev->flags & CT_PID_STR);
+        double first = ev->ts, last = ev->ts + ev->dur;
+        for (j = i; j < n && same_thread(&ct->events[idx[j]], ev); j++) {
+            const struct ctrace_event *e = &ct->events[idx[j]];
+            if (e->ts < first)
+                first = e->ts;
+            if (e->ts + e->dur > last)
+                last = e->ts + e->dur;
+        }
+        if (new_proc) {
+            out_puts(o, first_proc ? "{\"pid\":" : "]},{\"pid\":");
+            first_proc = 0;
+            put_id(o, ct, ev->pid, ev->flags & CT_PID_STR);
+            out_puts(o, ",\"name\":");
+            out_json_cstr(o, ctrace_event_process_name(ct, ev));
+            out_puts(o, ",\"threads\":[");
+        } else {
+            out_putc(o, ',');
+        }
+        out_puts(o, "{\"tid\":");
+        put_id(o, ct, ev->tid, ev->flags & CT_TID_STR);
+        out_puts(o, ",\"name\":");
+        out_json_cstr(o, ctrace_event_thread_name(ct, ev));
+        out_puts(o, ",\"event_count\":");
+        out_u64(o, j - i);
+        out_puts(o, ",\"first_ps\":");
+        out_i64(o, us_to_ps(first));
+        out_puts(o, ",\"last_ps\":");
+        out_i64(o, us_to_ps(last));
+        out_putc(o, '}');
+        if (us_to_ps(first) < hlo)
+            hlo = us_to_ps(first);
+        if (us_to_ps(last) > hhi)
+            hhi = us_to_ps(last);
+    }
+    out_puts(o, first_proc ? "]" : "]}]");
+    free(idx);
+    if (hlo <= hhi) {
+        out_puts(o, ",\"start_ps\":");
+        out_i64(o, hlo);
+        out_puts(o, ",\"end_ps\":");
+        out_i64(o, hhi);
+        if (hlo < *lo)
+            *lo = hlo;
+        if (hhi > *hi)
+            *hi = hhi;
+    }
+    return 0;
+}
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -150,7 +269,10 @@ static int write_host(struct tool_ctx *ctx, struct out *o, const char *host, int
                 break;
             }
         }
-        out_puts(o, ",\"format\":\"chrome_trace_json\",\"planes\":[]}");
+        out_puts(o, ",\"format\":\"chrome_trace_json\"");
+        if ((rc = write_ctrace_host(ctx, o, host, lo, hi)) != 0)
+            return rc;
+        out_puts(o, ",\"planes\":[]}");
         return 0;
     }
     rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err);

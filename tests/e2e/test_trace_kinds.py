@@ -50,3 +50,34 @@ def test_pytorch_trace_under_either_name(corpus, tmp_path, xprofs_build):
     assert "call_tree.txt" not in ls(xprofs_build, tmp_path / "jax", "r")
     assert "xla_summary.csv" in ls(xprofs_build, tmp_path / "jax", "r")
     assert os.path.exists(jax / "h.trace.json")
+
+
+def test_chrome_trace_summary_lists_processes_and_threads(corpus, xprofs_build):
+    """summary.json of a Chrome-trace run lists what it lists for an XSpace:
+    per process its threads with event counts and span, the host's and the
+    run's span; the test counts the events of the JSON itself."""
+    import gzip
+    import json
+    (src,) = (corpus / "pytorch" / "h100_bert_small").glob("*.pt.trace.json.gz")
+    events = json.loads(gzip.decompress(src.read_bytes()))["traceEvents"]
+    want = {}
+    for e in events:
+        if e.get("ph") == "M" or not isinstance(e.get("ts"), (int, float)):
+            continue
+        k = (e.get("pid"), e.get("tid"))
+        n, lo, hi = want.get(k, (0, float("inf"), float("-inf")))
+        want[k] = (n + 1, min(lo, e["ts"]), max(hi, e["ts"] + e.get("dur", 0)))
+    rc, out = cat(xprofs_build, corpus / "pytorch", "h100_bert_small/summary.json")
+    assert rc == 0
+    s = json.loads(out)
+    (h,) = s["hosts"]
+    assert h["format"] == "chrome_trace_json"
+    got = {(p["pid"], t["tid"]): (t["event_count"], t["first_ps"], t["last_ps"])
+           for p in h["processes"] for t in p["threads"]}
+    assert sum(v[0] for v in got.values()) == h["event_count"] == len(
+        [e for e in events if e.get("ph") != "M" and isinstance(e.get("ts"), (int, float))])
+    assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+    for k, (n, lo, hi) in want.items():
+        assert abs(got[k][1] - lo * 1e6) <= 1 and abs(got[k][2] - hi * 1e6) <= 1, k
+    assert s["start_ps"] == h["start_ps"] == min(v[1] for v in got.values())
+    assert s["duration_ps"] == s["end_ps"] - s["start_ps"] > 0
