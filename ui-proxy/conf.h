@@ -6,8 +6,6 @@
 #ifndef UI_CONF_H
 #define UI_CONF_H
 
-#define UI_VERSION "0.1.0"
-
 struct ui_conf {
     char *mount;       /* canonical path of the mount point */
     char *static_dir;  /* canonical --static DIR, or NULL for the bundled page */

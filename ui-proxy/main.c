@@ -92,6 +92,10 @@ static int parse_args(int argc, char **argv, struct ui_conf *conf, const char **
             conf->quiet = 1;
             continue;
         }
+        if (a[0] == '-' && strncmp(a, "--", 2) != 0) {
+            fprintf(stderr, "xprofs-ui: unknown option '%s'\n", a);
+            return -1;
+        }
         if (strncmp(a, "--", 2) != 0) {
             if (mount) {
                 fprintf(stderr, "xprofs-ui: more than one MOUNTPOINT given\n");
@@ -101,6 +105,12 @@ static int parse_args(int argc, char **argv, struct ui_conf *conf, const char **
             continue;
         }
         n = strcspn(a, "=");
+        if (!((n == 6 && strncmp(a, "--port", 6) == 0) ||
+              (n == 6 && strncmp(a, "--host", 6) == 0) ||
+              (n == 8 && strncmp(a, "--static", 8) == 0))) {
+            fprintf(stderr, "xprofs-ui: unknown option '%.*s'\n", (int)n, a);
+            return -1;
+        }
         val = a[n] == '=' ? a + n + 1 : (i + 1 < argc ? argv[++i] : NULL);
         if (!val) {
             fprintf(stderr, "xprofs-ui: option '%s' needs a value\n", a);

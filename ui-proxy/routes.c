@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/version.h"
 #include "files.h"
 #include "json.h"
 #include "routes.h"
@@ -283,7 +284,7 @@ static void route_run_files(const struct ui_req *q, struct ui_reply *r)
 
 static void route_version(const struct ui_req *q, struct ui_reply *r)
 {
-    static const char version[] = UI_VERSION;
+    static const char version[] = XPROFS_VERSION;
 
     (void)q;
     ui_reply_static(r, UI_TYPE_TEXT, version, sizeof(version) - 1);

@@ -224,7 +224,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "check") == 0) {
         int threads = 0;
         if (argc == 5 && strcmp(argv[2], "-j") == 0) {
-            threads = atoi(argv[3]);
+            char *end;
+            long t = strtol(argv[3], &end, 10);
+            threads = *end == '\0' && end != argv[3] && t >= 0 && t <= 1024 ? (int)t : -1;
             argi = 4;
         }
         if (argc - argi != 1 || threads < 0) {
@@ -236,6 +238,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "ls") == 0 && argi < argc && strcmp(argv[argi], "-l") == 0) {
         longfmt = 1;
         argi++;
+    }
+    if (argi < argc && argv[argi][0] == '-') {
+        fprintf(stderr, "xprofs: unknown option '%s'\n", argv[argi]);
+        usage(stderr);
+        return 2;
     }
     if ((strcmp(cmd, "cat") == 0 && argc - argi < 2) ||
         (strcmp(cmd, "ls") == 0 && (argc - argi < 1 || argc - argi > 2)) ||

@@ -15,7 +15,7 @@
  * past 64 MiB while open() makes it is opened with direct_io once that much
  * is made, and its reads follow it as it grows (vfs_open_file, live_blob.h).
  */
-#define FUSE_USE_VERSION 34
+#define FUSE_USE_VERSION 312
 
 #include <errno.h>
 #include <fcntl.h>
@@ -570,6 +570,26 @@ static void usage(const char *prog)
            prog);
 }
 
+/* The multi-threaded loop with -o clone_fd, max_idle_threads and
+ * max_threads (libfuse's default 10 workers; a computation holds one). */
+static int loop_mt(struct fuse_session *se, const struct fuse_cmdline_opts *opts)
+{
+    struct fuse_loop_config *config = fuse_loop_cfg_create();
+    int ret;
+
+    if (config == NULL) {
+        fprintf(stderr, "xprofs-mount: out of memory\n");
+        return -1;
+    }
+    fuse_loop_cfg_set_clone_fd(config, (unsigned)opts->clone_fd);
+    fuse_loop_cfg_set_idle_threads(config,
+                                   opts->max_idle_threads > 1000 ? 16 : opts->max_idle_threads);
+    fuse_loop_cfg_set_max_threads(config, opts->max_threads);
+    ret = fuse_session_loop_mt(se, config);
+    fuse_loop_cfg_destroy(config);
+    return ret;
+}
+
 /* 1 if path is the root of a mount (its device differs from its parent's,
  * or it is its parent). Mounting over it would hide that mount. */
 static int is_mount_point(const char *path)
@@ -609,7 +629,6 @@ int main(int argc, char *argv[])
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
-    struct fuse_loop_config config;
     int ret = 1;
 
     malloc_tune(argv);
@@ -639,12 +658,14 @@ int main(int argc, char *argv[])
         usage(argv[0]);
         goto err_out2;
     }
-    if (xo.cache_mb < 0 || xo.max_runs < 1) {
-        fprintf(stderr, "xprofs-mount: cache_mb must be >= 0 and max_runs >= 1\n");
+    if (xo.cache_mb < 0 || xo.max_runs < 1 || (xo.trace_complete != 0 && xo.trace_complete != 1)) {
+        fprintf(stderr, "xprofs-mount: cache_mb must be >= 0, max_runs >= 1 and "
+                        "trace_complete 0 or 1\n");
         goto err_out2;
     }
     if (is_mount_point(opts.mountpoint)) {
-        fprintf(stderr, "xprofs-mount: %s already holds a mount; unmount it first (fusermount3 -u %s)\n",
+        fprintf(stderr,
+                "xprofs-mount: %s already holds a mount; unmount it first (fusermount3 -u %s)\n",
                 opts.mountpoint, opts.mountpoint);
         goto err_out2;
     }
@@ -676,9 +697,7 @@ int main(int argc, char *argv[])
     if (opts.singlethread) {
         ret = fuse_session_loop(se);
     } else {
-        config.clone_fd = opts.clone_fd;
-        config.max_idle_threads = opts.max_idle_threads > 1000 ? 16 : opts.max_idle_threads;
-        ret = fuse_session_loop_mt(se, &config);
+        ret = loop_mt(se, &opts);
     }
     /* A stop by signal (systemd's SIGTERM, ^C) is a clean end too: the
      * loop returns the signal's number. */

@@ -342,6 +342,8 @@ int catalog_empty_reason(struct catalog *cat, const char *given, char *buf, size
         hint = "; did you mean ..?";
     else if (holds_suffix(dir, ".xplane.pb") || holds_suffix(dir, ".xplane.pb.gz"))
         hint = "; its .xplane.pb files belong in plugins/profile/<run>/ under the log directory";
+    else if (holds_suffix(dir, ".pt.trace.json") || holds_suffix(dir, ".pt.trace.json.gz"))
+        hint = "; did you mean .. (a folder of PyTorch traces is a run of the directory above)?";
     *misplaced = hint[0] != '\0';
     snprintf(buf, n,
              "no profiles under %s: looked for plugins/profile/*/*.xplane.pb and "

@@ -5,10 +5,12 @@
  *
  * It summarizes the files it sits beside, with their definitions:
  *   run       hosts, devices (op_stats' run environment), the profile span
- *   steps     XProf's step database (op_stats, as input_pipeline_analyzer
- *             reports it): count, median, p90 (linear interpolation, as
- *             numpy), min, max of the step time, and its breakdown averaged
- *             over the steps in XProf's components and in five groups:
+ *   steps     XProf's step database (op_stats): count, median, p90 (linear
+ *             interpolation, as numpy), min, max, mean of the step time,
+ *             a step's time being its longest core's as in overview_page's
+ *             summary; and the breakdown averaged over the steps as
+ *             input_pipeline_analyzer's table gives it (the first host's
+ *             core), in XProf's components and in five groups:
  *             compute = device compute; input = host wait input + host to
  *             device; communication = device collectives + device to
  *             device; host = host compute + prepare + compile + output;
@@ -154,17 +156,40 @@ static void warn(struct report *r, const char *fmt, const char *a, const char *b
     r->nwarnings++;
 }
 
+/* Kernels by total time, longest first, then name. */
+static int kernel_total_desc(const void *a, const void *b)
+{
+    const struct report_kernel *x = a, *y = b;
+
+    if (x->total_us != y->total_us)
+        return x->total_us > y->total_us ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
 /* ---- gathering ----------------------------------------------------------------- */
 
 static int gather_steps(struct report *r)
 {
     const struct ip_analysis *a = &r->ip;
-    double *v = malloc((a->nsteps ? a->nsteps : 1) * sizeof(*v));
-    uint32_t i;
+    double *v = malloc((r->os->nsteps ? r->os->nsteps : 1) * sizeof(*v));
+    uint32_t i, j, n;
     int c;
 
     if (v == NULL)
         return -ENOMEM;
+    /* A step's time: its longest core's (SparseCores aside), as XProf's
+     * step-time summary (overview_page) takes it. */
+    n = 0;
+    for (i = 0; i < r->os->nsteps; i++) {
+        const struct step_entry *se = &r->os->steps[i];
+        uint64_t ps = 0;
+        for (j = 0; j < se->ncores; j++) {
+            if (se->cores[j].core_id < 1000000 && se->cores[j].duration_ps > ps)
+                ps = se->cores[j].duration_ps;
+        }
+        v[n++] = (double)ps / 1e9;
+    }
+    stat5_of(v, n, &r->step_ms);
     for (i = 0; i < a->nsteps; i++) {
         const struct ip_step *s = &a->steps[i];
         const double comp[11] = {
@@ -172,11 +197,9 @@ static int gather_steps(struct report *r)
             s->host_wait_input_ms, s->host_to_device_ms,   s->host_compute_ms,
             s->host_prepare_ms,    s->host_compile_ms,     s->output_ms,
             s->unknown_ms,         s->step_time_ms};
-        v[i] = s->step_time_ms;
         for (c = 0; c < 11; c++)
             r->comp_ms[c] += comp[c] / a->nsteps;
     }
-    stat5_of(v, a->nsteps, &r->step_ms);
     free(v);
     if (a->ntpu_steps > 0) {
         /* TPU: compute = TensorCore compute; input = infeed + host
@@ -246,34 +269,58 @@ static int gather_ops(struct report *r)
     return rc;
 }
 
-static void gather_kernels(struct report *r)
+/* 1 if two kernel reports are the same kernel of the same op (the
+ * combined op_stats keeps each host's report). */
+static int same_kernel(const struct report_kernel *k, const struct kernel_report *r)
+{
+    return strcmp(k->name, r->name) == 0 && strcmp(k->op ? k->op : "", r->op_name) == 0;
+}
+
+/* The top kernels by total time, each host's report of a kernel added up. */
+static int gather_kernels(struct report *r)
 {
     const struct op_stats *os = r->os;
+    struct report_kernel *all = calloc(os->nkernels ? os->nkernels : 1, sizeof(*all));
     double total = 0;
-    uint32_t i;
+    uint32_t i, n = 0, j;
     int warned = 0;
 
+    if (all == NULL)
+        return -ENOMEM;
     for (i = 0; i < os->nkernels; i++) {
-        total += (double)os->kernels[i].total_duration_ns / 1e3;
+        const struct kernel_report *k = &os->kernels[i];
+        total += (double)k->total_duration_ns / 1e3;
         /* as kernel_stats warns: no GPU has more than 512 registers a thread */
-        if (os->kernels[i].registers_per_thread > 512 && !warned) {
+        if (k->registers_per_thread > 512 && !warned) {
             warn(r,
                  "kernel_stats: %s has %s registers per thread in the profile, shown as "
                  "written (the ROCm tracer writes such values)",
-                 os->kernels[i].name, "more than 512");
+                 k->name, "more than 512");
             warned = 1;
         }
+        for (j = 0; j < n && !same_kernel(&all[j], k); j++)
+            ;
+        if (j == n) {
+            all[n].name = k->name;
+            all[n].op = k->op_name;
+            all[n].tensor_core = k->is_kernel_using_tensor_core;
+            n++;
+        }
+        all[j].occurrences += k->occurrences;
+        all[j].total_us += (double)k->total_duration_ns / 1e3;
     }
-    for (i = 0; i < os->nkernels && r->nkernels < TOP_N; i++) {
-        const struct kernel_report *k = &os->kernels[i];
-        struct report_kernel *rk = &r->kernels[r->nkernels++];
-        rk->name = k->name;
-        rk->op = k->op_name;
-        rk->occurrences = k->occurrences;
-        rk->total_us = (double)k->total_duration_ns / 1e3;
-        rk->share_pct = total > 0 ? rk->total_us / total * 100 : 0;
-        rk->tensor_core = k->is_kernel_using_tensor_core;
+    qsort(all, n, sizeof(*all), kernel_total_desc);
+    for (j = 0; j < n && r->nkernels < TOP_N; j++) {
+        all[j].share_pct = total > 0 ? all[j].total_us / total * 100 : 0;
+        r->kernels[r->nkernels++] = all[j];
     }
+    free(all);
+    if (r->nops == 0 && os->nkernels > 0)
+        warn(r, "top_ops: %s%s",
+             "no device time is attributed to a framework op (the kernels "
+             "carry no tf_op nor hlo_op of a known module)",
+             "");
+    return 0;
 }
 
 static int gather_gpus(struct report *r, struct tool_ctx *ctx)
@@ -389,7 +436,9 @@ static int gather(struct tool_ctx *ctx, struct report *r)
     r->run = ctx->snap->session->name;
     r->hosts = hl.names;
     r->nhosts = hl.n;
-    r->kind = snapshot_count(ctx->snap, SRC_XPLANE) > 0 ? "xplane" : "chrome_trace";
+    r->kind = snapshot_count(ctx->snap, SRC_XPLANE) > 0     ? "xplane"
+              : snapshot_count(ctx->snap, SRC_PT_TRACE) > 0 ? "pytorch_trace"
+                                                            : "chrome_trace";
     if (strcmp(r->kind, "xplane") == 0) {
         struct xp_err err = {0};
         rc = snapshot_op_stats(ctx->snap, ctx->host, &r->os, &err);
@@ -406,7 +455,8 @@ static int gather(struct tool_ctx *ctx, struct report *r)
         r->has_ip = 1;
         if ((rc = gather_steps(r)) != 0 || (rc = gather_ops(r)) != 0)
             return rc;
-        gather_kernels(r);
+        if ((rc = gather_kernels(r)) != 0)
+            return rc;
         for (i = 0; i < r->os->nwarnings; i++)
             warn(r, "%s%s", r->os->warnings[i], "");
         for (i = 0; i < r->ip.nwarnings; i++)
@@ -473,7 +523,9 @@ static void write_json_steps(struct out *o, const struct report *r, int *first)
 
     json_stat5(o, "step_time_ms", &r->step_ms, first);
     json_key(o, "step_definition", first);
-    out_json_cstr(o, "XProf's step database (op_stats): as input_pipeline_analyzer.json");
+    out_json_cstr(o, "XProf's step database (op_stats): a step's time is its longest core's, as "
+                     "overview_page.json's summary; the breakdown is input_pipeline_analyzer."
+                     "json's table (its first host's core)");
     json_key(o, "breakdown_ms", first);
     out_putc(o, '{');
     for (c = 0; c < 5; c++) {
@@ -630,15 +682,51 @@ static void write_json(struct out *o, const struct report *r)
 
 /* ---- report.md -------------------------------------------------------------------- */
 
-/* Text for a Markdown table cell: '|' and line breaks would end it. */
-static void md_cell(struct out *o, const char *s, size_t max)
+static void md_chars(struct out *o, const char *s, size_t n)
 {
     size_t i;
 
-    for (i = 0; s != NULL && s[i] && i < max; i++)
+    for (i = 0; i < n; i++)
         out_putc(o, s[i] == '|' || s[i] == '\n' ? ' ' : s[i]);
-    if (s != NULL && strlen(s) > max)
-        out_puts(o, "...");
+}
+
+/* Text for a Markdown table cell ('|' and line breaks would end it); past
+ * max bytes its start and its end, which tell long kernel names apart. */
+static void md_cell(struct out *o, const char *s, size_t max)
+{
+    size_t n = s != NULL ? strlen(s) : 0, tail = max / 3;
+
+    if (n <= max) {
+        md_chars(o, s, n);
+        return;
+    }
+    md_chars(o, s, max - tail - 3);
+    out_puts(o, "...");
+    md_chars(o, s + n - tail, tail);
+}
+
+/* XProf's statements are HTML ("<a href=...>"): their text without tags. */
+static void md_text(struct out *o, const char *s)
+{
+    int in_tag = 0;
+
+    for (; *s; s++) {
+        if (*s == '<')
+            in_tag = 1;
+        else if (*s == '>' && in_tag)
+            in_tag = 0;
+        else if (!in_tag)
+            out_putc(o, *s);
+    }
+}
+
+static void md_bullet(struct out *o, const char *s)
+{
+    if (s[0] == '\0')
+        return;
+    out_puts(o, "- ");
+    md_text(o, s);
+    out_putc(o, '\n');
 }
 
 static void write_md_steps(struct out *o, const struct report *r)
@@ -652,24 +740,26 @@ static void write_md_steps(struct out *o, const struct report *r)
         return;
     }
     out_printf(o,
-               "%u steps (XProf's step database, as input_pipeline_analyzer.json): median "
-               "%.3f ms, p90 %.3f ms, min %.3f ms, max %.3f ms.\n\n",
-               r->step_ms.n, r->step_ms.median, r->step_ms.p90, r->step_ms.min, r->step_ms.max);
+               "%u step%s (XProf's step database, as overview_page.json): median %.3f ms, p90 "
+               "%.3f ms, min %.3f ms, max %.3f ms, mean %.3f ms.\n\n",
+               r->step_ms.n, r->step_ms.n == 1 ? "" : "s", r->step_ms.median, r->step_ms.p90,
+               r->step_ms.min, r->step_ms.max, r->step_ms.mean);
     out_puts(o, "| part of a step | ms (mean) | % |\n| --- | ---: | ---: |\n");
     for (c = 0; c < 5; c++)
         out_printf(o, "| %s | %.3f | %.1f |\n", group_names[c], r->group_ms[c],
                    r->step_ms.mean > 0 ? r->group_ms[c] / r->step_ms.mean * 100 : 0);
+    out_puts(o, "\nThe parts are input_pipeline_analyzer.json's (its first host's steps); idle is "
+                "the step time no step event covers, not the GPU idle time of the GPUs table.\n");
     out_puts(o, "\n## Bottleneck\n\n");
-    if (a->input_statement[0])
-        out_printf(o, "- %s\n", a->input_statement);
-    if (a->kernel_launch_statement[0])
-        out_printf(o, "- %s\n", a->kernel_launch_statement);
-    if (a->all_other_statement[0])
-        out_printf(o, "- %s\n", a->all_other_statement);
-    if (a->device_collectives_statement[0])
-        out_printf(o, "- %s\n", a->device_collectives_statement);
-    if (a->summary_next_step[0])
-        out_printf(o, "\nRecommendation: %s\n", a->summary_next_step);
+    md_bullet(o, a->input_statement);
+    md_bullet(o, a->kernel_launch_statement);
+    md_bullet(o, a->all_other_statement);
+    md_bullet(o, a->device_collectives_statement);
+    if (a->summary_next_step[0]) {
+        out_puts(o, "\nRecommendation: ");
+        md_text(o, a->summary_next_step);
+        out_putc(o, '\n');
+    }
 }
 
 static void write_md_ops(struct out *o, const struct report *r)
@@ -716,7 +806,10 @@ static void write_md(struct out *o, const struct report *r)
     out_printf(o, "\n\n%d host%s (", r->nhosts, r->nhosts == 1 ? "" : "s");
     for (i = 0; i < r->nhosts; i++)
         out_printf(o, "%s%s", i ? ", " : "", r->hosts[i]);
-    out_printf(o, "), %s profile", strcmp(r->kind, "xplane") == 0 ? "XProf" : "Chrome-trace");
+    out_printf(o, "), %s",
+               strcmp(r->kind, "xplane") == 0          ? "XProf profile"
+               : strcmp(r->kind, "pytorch_trace") == 0 ? "PyTorch trace"
+                                                       : "Chrome trace");
     if (r->os != NULL)
         out_printf(o, ", device %s", r->os->device_type[0] ? r->os->device_type : "unknown");
     out_puts(o, ".\n");

@@ -274,7 +274,7 @@ int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp
         const char *q = strchr(parts[k], '?');
         size_t clen = q ? (size_t)(q - parts[k]) : strlen(parts[k]);
         if (bad_component(parts[k], clen) || (q != NULL && k != n - 1))
-            return xp_err_set(err, -ENOENT, "%s: no such file", path);
+            return xp_err_set(err, -ENOENT, "no such file");
     }
     if (n == 0) {
         node->kind = VFS_DIR;
@@ -316,7 +316,7 @@ int vfs_lookup(struct vfs *v, const char *path, struct vfs_node *node, struct xp
             return 0;
         }
     }
-    return xp_err_set(err, -ENOENT, "%s: no such file", path);
+    return xp_err_set(err, -ENOENT, "no such file");
 }
 
 struct list_ctx {

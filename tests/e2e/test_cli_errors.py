@@ -125,3 +125,27 @@ def test_mount_stopped_by_a_signal_ends_cleanly(xprofs_build, tmp_path, synth):
         p.send_signal(sig)
         assert p.wait(timeout=30) == 0, p.stderr.read()
         assert not os.path.ismount(mnt)
+
+
+def test_bad_command_lines_are_usage_errors(xprofs_build, tmp_path):
+    """Misspelt options get 'unknown option' and the usage exit status, not
+    a message about something else."""
+    rc, _, err = run(xprofs_build / "xprofs", "ls", "-x", tmp_path)
+    assert rc == 2 and err.startswith("xprofs: unknown option '-x'\n")
+    rc, _, err = run(xprofs_build / "xprofs", "check", "-j", "abc", tmp_path / "f.xplane.pb")
+    assert rc == 2 and err.startswith("usage:")
+    ui = xprofs_build / "xprofs-ui"
+    if ui.exists():
+        for arg in ("--bogus", "-x", "--bogus=1"):
+            rc, _, err = run(ui, tmp_path, arg)
+            assert rc == 2 and err.startswith(f"xprofs-ui: unknown option '{arg.split('=')[0]}'"), \
+                (arg, err)
+    rc, _, err = run(xprofs_build / "xprofs-mount", tmp_path, tmp_path, "-o", "trace_complete=2")
+    assert rc == 1 and "trace_complete 0 or 1" in err
+
+
+def test_pytorch_folder_given_as_logdir(xprofs_build, corpus):
+    d = corpus / "pytorch" / "h100_bert_small"
+    rc, _, err = run(xprofs_build / "xprofs", "ls", d)
+    assert rc == 1 and err.endswith(
+        "did you mean .. (a folder of PyTorch traces is a run of the directory above)?\n")
