@@ -16,8 +16,9 @@
  * shifted to the earliest of them first (xspace.time_shift_ns, as XProf's
  * NormalizeTimestamps). A file whose line start or event start or end then
  * lies beyond XP_TIME_LIMIT_PS either way is corrupt (the reader says so),
- * so that every time, and the difference of any two, fits in an int64. Missing metadata ids resolve to an empty entry (index 0, name ""),
- * never an error, as XProf's visitor does.
+ * so that every time, and the difference of any two, fits in an int64.
+ * Missing metadata ids resolve to an empty entry (index 0, name ""), never
+ * an error, as XProf's visitor does.
  *
  * Every length, varint and index is checked; a bad file gives -EIO and a
  * message naming the file and offset. A loaded struct xspace is read-only and

@@ -436,9 +436,14 @@ static int gather(struct tool_ctx *ctx, struct report *r)
     r->run = ctx->snap->session->name;
     r->hosts = hl.names;
     r->nhosts = hl.n;
-    r->kind = snapshot_count(ctx->snap, SRC_XPLANE) > 0     ? "xplane"
-              : snapshot_count(ctx->snap, SRC_PT_TRACE) > 0 ? "pytorch_trace"
-                                                            : "chrome_trace";
+    if (ctx->host != NULL) /* one host of a run that may mix kinds */
+        r->kind = snapshot_host_file(ctx->snap, ctx->host, SRC_XPLANE) != NULL     ? "xplane"
+                  : snapshot_host_file(ctx->snap, ctx->host, SRC_PT_TRACE) != NULL ? "pytorch_trace"
+                                                                                   : "chrome_trace";
+    else
+        r->kind = snapshot_count(ctx->snap, SRC_XPLANE) > 0     ? "xplane"
+                  : snapshot_count(ctx->snap, SRC_PT_TRACE) > 0 ? "pytorch_trace"
+                                                                : "chrome_trace";
     if (strcmp(r->kind, "xplane") == 0) {
         struct xp_err err = {0};
         rc = snapshot_op_stats(ctx->snap, ctx->host, &r->os, &err);
@@ -450,9 +455,10 @@ static int gather(struct tool_ctx *ctx, struct report *r)
         }
     }
     if (r->os != NULL) {
-        if ((rc = ip_analyze(r->os, &r->ip)) != 0)
+        rc = ip_analyze(r->os, &r->ip);
+        r->has_ip = 1; /* ip_free frees a failed analysis too */
+        if (rc != 0)
             return rc;
-        r->has_ip = 1;
         if ((rc = gather_steps(r)) != 0 || (rc = gather_ops(r)) != 0)
             return rc;
         if ((rc = gather_kernels(r)) != 0)
@@ -863,7 +869,7 @@ static int produce(struct tool_ctx *ctx, struct out *o, int json)
     }
     report_free(&r);
     if (rc != 0)
-        return xp_err_set(ctx->err, rc, "report: out of memory");
+        return xp_err_set(ctx->err, rc, "report: %s", strerror(-rc));
     return 0;
 }
 

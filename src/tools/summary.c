@@ -16,6 +16,7 @@
 
 #include "base/sort.h"
 #include "reader/ctrace.h"
+#include "reader/xspace.h"
 #include "tool.h"
 
 /* ---- Chrome-trace hosts -------------------------------------------------- */
@@ -26,12 +27,17 @@ static int event_thread_cmp(const void *a, const void *b, void *ctx)
     const struct ctrace *ct = ctx;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
     const struct ctrace_event *x = &ct->events[i], *y = &ct->events[j];
-    uint16_t fx = x->flags & (CT_PID_STR | CT_TID_STR), fy = y->flags & (CT_PID_STR | CT_TID_STR);
+    int px = (x->flags & CT_PID_STR) != 0, py = (y->flags & CT_PID_STR) != 0;
+    int tx = (x->flags & CT_TID_STR) != 0, ty = (y->flags & CT_TID_STR) != 0;
 
-    if (fx != fy)
-        return fx < fy ? -1 : 1;
+    /* process (string or number, then its value), then thread: a process
+     * with number and string tids keeps its threads together */
+    if (px != py)
+        return px < py ? -1 : 1;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
     return i < j ? -1 : i > j;
@@ -52,9 +58,18 @@ static void put_id(struct out *o, const struct ctrace *ct, int64_t v, int is_str
         out_i64(o, v);
 }
 
+/* The trace's µs in ps; 0 and no span for times past XP_TIME_LIMIT_PS
+ * (a hostile "ts": 1e300), so that any difference of two fits. */
+#define SPAN_LIMIT_US ((double)XP_TIME_LIMIT_PS / 1e6)
+
+static int in_span_range(double us)
+{
+    return isfinite(us) && us <= SPAN_LIMIT_US && us >= -SPAN_LIMIT_US;
+}
+
 static int64_t us_to_ps(double us)
 {
-    return (int64_t)llround(us * 1e6);
+    return in_span_range(us) ? (int64_t)llround(us * 1e6) : 0;
 }
 
 /* The processes of a Chrome trace, each with its threads (event count,
@@ -84,14 +99,18 @@ static int write_ctrace_host(struct tool_ctx *ctx, struct out *o, const char *ho
         const struct ctrace_event *ev = &ct->events[idx[i]];
         int new_proc = i == 0 || ct->events[idx[i - 1]].pid != ev->pid ||
                        (ct->events[idx[i - 1]].flags & CT_PID_STR) != (ev->flags & CT_PID_STR);
-        double first = ev->ts, last = ev->ts + ev->dur;
+        double first = INFINITY, last = -INFINITY;
+        int any;
         for (j = i; j < n && same_thread(&ct->events[idx[j]], ev); j++) {
             const struct ctrace_event *e = &ct->events[idx[j]];
+            if (!in_span_range(e->ts) || !in_span_range(e->ts + e->dur))
+                continue;
             if (e->ts < first)
                 first = e->ts;
             if (e->ts + e->dur > last)
                 last = e->ts + e->dur;
         }
+        any = first <= last;
         if (new_proc) {
             out_puts(o, first_proc ? "{\"pid\":" : "]},{\"pid\":");
             first_proc = 0;
@@ -109,13 +128,19 @@ static int write_ctrace_host(struct tool_ctx *ctx, struct out *o, const char *ho
         out_puts(o, ",\"event_count\":");
         out_u64(o, j - i);
         out_puts(o, ",\"first_ps\":");
-        out_i64(o, us_to_ps(first));
+        if (any)
+            out_i64(o, us_to_ps(first));
+        else
+            out_puts(o, "null");
         out_puts(o, ",\"last_ps\":");
-        out_i64(o, us_to_ps(last));
+        if (any)
+            out_i64(o, us_to_ps(last));
+        else
+            out_puts(o, "null");
         out_putc(o, '}');
-        if (us_to_ps(first) < hlo)
+        if (any && us_to_ps(first) < hlo)
             hlo = us_to_ps(first);
-        if (us_to_ps(last) > hhi)
+        if (any && us_to_ps(last) > hhi)
             hhi = us_to_ps(last);
     }
     out_puts(o, first_proc ? "]" : "]}]");

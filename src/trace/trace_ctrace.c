@@ -125,6 +125,11 @@ static const struct open_slice *open_pop(struct open_slices *os, uint32_t track)
         return NULL;
     o = &os->v[os->top[track] - 1];
     os->top[track] = o->prev;
+    /* The newest slice of all is no other track's: its room is free again
+     * (slices nested on one thread keep v as short as their depth). The
+     * caller reads o before the next push. */
+    if (o == &os->v[os->n - 1])
+        os->n--;
     return o;
 }
 

@@ -502,19 +502,28 @@ static int output_failed(struct fill_arg *a, int rc, const char *where, struct x
     return xp_err_set(err, code, "%s: %s: %s", t->file, where, strerror(-rc));
 }
 
-/* Count a file starting (+1) or done (-1). The last one done gives the
- * heap's free pages back: what a tool freed (its transient arrays, the
- * runs trim_runs dropped) would otherwise stay in the process, and an idle
- * mount would hold the peak of whatever it made. */
+/* Count a file starting (+1) or done (-1). */
 static void making(struct vfs *v, int d)
+{
+    pthread_mutex_lock(&v->lock);
+    v->making += d;
+    pthread_mutex_unlock(&v->lock);
+}
+
+/* After a file was read: drop the data of runs past max_live_runs or idle
+ * too long, then, when no file is being made, give the heap's free pages
+ * back (malloc_trim). What tools freed (their transient arrays, the runs
+ * just dropped) would otherwise stay in the process, and an idle mount
+ * would hold the peak of whatever it made. */
+static void trim_runs(struct vfs *v)
 {
     int idle;
 
+    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
     pthread_mutex_lock(&v->lock);
-    v->making += d;
     idle = v->making == 0;
     pthread_mutex_unlock(&v->lock);
-    if (d < 0 && idle)
+    if (idle)
         malloc_trim(0);
 }
 
@@ -568,7 +577,7 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
     rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
                    fill_tool, &a, blob, err);
     snapshot_unref(a.snap);
-    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
+    trim_runs(v);
     return rc;
 }
 
@@ -626,7 +635,7 @@ static void *produce_thread(void *arg)
     live_unref(live);
     snapshot_unref(snap);
     vfs_node_free(&node);
-    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
+    trim_runs(v);
     /* The last touch of v: vfs_close may free it once p is unlinked. */
     pthread_mutex_lock(&v->lock);
     for (pp = &v->producing; *pp != p; pp = &(*pp)->next)
@@ -754,7 +763,7 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
             rc = output_failed(&a, rc, "write", err);
     }
     snapshot_unref(a.snap);
-    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
+    trim_runs(v);
     return rc;
 }
 

@@ -81,3 +81,25 @@ def test_chrome_trace_summary_lists_processes_and_threads(corpus, xprofs_build):
         assert abs(got[k][1] - lo * 1e6) <= 1 and abs(got[k][2] - hi * 1e6) <= 1, k
     assert s["start_ps"] == h["start_ps"] == min(v[1] for v in got.values())
     assert s["duration_ps"] == s["end_ps"] - s["start_ps"] > 0
+
+
+def test_chrome_trace_summary_of_hostile_times(tmp_path, xprofs_build):
+    """A "ts" of 1e300 is counted but left out of the span (it overflowed
+    int64 picoseconds); a process with number and string tids is listed
+    once."""
+    import json
+    d = tmp_path / "plugins" / "profile" / "r"
+    d.mkdir(parents=True)
+    (d / "h.trace.json").write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "name": "a", "pid": 5, "tid": 1, "ts": 1e300, "dur": 1},
+        {"ph": "X", "name": "b", "pid": 5, "tid": "main", "ts": 10, "dur": 5},
+        {"ph": "X", "name": "c", "pid": 6, "tid": 1, "ts": 3, "dur": 1},
+        {"ph": "X", "name": "d", "pid": 5, "tid": 1, "ts": 20, "dur": 1}]}))
+    rc, out = cat(xprofs_build, tmp_path, "r/summary.json")
+    assert rc == 0
+    s = json.loads(out)
+    procs = s["hosts"][0]["processes"]
+    assert [p["pid"] for p in procs] == [5, 6]
+    assert [(t["tid"], t["event_count"], t["first_ps"]) for t in procs[0]["threads"]] == \
+        [(1, 2, 20_000_000), ("main", 1, 10_000_000)]
+    assert (s["start_ps"], s["end_ps"], s["duration_ps"]) == (3_000_000, 21_000_000, 18_000_000)
