@@ -7,6 +7,7 @@
 #include "trace_index.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -52,15 +53,21 @@ struct bg_job {
     struct tv_host *h;
 };
 
-/* A job is over (done, or its thread never started). */
+/* A job is over (done, or its thread never started). The last one gives
+ * the heap's free pages back, as the mount does after its last file: its
+ * snapshot may have been the last reference to a run the mount dropped. */
 static void bg_job_end(struct bg_job *job)
 {
+    int last;
+
     snapshot_unref(job->snap);
     free(job);
     pthread_mutex_lock(&bg.lock);
-    bg.running--;
+    last = --bg.running == 0;
     pthread_cond_broadcast(&bg.done);
     pthread_mutex_unlock(&bg.lock);
+    if (last)
+        malloc_trim(0);
 }
 
 static void *bg_complete(void *arg)
