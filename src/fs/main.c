@@ -324,6 +324,7 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void xfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     struct xfs_handle *h = (struct xfs_handle *)(uintptr_t)fi->fh;
+    struct vfs *v = xfs_of(req)->v;
 
     (void)ino;
     blob_unref(h->blob);
@@ -331,7 +332,9 @@ static void xfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
     if (h->fd >= 0)
         close(h->fd);
     free(h);
-    fuse_reply_err(req, 0);
+    fuse_reply_err(req, 0); /* req is gone from here on */
+    /* A file too big for the cache goes with its last reader: now. */
+    vfs_trim(v);
 }
 
 static int dir_add(void *arg, const char *name, int is_dir)

@@ -510,12 +510,11 @@ static void making(struct vfs *v, int d)
     pthread_mutex_unlock(&v->lock);
 }
 
-/* After a file was read: drop the data of runs past max_live_runs or idle
- * too long, then, when no file is being made, give the heap's free pages
- * back (malloc_trim). What tools freed (their transient arrays, the runs
- * just dropped) would otherwise stay in the process, and an idle mount
- * would hold the peak of whatever it made. */
-static void trim_runs(struct vfs *v)
+/* What tools freed (their transient arrays, the runs just dropped, a file
+ * too big for the cache when its reader goes) would otherwise stay in the
+ * process (malloc_trim gives it back), and an idle mount would hold the
+ * peak of whatever it made. */
+void vfs_trim(struct vfs *v)
 {
     int idle;
 
@@ -577,7 +576,7 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
     rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
                    fill_tool, &a, blob, err);
     snapshot_unref(a.snap);
-    trim_runs(v);
+    vfs_trim(v);
     return rc;
 }
 
@@ -635,7 +634,7 @@ static void *produce_thread(void *arg)
     live_unref(live);
     snapshot_unref(snap);
     vfs_node_free(&node);
-    trim_runs(v);
+    vfs_trim(v);
     /* The last touch of v: vfs_close may free it once p is unlinked. */
     pthread_mutex_lock(&v->lock);
     for (pp = &v->producing; *pp != p; pp = &(*pp)->next)
@@ -763,7 +762,7 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
             rc = output_failed(&a, rc, "write", err);
     }
     snapshot_unref(a.snap);
-    trim_runs(v);
+    vfs_trim(v);
     return rc;
 }
 

@@ -69,6 +69,11 @@ struct vfs {
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
 
+/* Drop the data of runs past max_live_runs or idle too long and, when no
+ * file is being made, give the heap's free pages back: after each file
+ * made, and for the front end to call when it lets a file go. */
+void vfs_trim(struct vfs *v);
+
 /* 1 and the reason in buf when the log directory (given: as the user named
  * it) holds no run yet; *misplaced is 1 when it is a run folder or inside
  * one, not a log directory. See catalog_empty_reason. */
