@@ -28,6 +28,8 @@ enum tool_scope {
 /* Flags. */
 enum tool_flags {
     TOOL_UNCACHED = 1, /* recomputed on every open (errors.txt) */
+    TOOL_ONE_HOST = 2, /* takes one host: listed in a run of several hosts
+                        * under hosts/<host>/ only (a lookup still says why) */
 };
 
 struct tool_ctx {

@@ -690,6 +690,7 @@ const struct tool tool_trace_viewer_legacy_json = {
     .file = "trace_viewer_legacy.json",
     .tag = "trace_viewer",
     .scope = TOOL_RUN | TOOL_HOST,
+    .flags = TOOL_ONE_HOST,
     .keys = legacy_keys,
     .listed = tool_listed_xplane,
     .produce = legacy_produce,

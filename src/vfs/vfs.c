@@ -339,6 +339,8 @@ static int list_tools(struct snapshot *snap, unsigned scope,
 
     for (i = 0; rc == 0 && tool_table[i] != NULL; i++) {
         const struct tool *t = tool_table[i];
+        if (scope == TOOL_RUN && (t->flags & TOOL_ONE_HOST) && snap->nhosts > 1)
+            continue;
         if ((t->scope & scope) && (t->listed == NULL || t->listed(snap)))
             rc = fn(arg, t->file, 0);
     }
