@@ -61,10 +61,13 @@ struct xfs_dir {
 };
 
 struct xfs_opts {
-    char *logdir;       /* first non-option argument */
-    int cache_mb;       /* -o cache_mb=N */
-    int max_runs;       /* -o max_runs=N */
-    int trace_complete; /* -o trace_complete=0|1 */
+    char *logdir;             /* first non-option argument */
+    char *cache_mb_arg;       /* -o cache_mb=N, as written */
+    char *max_runs_arg;       /* -o max_runs=N */
+    char *trace_complete_arg; /* -o trace_complete=0|1 */
+    int cache_mb;             /* their values, checked */
+    int max_runs;
+    int trace_complete;
 };
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -536,11 +539,31 @@ static const struct fuse_lowlevel_ops xfs_ops = {
 };
 
 static const struct fuse_opt xfs_opt_spec[] = {
-    {"cache_mb=%d", offsetof(struct xfs_opts, cache_mb), 0},
-    {"max_runs=%d", offsetof(struct xfs_opts, max_runs), 0},
-    {"trace_complete=%d", offsetof(struct xfs_opts, trace_complete), 0},
+    {"cache_mb=%s", offsetof(struct xfs_opts, cache_mb_arg), 0},
+    {"max_runs=%s", offsetof(struct xfs_opts, max_runs_arg), 0},
+    {"trace_complete=%s", offsetof(struct xfs_opts, trace_complete_arg), 0},
     FUSE_OPT_END,
 };
+
+/* -o name=arg as an integer in [min, max] into *v (unchanged when the
+ * option was not given); 0, or -1 with a message. */
+static int opt_int(const char *name, const char *arg, long min, long max, int *v)
+{
+    char *end;
+    long x;
+
+    if (arg == NULL)
+        return 0;
+    errno = 0;
+    x = strtol(arg, &end, 10);
+    if (end == arg || *end != '\0' || errno != 0 || x < min || x > max) {
+        fprintf(stderr, "xprofs-mount: -o %s=%s: must be an integer from %ld to %ld\n", name, arg,
+                min, max);
+        return -1;
+    }
+    *v = (int)x;
+    return 0;
+}
 
 /* Take the first non-option argument as LOGDIR; leave the mount point. */
 static int xfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -628,7 +651,7 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, 1024, VFS_MAX_LIVE_RUNS, 1};
+    struct xfs_opts xo = {NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1};
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
@@ -661,11 +684,10 @@ int main(int argc, char *argv[])
         usage(argv[0]);
         goto err_out2;
     }
-    if (xo.cache_mb < 0 || xo.max_runs < 1 || (xo.trace_complete != 0 && xo.trace_complete != 1)) {
-        fprintf(stderr, "xprofs-mount: cache_mb must be >= 0, max_runs >= 1 and "
-                        "trace_complete 0 or 1\n");
+    if (opt_int("cache_mb", xo.cache_mb_arg, 0, 1 << 30, &xo.cache_mb) != 0 ||
+        opt_int("max_runs", xo.max_runs_arg, 1, 1 << 20, &xo.max_runs) != 0 ||
+        opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0)
         goto err_out2;
-    }
     if (is_mount_point(opts.mountpoint)) {
         fprintf(stderr,
                 "xprofs-mount: %s already holds a mount; unmount it first (fusermount3 -u %s)\n",
@@ -720,5 +742,8 @@ err_out2:
 err_out1:
     fuse_opt_free_args(&args);
     free(xo.logdir);
+    free(xo.cache_mb_arg);
+    free(xo.max_runs_arg);
+    free(xo.trace_complete_arg);
     return ret ? 1 : 0;
 }

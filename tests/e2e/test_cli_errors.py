@@ -140,8 +140,10 @@ def test_bad_command_lines_are_usage_errors(xprofs_build, tmp_path):
             rc, _, err = run(ui, tmp_path, arg)
             assert rc == 2 and err.startswith(f"xprofs-ui: unknown option '{arg.split('=')[0]}'"), \
                 (arg, err)
-    rc, _, err = run(xprofs_build / "xprofs-mount", tmp_path, tmp_path, "-o", "trace_complete=2")
-    assert rc == 1 and "trace_complete 0 or 1" in err
+    for opt, rng in (("trace_complete=2", "0 to 1"), ("max_runs=1.5", "1 to 1048576"),
+                     ("cache_mb=99999999999999999999", "0 to 1073741824")):
+        rc, _, err = run(xprofs_build / "xprofs-mount", tmp_path, tmp_path, "-o", opt)
+        assert rc == 1 and err == f"xprofs-mount: -o {opt}: must be an integer from {rng}\n", err
 
 
 def test_pytorch_folder_given_as_logdir(xprofs_build, corpus):
