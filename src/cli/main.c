@@ -170,6 +170,13 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 static int cmd_check(const char *path, int threads)
 {
     struct xp_err err = {0};
@@ -179,6 +186,10 @@ static int cmd_check(const char *path, int threads)
     uint32_t i;
     int rc;
 
+    if (!ends_with(path, ".xplane.pb") && !ends_with(path, ".xplane.pb.gz")) {
+        fprintf(stderr, "xprofs: check reads .xplane.pb[.gz] files; %s is not one\n", path);
+        return 2;
+    }
     rc = xspace_open(path, &xs, &err);
     t1 = now_s();
     if (rc == 0) {

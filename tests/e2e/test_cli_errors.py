@@ -151,3 +151,10 @@ def test_pytorch_folder_given_as_logdir(xprofs_build, corpus):
     rc, _, err = run(xprofs_build / "xprofs", "ls", d)
     assert rc == 1 and err.endswith(
         "did you mean .. (a folder of PyTorch traces is a run of the directory above)?\n")
+
+
+def test_check_names_what_it_reads(xprofs_build, corpus):
+    (trace,) = (corpus / "pytorch" / "b200_eager").glob("*.pt.trace.json.gz")
+    rc, out, err = run(xprofs_build / "xprofs", "check", trace)
+    assert rc == 2 and out == ""
+    assert err == f"xprofs: check reads .xplane.pb[.gz] files; {trace} is not one\n"
