@@ -5,6 +5,7 @@
 #include "np_arith.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 /* numpy's pairwise sum of v[0..n) (add.reduce's inner loop). */
@@ -185,4 +186,15 @@ int np_order_desc(const double *v, size_t n, size_t *order)
     free(rev);
     free(idx);
     return 0;
+}
+
+double np_percentile_sorted(const int64_t *v, size_t n, double p)
+{
+    double pos = p * (double)(n - 1);
+    size_t k = (size_t)floor(pos);
+    double frac = pos - (double)k;
+
+    if (k + 1 >= n)
+        return (double)v[n - 1];
+    return (double)v[k] + ((double)v[k + 1] - (double)v[k]) * frac;
 }

@@ -328,16 +328,19 @@ static void xfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 {
     struct xfs_handle *h = (struct xfs_handle *)(uintptr_t)fi->fh;
     struct vfs *v = xfs_of(req)->v;
+    int freed;
 
     (void)ino;
-    blob_unref(h->blob);
+    freed = blob_unref(h->blob);
     live_unref(h->live);
     if (h->fd >= 0)
         close(h->fd);
     free(h);
     fuse_reply_err(req, 0); /* req is gone from here on */
-    /* A file too big for the cache goes with its last reader: now. */
-    vfs_trim(v);
+    /* A file the cache does not hold went with its last reader: give its
+     * memory back (a cached file's close costs nothing). */
+    if (freed)
+        vfs_trim(v, 1);
 }
 
 static int dir_add(void *arg, const char *name, int is_dir)

@@ -105,29 +105,6 @@ static void find_alignment(const struct op_stats *sub, const struct op_stats *ch
     a->num = ns - a->begin_sub < nc - a->begin_chief ? ns - a->begin_sub : nc - a->begin_chief;
 }
 
-static int add_unique(struct op_stats *dst, const char ***v, uint32_t *n, const char *s, int dedup)
-{
-    const char **nv;
-    char *c;
-    uint32_t i;
-
-    if (dedup) {
-        for (i = 0; i < *n; i++) {
-            if (strcmp((*v)[i], s) == 0)
-                return 0;
-        }
-    }
-    nv = arena_alloc(&dst->arena, (*n + 1) * sizeof(*nv));
-    c = arena_strndup(&dst->arena, s, strlen(s));
-    if (nv == NULL || c == NULL)
-        return -ENOMEM;
-    if (*n > 0)
-        memcpy(nv, *v, *n * sizeof(*nv));
-    nv[(*n)++] = c;
-    *v = nv;
-    return 0;
-}
-
 static int str_ptr_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -271,7 +248,8 @@ static int combine_host(struct op_stats *dst, const struct op_stats *s)
     if (dst->host_db.oom || dst->device_db.oom)
         return -ENOMEM;
     for (i = 0; i < s->nhostnames; i++) {
-        if ((rc = add_unique(dst, &dst->hostnames, &dst->nhostnames, s->hostnames[i], 1)) != 0)
+        if ((rc = op_stats_add_string(dst, &dst->hostnames, &dst->nhostnames, s->hostnames[i],
+                                      1)) != 0)
             return rc;
     }
     dst->host_count = (int32_t)dst->nhostnames;
@@ -296,11 +274,12 @@ static int combine_host(struct op_stats *dst, const struct op_stats *s)
     if (s->ridge_point > 0)
         dst->ridge_point = s->ridge_point;
     for (i = 0; i < s->nerrors; i++) {
-        if ((rc = add_unique(dst, &dst->errors, &dst->nerrors, s->errors[i], 0)) != 0)
+        if ((rc = op_stats_add_string(dst, &dst->errors, &dst->nerrors, s->errors[i], 0)) != 0)
             return rc;
     }
     for (i = 0; i < s->nwarnings; i++) {
-        if ((rc = add_unique(dst, &dst->warnings, &dst->nwarnings, s->warnings[i], 0)) != 0)
+        if ((rc = op_stats_add_string(dst, &dst->warnings, &dst->nwarnings, s->warnings[i], 0)) !=
+            0)
             return rc;
     }
     dst->mxu_utilization_percent += s->mxu_utilization_percent;

@@ -236,13 +236,13 @@ static void perf_env_tpu(const struct xp_plane *pl, struct op_stats *os)
     os->has_megacore = plane_bool(pl, "has_megacore");
 }
 
-static int add_str(struct op_stats *os, const char ***v, uint32_t *n, const char *s)
+int op_stats_add_string(struct op_stats *os, const char ***v, uint32_t *n, const char *s, int dedup)
 {
     const char **nv;
     char *c;
     uint32_t i;
 
-    for (i = 0; i < *n; i++) {
+    for (i = 0; dedup && i < *n; i++) {
         if (strcmp((*v)[i], s) == 0)
             return 0;
     }
@@ -268,8 +268,8 @@ int op_stats_env(struct host_ctx *ctx)
 
     os->host_count = 1;
     os->task_count = 1;
-    if ((rc = add_str(os, &os->hostnames, &os->nhostnames,
-                      xs->nhostnames > 0 ? xs->hostnames[0] : "localhost")) != 0)
+    if ((rc = op_stats_add_string(os, &os->hostnames, &os->nhostnames,
+                                  xs->nhostnames > 0 ? xs->hostnames[0] : "localhost", 1)) != 0)
         return rc;
     for (p = 0; p < xs->nplanes; p++) {
         const char *name = xs->planes[p].name;
@@ -311,7 +311,7 @@ int op_stats_env(struct host_ctx *ctx)
         return -ENOMEM;
     os->is_training = ctx->hlo != NULL && ctx->hlo->is_training;
     for (i = 0; i < xs->nerrors; i++) {
-        if ((rc = add_str(os, &os->errors, &os->nerrors, xs->errors[i])) != 0)
+        if ((rc = op_stats_add_string(os, &os->errors, &os->nerrors, xs->errors[i], 1)) != 0)
             return rc;
     }
     for (p = 0; p < xs->nplanes; p++) {

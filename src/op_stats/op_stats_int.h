@@ -145,6 +145,11 @@ int op_stats_tpu_planes(struct host_ctx *ctx);
 /* Run environment, perf env, diagnostics, counters. */
 int op_stats_env(struct host_ctx *ctx);
 
+/* Append a copy of s (in os's arena) to the list *v of *n strings, unless
+ * dedup and it is there already. 0 or -ENOMEM. (op_stats_env.c) */
+int op_stats_add_string(struct op_stats *os, const char ***v, uint32_t *n, const char *s,
+                        int dedup);
+
 /* Combine per-host op stats into one (CombineAllOpStats). */
 int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, uint32_t n);
 

@@ -552,18 +552,19 @@ struct blob *blob_ref(struct blob *b)
     return b;
 }
 
-void blob_unref(struct blob *b)
+int blob_unref(struct blob *b)
 {
     size_t i;
 
     if (b == NULL || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
-        return;
+        return 0;
     for (i = 0; i < b->nchunks; i++)
         chunk_free(b->chunks[i]);
     free(b->chunks);
     if (b->file_bytes > 0)
         close(b->fd);
     free(b);
+    return 1;
 }
 
 /* pread exactly n bytes at off. Returns 0 or -errno (-EIO if the file is

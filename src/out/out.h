@@ -190,7 +190,7 @@ void out_discard(struct out *o);
 
 /* Take / drop a reference. blob_unref(NULL) is a no-op. */
 struct blob *blob_ref(struct blob *b);
-void blob_unref(struct blob *b);
+int blob_unref(struct blob *b); /* 1 when that freed it */
 
 /* Copy up to n bytes from offset off into dst; returns the number copied
  * (short only at the end of the blob), or -1 with errno set when reading

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/np_arith.h"
 #include "base/sort.h"
 #include "op_stats/op_stats.h"
 #include "op_stats/op_stats_input.h"
@@ -111,25 +112,16 @@ static const char *const tpu_names[7] = {
 };
 static const char *const group_names[5] = {"compute", "input", "communication", "host", "idle"};
 
-static int cmp_double(const void *a, const void *b)
+static int cmp_i64(const void *pa, const void *pb)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+    return (a > b) - (a < b);
 }
 
-/* numpy.percentile(v, q) with linear interpolation of the sorted v. */
-static double percentile(const double *sorted, uint32_t n, double q)
-{
-    double pos = q / 100 * (double)(n - 1);
-    uint32_t lo = (uint32_t)floor(pos);
-
-    if (lo + 1 >= n)
-        return sorted[n - 1];
-    return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (pos - lo);
-}
-
-/* The summary of v[0..n) (sorted in place). */
-static void stat5_of(double *v, uint32_t n, struct stat5 *s)
+/* The summary of the times ps[0..n) (sorted in place) in units of unit_ps
+ * (1e9: ms, 1e6: µs); the median and p90 as numpy.percentile. */
+static void stat5_of(int64_t *ps, uint32_t n, double unit_ps, struct stat5 *s)
 {
     double sum = 0;
     uint32_t i;
@@ -138,14 +130,14 @@ static void stat5_of(double *v, uint32_t n, struct stat5 *s)
     s->n = n;
     if (n == 0)
         return;
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(ps, n, sizeof(*ps), cmp_i64);
     for (i = 0; i < n; i++)
-        sum += v[i];
-    s->median = percentile(v, n, 50);
-    s->p90 = percentile(v, n, 90);
-    s->min = v[0];
-    s->max = v[n - 1];
-    s->mean = sum / n;
+        sum += (double)ps[i];
+    s->median = np_percentile_sorted(ps, n, 0.5) / unit_ps;
+    s->p90 = np_percentile_sorted(ps, n, 0.9) / unit_ps;
+    s->min = (double)ps[0] / unit_ps;
+    s->max = (double)ps[n - 1] / unit_ps;
+    s->mean = sum / n / unit_ps;
 }
 
 static void warn(struct report *r, const char *fmt, const char *a, const char *b)
@@ -171,7 +163,7 @@ static int kernel_total_desc(const void *a, const void *b)
 static int gather_steps(struct report *r)
 {
     const struct ip_analysis *a = &r->ip;
-    double *v = malloc((r->os->nsteps ? r->os->nsteps : 1) * sizeof(*v));
+    int64_t *v = malloc((r->os->nsteps ? r->os->nsteps : 1) * sizeof(*v));
     uint32_t i, j, n;
     int c;
 
@@ -187,9 +179,9 @@ static int gather_steps(struct report *r)
             if (se->cores[j].core_id < 1000000 && se->cores[j].duration_ps > ps)
                 ps = se->cores[j].duration_ps;
         }
-        v[n++] = (double)ps / 1e9;
+        v[n++] = (int64_t)ps;
     }
-    stat5_of(v, n, &r->step_ms);
+    stat5_of(v, n, 1e9, &r->step_ms);
     for (i = 0; i < a->nsteps; i++) {
         const struct ip_step *s = &a->steps[i];
         const double comp[11] = {
@@ -369,7 +361,7 @@ static int gather_annotations(struct report *r, struct tool_ctx *ctx)
         const struct xp_steps *m;
         struct xp_err err = {0};
         struct report_annotation *a;
-        double *incl, *unattr;
+        int64_t *incl, *unattr;
         uint32_t s;
         int rc;
         if (snapshot_host_file(ctx->snap, r->hosts[h], SRC_XPLANE) == NULL &&
@@ -401,11 +393,11 @@ static int gather_annotations(struct report *r, struct tool_ctx *ctx)
         }
         for (s = 0; s < m->nsteps; s++) {
             const struct xp_steps_row *row = &m->rows[m->steps[s].row];
-            incl[s] = (double)row->dur_ps / 1e6;
-            unattr[s] = (double)row->self_ps / 1e6;
+            incl[s] = row->dur_ps;
+            unattr[s] = row->self_ps;
         }
-        stat5_of(incl, m->nsteps, &a->incl_us);
-        stat5_of(unattr, m->nsteps, &a->unattributed_us);
+        stat5_of(incl, m->nsteps, 1e6, &a->incl_us);
+        stat5_of(unattr, m->nsteps, 1e6, &a->unattributed_us);
         free(incl);
         free(unattr);
     }

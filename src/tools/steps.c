@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/np_arith.h"
 #include "base/sort.h"
 #include "xplane/steps.h"
 #include "tool.h"
@@ -476,27 +477,15 @@ static int i64_cmp(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/* Linear-interpolated percentile p (0..1) of sorted v[0..n), n > 0. */
-static double percentile(const int64_t *v, uint64_t n, double p)
-{
-    double pos = p * (double)(n - 1);
-    uint64_t k = (uint64_t)floor(pos);
-    double frac = pos - (double)k;
-
-    if (k + 1 >= n)
-        return (double)v[n - 1];
-    return (double)v[k] + ((double)v[k + 1] - (double)v[k]) * frac;
-}
-
 /* min, median, mean, max, p90 of v[0..n) (sorted here) with sum. */
 static void summarize(int64_t *v, uint64_t n, int64_t sum, double out5[5])
 {
     xp_qsort(v, n, sizeof(*v), i64_cmp);
     out5[0] = (double)v[0];
-    out5[1] = percentile(v, n, 0.5);
+    out5[1] = np_percentile_sorted(v, n, 0.5);
     out5[2] = (double)sum / (double)n;
     out5[3] = (double)v[n - 1];
-    out5[4] = percentile(v, n, 0.9);
+    out5[4] = np_percentile_sorted(v, n, 0.9);
 }
 
 /* Aggregate e[lo..hi) (one name, sorted by thread then start) into *a. */

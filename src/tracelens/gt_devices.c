@@ -156,3 +156,21 @@ int gt_acc_order(struct gt_acc *acc, size_t nacc, const int64_t *seen, size_t ns
     free(copy);
     return 0;
 }
+
+int gt_devices_finish(struct gt_acc *acc, size_t nacc, int64_t *seen, size_t nseen, int rc,
+                      struct gt_host **gp, struct xp_err *err)
+{
+    size_t i;
+
+    if (rc == 0)
+        rc = gt_acc_order(acc, nacc, seen, nseen);
+    if (rc == 0)
+        rc = gt_host_finish(acc, nacc, 0, gp, err);
+    else
+        xp_err_set(err, rc, "out of memory");
+    for (i = 0; i < nacc; i++)
+        gt_acc_free(&acc[i]);
+    free(acc);
+    free(seen);
+    return rc;
+}

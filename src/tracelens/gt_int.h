@@ -45,6 +45,12 @@ int gt_acc_order(struct gt_acc *acc, size_t nacc, const int64_t *seen, size_t ns
 int gt_host_finish(struct gt_acc *acc, size_t nacc, int pytorch, struct gt_host **gp,
                    struct xp_err *err);
 
+/* The end of a source with one device per pid: after rc (its gathering's
+ * result), the accumulators acc[0..nacc) in the order of the pids seen,
+ * then the host's devices into *gp; acc and seen are freed either way. */
+int gt_devices_finish(struct gt_acc *acc, size_t nacc, int64_t *seen, size_t nseen, int rc,
+                      struct gt_host **gp, struct xp_err *err);
+
 /* Free a host's timeline (NULL is fine); a snapshot part's free function. */
 void gt_host_free(void *value);
 

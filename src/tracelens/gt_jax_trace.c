@@ -74,15 +74,5 @@ int gt_from_jax_trace(const struct ctrace *ct, struct gt_host **gp, struct xp_er
             continue;
         rc = gt_acc_add(a, gt_classify_jax(ctrace_str(ct, ev->name)), ev->ts, ev->dur);
     }
-    if (rc == 0)
-        rc = gt_acc_order(acc, nacc, seen, nseen);
-    if (rc == 0)
-        rc = gt_host_finish(acc, nacc, 0, gp, err);
-    else
-        xp_err_set(err, rc, "out of memory");
-    for (i = 0; i < nacc; i++)
-        gt_acc_free(&acc[i]);
-    free(acc);
-    free(seen);
-    return rc;
+    return gt_devices_finish(acc, nacc, seen, nseen, rc, gp, err);
 }

@@ -121,7 +121,7 @@ int gt_from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *err)
 {
     struct gt_acc *acc = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*acc));
     int64_t *seen = malloc((xs->nplanes ? xs->nplanes : 1) * sizeof(*seen));
-    size_t nacc = 0, nseen = 0, i;
+    size_t nacc = 0, nseen = 0;
     uint32_t p;
     int rc = 0;
 
@@ -139,15 +139,5 @@ int gt_from_xspace(struct xspace *xs, struct gt_host **gp, struct xp_err *err)
         if (rc == 0 && plane_has_events(pl))
             seen[nseen++] = acc[nacc - 1].pid;
     }
-    if (rc == 0)
-        rc = gt_acc_order(acc, nacc, seen, nseen);
-    if (rc == 0)
-        rc = gt_host_finish(acc, nacc, 0, gp, err);
-    else
-        xp_err_set(err, rc, "out of memory");
-    for (i = 0; i < nacc; i++)
-        gt_acc_free(&acc[i]);
-    free(acc);
-    free(seen);
-    return rc;
+    return gt_devices_finish(acc, nacc, seen, nseen, rc, gp, err);
 }

@@ -504,27 +504,31 @@ static int output_failed(struct fill_arg *a, int rc, const char *where, struct x
     return xp_err_set(err, code, "%s: %s: %s", t->file, where, strerror(-rc));
 }
 
-/* Count a file starting (+1) or done (-1). */
+/* Count a file starting (+1) or done (-1: what it freed is untrimmed). */
 static void making(struct vfs *v, int d)
 {
     pthread_mutex_lock(&v->lock);
     v->making += d;
+    v->untrimmed |= d < 0;
     pthread_mutex_unlock(&v->lock);
 }
 
 /* What tools freed (their transient arrays, the runs just dropped, a file
  * too big for the cache when its reader goes) would otherwise stay in the
  * process (malloc_trim gives it back), and an idle mount would hold the
- * peak of whatever it made. */
-void vfs_trim(struct vfs *v)
+ * peak of whatever it made. A read served from the cache frees nothing:
+ * no trim. */
+void vfs_trim(struct vfs *v, int freed)
 {
-    int idle;
+    int dropped = catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS), trim;
 
-    catalog_trim(v->cat, v->max_live_runs, VFS_IDLE_MS);
     pthread_mutex_lock(&v->lock);
-    idle = v->making == 0;
+    v->untrimmed |= freed || dropped > 0;
+    trim = v->making == 0 && v->untrimmed;
+    if (trim)
+        v->untrimmed = 0;
     pthread_mutex_unlock(&v->lock);
-    if (idle)
+    if (trim)
         malloc_trim(0);
 }
 
@@ -578,7 +582,7 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
     rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
                    fill_tool, &a, blob, err);
     snapshot_unref(a.snap);
-    vfs_trim(v);
+    vfs_trim(v, 0);
     return rc;
 }
 
@@ -636,7 +640,7 @@ static void *produce_thread(void *arg)
     live_unref(live);
     snapshot_unref(snap);
     vfs_node_free(&node);
-    vfs_trim(v);
+    vfs_trim(v, 0);
     /* The last touch of v: vfs_close may free it once p is unlinked. */
     pthread_mutex_lock(&v->lock);
     for (pp = &v->producing; *pp != p; pp = &(*pp)->next)
@@ -764,7 +768,7 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
             rc = output_failed(&a, rc, "write", err);
     }
     snapshot_unref(a.snap);
-    vfs_trim(v);
+    vfs_trim(v, 0);
     return rc;
 }
 

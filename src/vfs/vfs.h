@@ -58,10 +58,11 @@ struct vfs {
     struct catalog *cat;             /* the runs */
     struct cache cache;              /* produced files */
     int max_live_runs;               /* runs whose computed data is kept */
-    pthread_mutex_t lock;            /* guards the three fields below */
+    pthread_mutex_t lock;            /* guards the four fields below */
     struct vfs_producing *producing; /* files being made in threads of their own */
     pthread_cond_t produced;         /* signalled when one of them is done */
     int making;                      /* files being made now, by any thread */
+    int untrimmed;                   /* memory freed since the last malloc_trim */
 };
 
 /* Open LOGDIR. cache_bytes bounds the blob cache. vfs_close waits for the
@@ -70,9 +71,11 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
 void vfs_close(struct vfs *v);
 
 /* Drop the data of runs past max_live_runs or idle too long and, when no
- * file is being made, give the heap's free pages back: after each file
- * made, and for the front end to call when it lets a file go. */
-void vfs_trim(struct vfs *v);
+ * file is being made and something was freed since the last time (a file
+ * made, a run dropped, or freed: the caller let a file's memory go), give
+ * the heap's free pages back. After each read, and for the front end when
+ * it lets a file go. */
+void vfs_trim(struct vfs *v, int freed);
 
 /* 1 and the reason in buf when the log directory (given: as the user named
  * it) holds no run yet; *misplaced is 1 when it is a run folder or inside
