@@ -210,7 +210,7 @@ bench-instr: all
 # --- fuzzing ---------------------------------------------------------------
 fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" build-fuzz/libxprofs.a
-	for t in fuzz_reader fuzz_tools fuzz_ctrace fuzz_query; do \
+	for t in fuzz_reader fuzz_tools fuzz_ctrace fuzz_query fuzz_hlo; do \
 	  clang $(CPPFLAGS:$(BUILD)/proto=build-fuzz/proto) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	    -o build-fuzz/$$t tests/fuzz/$$t.c build-fuzz/libxprofs.a $(LIBS) || exit 1; \
 	done
@@ -221,7 +221,8 @@ fuzz:
 	@echo "      fuzz_ctrace every tool of a Chrome-trace run: seeds in build-fuzz/ctrace-seeds/;"
 	@echo "      a first byte 0 or 1 picks h.trace.json or h.pt.trace.json, tests/fuzz/fuzz_run.h;"
 	@echo "      fuzz_query file names with queries under a run of build/tests/tool-seeds/steps4.xplane.pb:"
-	@echo "      seeds one a line in tests/fuzz/query-seeds.txt, after make test-unit)"
+	@echo "      seeds one a line in tests/fuzz/query-seeds.txt, after make test-unit;"
+	@echo "      fuzz_hlo one HLO module: seeds ../shared/corpus/jax_conv_rocm/plugins/profile/*/*.hlo_proto.pb)"
 
 # --- install ---------------------------------------------------------------
 # Installs the user programs (not the bench tools nor xprofs-synth, which stay

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench_opstats.sh - overview_page, input_pipeline_analyzer, framework_op_stats
-# and kernel_stats on generated profiles.
+# bench_opstats.sh - overview_page, input_pipeline_analyzer, framework_op_stats,
+# kernel_stats, hlo_stats, op_profile and roofline_model on generated profiles.
 #
 #   contrib/bench/bench_opstats.sh BUILD_DIR                 80 MB and 1 GB, made here
 #   contrib/bench/bench_opstats.sh BUILD_DIR SIZE_MB LOGDIR  one profile (from bench.sh)
@@ -15,7 +15,7 @@
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 . "$(dirname "$0")/lib.sh"
-TOOLS="overview_page.json input_pipeline_analyzer.json framework_op_stats.json kernel_stats.json framework_op_stats.csv kernel_stats.csv"
+TOOLS="overview_page.json input_pipeline_analyzer.json framework_op_stats.json kernel_stats.json framework_op_stats.csv kernel_stats.csv hlo_stats.json op_profile.json roofline_model.json"
 
 # mounted LOGDIR RUN MB: the tools once op_stats exists in the mount
 mounted() {

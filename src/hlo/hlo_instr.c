@@ -32,6 +32,7 @@ int hlo_read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct h
     memset(nd, 0, sizeof(*nd));
     nd->name = nd->opcode = nd->fusion_kind = nd->custom_call_target = "";
     nd->op_type = nd->op_name = nd->dedup_name = nd->source_file = "";
+    nd->stack_frame = nd->text = "";
     nd->backend_config = "";
     while (rc == 0 && !wire_eof(&w)) {
         uint32_t f;
@@ -112,7 +113,7 @@ int hlo_read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct h
                 nd->backend_config_len = (size_t)(s.end - s.p);
             }
         } else if (f == 7) {
-            rc = hlo_read_metadata(a, s, nd);
+            rc = hlo_read_metadata(a, s, nd, &ids->stack_frame_id);
         } else if (f == 3) {
             rc = graph_field(hlo_read_shape(a, s, &nd->shape, 0), 0, st);
         } else if (f == 15) {

@@ -272,8 +272,9 @@ int hlo_read_device_list(struct wire w, struct hlo_node *nd)
     return 0;
 }
 
-/* OpMetadata into nd. Returns 0, -1 (bad wire data) or -ENOMEM. */
-int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd)
+/* OpMetadata into nd, its stack_frame_id into *frame_id. Returns 0, -1 (bad
+ * wire data) or -ENOMEM. */
+int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd, int32_t *frame_id)
 {
     while (!wire_eof(&w)) {
         uint32_t f;
@@ -287,6 +288,13 @@ int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd)
             if (wire_varint(&w, &line) != 0)
                 return -1;
             nd->source_line = (int32_t)(uint32_t)line;
+            continue;
+        }
+        if (f == 15 && t == WIRE_VARINT) {
+            uint64_t id;
+            if (wire_varint(&w, &id) != 0)
+                return -1;
+            *frame_id = (int32_t)(uint32_t)id;
             continue;
         }
         if (t != WIRE_LEN || (f != 1 && f != 2 && f != 3 && f != 12)) {

@@ -22,16 +22,13 @@
 #include "hlo_module_int.h"
 #include "base/sort.h"
 
-/* (id, index) pairs sorted by id, for operand and computation lookups. */
-struct id_ix {
-    int64_t id;
-    uint32_t ix;
-};
+/* (id, index) pairs (struct hlo_id_ix, hlo_text.h) sorted by id serve the
+ * operand and computation lookups. */
 
 /* Order of (id, index) pairs. */
 static int id_cmp(const void *a, const void *b)
 {
-    const struct id_ix *x = a, *y = b;
+    const struct hlo_id_ix *x = a, *y = b;
 
     if (x->id != y->id)
         return x->id < y->id ? -1 : 1;
@@ -39,7 +36,7 @@ static int id_cmp(const void *a, const void *b)
 }
 
 /* The index of id in v[0..n) (first of equal ids), or -1. */
-static int64_t id_find(const struct id_ix *v, uint32_t n, int64_t id)
+static int64_t id_find(const struct hlo_id_ix *v, uint32_t n, int64_t id)
 {
     uint32_t lo = 0, hi = n;
 
@@ -102,22 +99,22 @@ static int count_module(struct wire w, uint32_t *ncomps, uint32_t *nnodes)
     return 0;
 }
 
-/* Resolve ids into indices, fill roots, parameters and users. */
+/* Resolve ids into indices, fill roots, parameters and users. local (one
+ * entry per node) receives each computation's nodes sorted by id. */
 static int link_graph(struct hlo_graph *g, struct hlo_raw_ids *raw, struct raw_comp *rc,
-                      int64_t entry_id, const char *entry_name)
+                      int64_t entry_id, const char *entry_name, struct hlo_id_ix *local)
 {
-    struct id_ix *comp_ids = malloc((g->ncomps ? g->ncomps : 1) * sizeof(*comp_ids));
-    struct id_ix *local = malloc((g->nnodes ? g->nnodes : 1) * sizeof(*local));
+    struct hlo_id_ix *comp_ids = malloc((g->ncomps ? g->ncomps : 1) * sizeof(*comp_ids));
     uint32_t *nusers = calloc(g->nnodes ? g->nnodes : 1, sizeof(*nusers));
     uint32_t c, i, j;
     int ret = 0;
 
-    if (comp_ids == NULL || local == NULL || nusers == NULL) {
+    if (comp_ids == NULL || nusers == NULL) {
         ret = -ENOMEM;
         goto out;
     }
     for (c = 0; c < g->ncomps; c++)
-        comp_ids[c] = (struct id_ix){rc[c].id, c};
+        comp_ids[c] = (struct hlo_id_ix){rc[c].id, c};
     xp_qsort(comp_ids, g->ncomps, sizeof(*comp_ids), id_cmp);
     g->entry = g->ncomps ? g->ncomps - 1 : 0;
     for (c = 0; c < g->ncomps; c++) {
@@ -128,11 +125,11 @@ static int link_graph(struct hlo_graph *g, struct hlo_raw_ids *raw, struct raw_c
     }
     for (c = 0; c < g->ncomps; c++) {
         struct hlo_comp *cp = &g->comps[c];
-        struct id_ix *loc = local + cp->first;
+        struct hlo_id_ix *loc = local + cp->first;
         uint32_t *params;
         uint32_t np = 0;
         for (i = 0; i < cp->n; i++)
-            loc[i] = (struct id_ix){raw[cp->first + i].id, cp->first + i};
+            loc[i] = (struct hlo_id_ix){raw[cp->first + i].id, cp->first + i};
         xp_qsort(loc, cp->n, sizeof(*loc), id_cmp);
         if (cp->n == 0) {
             ret = -1;
@@ -233,19 +230,121 @@ static int link_graph(struct hlo_graph *g, struct hlo_raw_ids *raw, struct raw_c
     }
 out:
     free(comp_ids);
-    free(local);
     free(nusers);
     return ret;
 }
 
-/* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
- * empty) or -ENOMEM (g is empty). */
-int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_read_status *st)
+/* Free the read's scratch arrays. */
+static void free_scratch(struct hlo_raw_ids *raw, uint32_t nnodes, struct raw_comp *rcomp,
+                         struct hlo_instr_span *spans, struct hlo_id_ix *local)
 {
-    struct wire w;
+    free_raw(raw, nnodes);
+    free(rcomp);
+    free(spans);
+    free(local);
+}
+
+/* Read the computations of the module (the second pass) into g, the
+ * instructions' ids into raw and bytes into spans, the computations' ids into
+ * rcomp, the stack frame index into *frames. Returns 0, -1 or -ENOMEM. */
+static int read_comps(struct wire w, struct hlo_graph *g, struct hlo_raw_ids *raw,
+                      struct raw_comp *rcomp, struct hlo_instr_span *spans, struct wire *frames,
+                      int64_t *entry_id, const char **entry_name, struct hlo_read_status *st)
+{
+    uint32_t c = 0, k = 0;
+    int rc;
+
+    while (!wire_eof(&w)) {
+        uint32_t f;
+        int t;
+        struct wire cw;
+        struct hlo_comp *cp;
+        if (wire_key(&w, &f, &t) != 0)
+            return -1;
+        if (f == 6 && t == WIRE_VARINT) {
+            if (hlo_read_varint(&w, t, entry_id) != 0)
+                return -1;
+            continue;
+        }
+        if ((f != 1 && f != 2 && f != 3 && f != 17) || t != WIRE_LEN) {
+            if (wire_skip(&w, t) != 0)
+                return -1;
+            continue;
+        }
+        if (wire_bytes(&w, &cw) != 0)
+            return -1;
+        if (f == 17) {
+            *frames = cw;
+            continue;
+        }
+        if (f == 1 || f == 2) {
+            const char *v = hlo_keep_str(&g->arena, cw);
+            if (v == NULL)
+                return -ENOMEM;
+            if (f == 1)
+                g->name = v;
+            else
+                *entry_name = v;
+            continue;
+        }
+        cp = &g->comps[c];
+        memset(cp, 0, sizeof(*cp));
+        cp->name = "";
+        cp->first = k;
+        rcomp[c].root_id = -1;
+        while (!wire_eof(&cw)) {
+            uint32_t cf;
+            int ct;
+            struct wire iw;
+            if (wire_key(&cw, &cf, &ct) != 0)
+                return -1;
+            if (cf == 5 || cf == 6) {
+                if (hlo_read_varint(&cw, ct, cf == 5 ? &rcomp[c].id : &rcomp[c].root_id) != 0)
+                    return -1;
+                continue;
+            }
+            if ((cf != 1 && cf != 2) || ct != WIRE_LEN) {
+                if (wire_skip(&cw, ct) != 0)
+                    return -1;
+                continue;
+            }
+            if (wire_bytes(&cw, &iw) != 0)
+                return -1;
+            if (cf == 1) {
+                cp->name = hlo_keep_str(&g->arena, iw);
+                if (cp->name == NULL)
+                    return -ENOMEM;
+                continue;
+            }
+            raw[k].id = -1;
+            rc = hlo_read_instr(&g->arena, iw, &g->nodes[k], &raw[k], st);
+            if (rc != 0)
+                return rc;
+            if (raw[k].id < 0)
+                raw[k].id = (int64_t)(k - cp->first);
+            spans[k] = (struct hlo_instr_span){iw.p, (size_t)(iw.end - iw.p), raw[k].id};
+            g->nodes[k].comp = c;
+            k++;
+        }
+        cp->n = k - cp->first;
+        c++;
+    }
+    g->ncomps = c;
+    g->nnodes = k;
+    return 0;
+}
+
+/* Read the module into g, linked when whole, printing with scratch.
+ * Returns 0, -1 (corrupt: g is empty) or -ENOMEM (g is empty). */
+int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
+                         struct hlo_read_status *st, struct out *scratch)
+{
+    struct wire w, frames = {NULL, NULL};
     struct hlo_raw_ids *raw = NULL;
     struct raw_comp *rcomp = NULL;
-    uint32_t ncomps, nnodes, c = 0, k = 0;
+    struct hlo_instr_span *spans = NULL;
+    struct hlo_id_ix *local = NULL;
+    uint32_t ncomps, nnodes;
     int64_t entry_id = -1;
     const char *entry_name = "";
     int rc;
@@ -261,114 +360,36 @@ int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_
     g->nodes = arena_alloc(&g->arena, (nnodes ? nnodes : 1) * sizeof(*g->nodes));
     raw = calloc(nnodes ? nnodes : 1, sizeof(*raw));
     rcomp = calloc(ncomps ? ncomps : 1, sizeof(*rcomp));
-    if (g->comps == NULL || g->nodes == NULL || raw == NULL || rcomp == NULL) {
+    spans = calloc(nnodes ? nnodes : 1, sizeof(*spans));
+    local = malloc((nnodes ? nnodes : 1) * sizeof(*local));
+    if (g->comps == NULL || g->nodes == NULL || raw == NULL || rcomp == NULL || spans == NULL ||
+        local == NULL) {
         rc = -ENOMEM;
         goto fail;
     }
-    while (!wire_eof(&w)) {
-        uint32_t f;
-        int t;
-        struct wire cw;
-        struct hlo_comp *cp;
-        if (wire_key(&w, &f, &t) != 0) {
-            rc = -1;
-            goto fail;
-        }
-        if (f == 6 && t == WIRE_VARINT) {
-            if (hlo_read_varint(&w, t, &entry_id) != 0) {
-                rc = -1;
-                goto fail;
-            }
-            continue;
-        }
-        if ((f != 1 && f != 2 && f != 3) || t != WIRE_LEN) {
-            if (wire_skip(&w, t) != 0) {
-                rc = -1;
-                goto fail;
-            }
-            continue;
-        }
-        if (wire_bytes(&w, &cw) != 0) {
-            rc = -1;
-            goto fail;
-        }
-        if (f == 1 || f == 2) {
-            const char *v = hlo_keep_str(&g->arena, cw);
-            if (v == NULL) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            if (f == 1)
-                g->name = v;
-            else
-                entry_name = v;
-            continue;
-        }
-        cp = &g->comps[c];
-        memset(cp, 0, sizeof(*cp));
-        cp->name = "";
-        cp->first = k;
-        rcomp[c].root_id = -1;
-        while (!wire_eof(&cw)) {
-            uint32_t cf;
-            int ct;
-            struct wire iw;
-            if (wire_key(&cw, &cf, &ct) != 0) {
-                rc = -1;
-                goto fail;
-            }
-            if (cf == 5 || cf == 6) {
-                if (hlo_read_varint(&cw, ct, cf == 5 ? &rcomp[c].id : &rcomp[c].root_id) != 0) {
-                    rc = -1;
-                    goto fail;
-                }
-                continue;
-            }
-            if ((cf != 1 && cf != 2) || ct != WIRE_LEN) {
-                if (wire_skip(&cw, ct) != 0) {
-                    rc = -1;
-                    goto fail;
-                }
-                continue;
-            }
-            if (wire_bytes(&cw, &iw) != 0) {
-                rc = -1;
-                goto fail;
-            }
-            if (cf == 1) {
-                cp->name = hlo_keep_str(&g->arena, iw);
-                if (cp->name == NULL) {
-                    rc = -ENOMEM;
-                    goto fail;
-                }
-                continue;
-            }
-            raw[k].id = -1;
-            rc = hlo_read_instr(&g->arena, iw, &g->nodes[k], &raw[k], st);
-            if (rc != 0)
-                goto fail;
-            if (raw[k].id < 0)
-                raw[k].id = (int64_t)(k - cp->first);
-            g->nodes[k].comp = c;
-            k++;
-        }
-        cp->n = k - cp->first;
-        c++;
-    }
-    g->ncomps = c;
-    g->nnodes = k;
-    rc = st->graph_bad ? -1 : link_graph(g, raw, rcomp, entry_id, entry_name);
+    rc = read_comps(w, g, raw, rcomp, spans, &frames, &entry_id, &entry_name, st);
+    if (rc != 0)
+        goto fail;
+    rc = st->graph_bad ? -1 : link_graph(g, raw, rcomp, entry_id, entry_name, local);
     if (rc == -ENOMEM)
         goto fail;
     g->linked = rc == 0;
-    free_raw(raw, nnodes);
-    free(rcomp);
+    rc = hlo_module_texts(g, spans, g->linked ? local : NULL, raw, frames, n, scratch);
+    if (rc != 0)
+        goto fail;
+    free_scratch(raw, nnodes, rcomp, spans, local);
     return 0;
 fail:
-    free_raw(raw, nnodes);
-    free(rcomp);
+    free_scratch(raw, nnodes, rcomp, spans, local);
     hlo_graph_free(g);
     return rc;
+}
+
+/* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
+ * empty) or -ENOMEM (g is empty). */
+int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_read_status *st)
+{
+    return hlo_read_module_with(p, n, g, st, NULL);
 }
 
 /* Read a module that must link: an unlinked one is -1. */

@@ -6,7 +6,11 @@
  * Field numbers (xla/service/hlo.proto, xla/xla_data.proto):
  *   HloProto.hlo_module = 1
  *   HloModuleProto: name = 1, entry_computation_name = 2, computations = 3,
- *                   entry_computation_id = 6
+ *                   entry_computation_id = 6, stack_frame_index = 17
+ *   StackFrameIndexProto: file_names = 1, function_names = 2,
+ *       file_locations = 3 (file_name_id = 1, function_name_id = 2, line = 3,
+ *       column = 4), stack_frames = 4 (file_location_id = 1,
+ *       parent_frame_id = 2); ids are 1-based
  *   HloComputationProto: name = 1, instructions = 2, id = 5, root_id = 6
  *   HloInstructionProto: name = 1, opcode = 2, shape = 3, metadata = 7,
  *       parameter_number = 9, fusion_kind = 11, tuple_index = 13,
@@ -17,10 +21,15 @@
  *       batch_group_count = 58, channel_id = 26, use_global_device_ids = 71,
  *       collective_device_list = 87, ragged_dot_dimension_numbers = 90
  *   OpMetadata: op_type = 1, op_name = 2, source_file = 3, source_line = 4,
- *       deduplicated_name = 12
- *   ShapeProto: element_type = 2, dimensions = 3, tuple_shapes = 4, layout = 5
- *   LayoutProto: minor_to_major = 1, element_size_in_bits = 7,
- *                memory_space = 8
+ *       deduplicated_name = 12, stack_frame_id = 15
+ *   ShapeProto: element_type = 2, dimensions = 3, tuple_shapes = 4, layout = 5,
+ *       is_dynamic_dimension = 6
+ *   LayoutProto: minor_to_major = 1, tiles = 6 (TileProto.dimensions = 1),
+ *                element_size_in_bits = 7, memory_space = 8,
+ *                index_primitive_type = 11, pointer_primitive_type = 12,
+ *                dynamic_shape_metadata_prefix_bytes = 15,
+ *                tail_padding_alignment_in_elements = 16, split_configs = 17
+ *                (SplitConfigProto: dimension = 1, split_indices = 2)
  *   Window.dimensions = 1; WindowDimension: size = 1, stride = 2,
  *       padding_low = 3, padding_high = 4, window_dilation = 5,
  *       base_dilation = 6
@@ -63,17 +72,47 @@ enum {
     HLO_BUFFER = 34,
 };
 
+/* A tile of a tiled layout (TileProto). */
+struct hlo_tile {
+    uint32_t ndims;      /* entries in dims */
+    const int64_t *dims; /* tile sizes, major to minor */
+};
+
+/* A split of a layout (SplitConfigProto). */
+struct hlo_split {
+    int64_t dimension;      /* the split dimension */
+    uint32_t nindices;      /* entries in indices */
+    const int64_t *indices; /* split_indices */
+};
+
+/* The layout fields only the HLO text printer reads (hlo_text.h). They are
+ * read leniently: bad bytes inside them are dropped, never an error. */
+struct hlo_layout_more {
+    uint32_t ntiles;                /* entries in tiles */
+    const struct hlo_tile *tiles;   /* layout.tiles */
+    int64_t tail_padding;           /* tail_padding_alignment_in_elements (0 = 1) */
+    int64_t index_type;             /* index_primitive_type, 0 = none */
+    int64_t pointer_type;           /* pointer_primitive_type, 0 = none */
+    int64_t dyn_prefix_bytes;       /* dynamic_shape_metadata_prefix_bytes */
+    uint32_t nsplits;               /* entries in splits */
+    const struct hlo_split *splits; /* layout.split_configs */
+};
+
 struct hlo_shape {
-    int32_t type;                  /* PrimitiveType */
-    uint32_t ndims;                /* entries in dims */
-    const int64_t *dims;           /* dimension sizes */
-    uint32_t ntuple;               /* entries in tuple (type HLO_TUPLE) */
-    const struct hlo_shape *tuple; /* element shapes */
-    int has_layout;                /* the layout field is present */
-    int64_t memory_space;          /* layout.memory_space */
-    int64_t element_bits;          /* layout.element_size_in_bits, 0 = default */
-    uint32_t nminor;               /* entries in minor_to_major */
-    const int64_t *minor_to_major; /* layout.minor_to_major */
+    int32_t type;                       /* PrimitiveType */
+    uint32_t ndims;                     /* entries in dims */
+    const int64_t *dims;                /* dimension sizes */
+    uint32_t ntuple;                    /* entries in tuple (type HLO_TUPLE) */
+    const struct hlo_shape *tuple;      /* element shapes */
+    int has_layout;                     /* the layout field is present */
+    int64_t memory_space;               /* layout.memory_space */
+    int64_t element_bits;               /* layout.element_size_in_bits, 0 = default */
+    uint32_t nminor;                    /* entries in minor_to_major */
+    const int64_t *minor_to_major;      /* layout.minor_to_major */
+    const uint8_t *dynamic;             /* is_dynamic_dimension (ndims entries), NULL:
+                                         * every dimension is static */
+    const struct hlo_layout_more *more; /* tiles and rarer layout fields, NULL when
+                                         * the layout has none */
 };
 
 struct hlo_window_dim {
@@ -92,6 +131,12 @@ struct hlo_node {
     const char *source_file;  /* metadata.source_file, "" when none */
     size_t source_file_len;   /* its length on the wire */
     int32_t source_line;      /* metadata.source_line */
+    const char *stack_frame;  /* metadata.stack_frame_id resolved through the
+                               * module's stack_frame_index: "file:line:col\n"
+                               * per frame, innermost first; "" when none */
+    const char *text;         /* the instruction as XLA's ToString prints it with
+                               * XProf's options (hlo_text.h); "" inside fusion
+                               * computations */
     int window_dilated;       /* a window dimension has window_dilation != 1 */
     int base_dilated;         /* ... base_dilation != 1 */
     struct hlo_shape shape;   /* result shape */

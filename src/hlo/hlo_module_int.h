@@ -8,7 +8,8 @@
  * arena copies), hlo_shape.c (ShapeProto and the shape helpers),
  * hlo_instr_attrs.c (windows, dimension numbers, replica groups, metadata),
  * hlo_instr.c (one HloInstructionProto), hlo_module.c (the module: two passes
- * and the id linking) and hlo_host_modules.c (the modules of a host).
+ * and the id linking), hlo_module_text.c (stack frames and instruction texts,
+ * printed by hlo_text*.c) and hlo_host_modules.c (the modules of a host).
  *
  * Field readers return 0, -1 (bad framing), -2 (bad packed values) or
  * -ENOMEM unless they say otherwise.
@@ -21,6 +22,7 @@
 
 #include "base/arena.h"
 #include "hlo_module.h"
+#include "hlo_text.h"
 #include "base/wire.h"
 
 /* A growable int64 list used while one message is read. */
@@ -35,6 +37,7 @@ struct hlo_raw_ids {
     int64_t id;             /* the instruction's id */
     struct i64vec operands; /* operand ids */
     struct i64vec called;   /* called computation ids */
+    int32_t stack_frame_id; /* metadata.stack_frame_id, 0 = none */
 };
 
 /* Whether the fields only the cost model reads were readable. */
@@ -74,8 +77,9 @@ int hlo_read_ragged_dims(struct arena *a, struct wire w, struct hlo_node *nd);
 int hlo_group_size(struct wire w, int64_t *size);
 /* CollectiveDeviceListProto: the largest group into nd. */
 int hlo_read_device_list(struct wire w, struct hlo_node *nd);
-/* OpMetadata into nd. Returns 0, -1 (bad wire data) or -ENOMEM. */
-int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd);
+/* OpMetadata into nd, its stack_frame_id into *frame_id. Returns 0, -1 (bad
+ * wire data) or -ENOMEM. */
+int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd, int32_t *frame_id);
 
 /* ---- hlo_instr.c ---- */
 
@@ -84,10 +88,28 @@ int hlo_read_metadata(struct arena *a, struct wire w, struct hlo_node *nd);
 int hlo_read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct hlo_raw_ids *ids,
                    struct hlo_read_status *st);
 
+/* ---- hlo_module_text.c ---- */
+
+/* The read's last step: each node's stack_frame, from raw[i].stack_frame_id
+ * and the module's stack_frame_index (frames: its bytes, an empty view when
+ * none), and, when by_id is not NULL (g is linked; by_id as in struct
+ * hlo_text_src), the text of every node outside fusion computations. spans
+ * are the nodes' bytes, module_bytes the module's size (it sizes the budget
+ * of all texts together). scratch is the writer to print with (a writer
+ * that never spills, emptied first; NULL: one of its own). Returns 0 or
+ * -ENOMEM. */
+int hlo_module_texts(struct hlo_graph *g, const struct hlo_instr_span *spans,
+                     const struct hlo_id_ix *by_id, const struct hlo_raw_ids *raw,
+                     struct wire frames, size_t module_bytes, struct out *scratch);
+
 /* ---- hlo_module.c ---- */
 
 /* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
  * empty) or -ENOMEM (g is empty). */
 int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_read_status *st);
+/* The same, printing the instructions' texts with writer scratch (reused
+ * between modules; NULL: a writer of its own, as hlo_read_module). */
+int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
+                         struct hlo_read_status *st, struct out *scratch);
 
 #endif

@@ -61,7 +61,7 @@ enum hardware_type {
 /* One entry of OpMetrics.memory_accessed_breakdown. */
 struct op_mem_access {
     uint64_t memory_space; /* 1 = HBM */
-    int is_read;           /* READ (1) or WRITE (0) */
+    int op_type;           /* OperationType: OP_MEM_UNKNOWN, OP_MEM_READ, OP_MEM_WRITE */
     uint64_t bytes;        /* bytes accessed */
 };
 
@@ -84,9 +84,25 @@ struct op_metrics {
     double model_flops_v2;         /* model flops (double) */
     uint64_t bytes_accessed;       /* bytes accessed */
     uint32_t num_cores;            /* cores the op ran on */
-    struct op_mem_access mem[4];   /* memory breakdown */
+    struct op_mem_access mem[8];   /* memory breakdown (by space and type) */
     uint32_t nmem;                 /* entries in mem */
+    /* source_info (xprof's SourceInfo): from the HLO instruction's metadata
+     * on GPU, the event metadata's source stats on TPU */
+    const char *source_file;     /* file_name, "" when none */
+    int32_t source_line;         /* line_number */
+    const char *stack_frame;     /* stack_frame: "file:line:col\n" per frame, or "" */
+    int core_type;               /* TpuCoreType: OP_CORE_UNKNOWN, _TENSOR, _SPARSE */
+    int autotuned;               /* OpMetrics.autotuned */
+    uint64_t dma_stall_ps;       /* dma_stall_ps */
+    uint64_t normalized_time_ps; /* normalized_time_ps (DVFS; 0 when not traced) */
+    double vdd_energy_j;         /* vdd_energy_j */
 };
+
+/* OpMetrics.MemoryAccessed.OperationType. */
+enum { OP_MEM_UNKNOWN = 0, OP_MEM_READ = 1, OP_MEM_WRITE = 2 };
+
+/* OpMetrics.TpuCoreType. */
+enum { OP_CORE_UNKNOWN = 0, OP_CORE_TENSOR = 1, OP_CORE_SPARSE = 2 };
 
 /* OpMetricsDb: rows in insertion order plus a (module id, name) index. */
 struct op_metrics_db {
@@ -103,7 +119,17 @@ struct op_metrics_db {
     uint64_t host_infeed_enq_diff_ps; /* total_host_infeed_enq_start_timestamp_ps_diff */
     uint64_t busy_time_ps;            /* TPU duty cycle: busy time (op_stats_tpu_duty.c) */
     uint64_t idle_time_ps;            /* TPU duty cycle: idle time in the active windows */
+    uint64_t busy_time_hc_ps;         /* busy_time_high_confidence_ps (also drops opaque
+                                         custom-calls); not summed across hosts */
+    uint64_t idle_time_hc_ps;         /* idle_time_high_confidence_ps */
     int oom;                          /* sticky allocation failure */
+};
+
+/* One entry of core_id_to_details (TPU planes with a core_details stat). */
+struct core_details {
+    uint32_t core_id;        /* plane id; host * 1000 + that when combined */
+    const char *hostname;    /* the XSpace's hostname, "localhost" if none */
+    uint32_t device_ordinal; /* CoreDetails.device_ordinal */
 };
 
 /* One entry of a TPU step's GenericStepBreakdown.category_ps. */
@@ -184,7 +210,9 @@ struct op_stats {
     const char *device_type; /* "AMD GPU - gfx942", "GPU", "CPU" ... */
     int32_t device_core_count;
     enum hardware_type hardware_type;
-    int has_sparse_core; /* TPU: core_id_to_details has a SparseCore */
+    int has_sparse_core;               /* TPU: core_id_to_details has a SparseCore */
+    struct core_details *core_details; /* core_id_to_details, by core id (in arena) */
+    uint32_t ncore_details;            /* entries in core_details */
     int is_training;
     int32_t host_trace_level;
     /* perf_env */
@@ -221,6 +249,8 @@ void op_db_free(struct op_metrics_db *db);
  * new; NULL when out of memory (db->oom set). */
 struct op_metrics *op_db_row(struct op_metrics_db *db, struct arena *arena, uint64_t module_id,
                              const char *name, size_t name_len);
+/* CombineMemoryAccessedBreakdown: src's memory breakdown added to dst's. */
+void op_db_combine_mem(struct op_metrics *dst, const struct op_metrics *src);
 /* AddIdleOp: an IDLE row of total_time - total_op_time. */
 void op_db_add_idle(struct op_metrics_db *db, struct arena *arena);
 /* SetTotalTimePs: max(total_op_time, t). */
@@ -251,10 +281,24 @@ struct op_roofline {
     double operational_intensity; /* FLOP/byte */
     double hbm_bw;                /* GiB/s */
     double hbm_operational_intensity;
-    const char *bound_by; /* "Compute", "HBM", "Shm/L1", "Unknown" */
+    double cmem_read_bw, cmem_write_bw, vmem_read_bw, vmem_write_bw; /* GiB/s */
+    double cmem_read_oi, cmem_write_oi, vmem_read_oi, vmem_write_oi; /* FLOP/byte */
+    const char *bound_by; /* "Compute", "HBM", "CMEM Read" ... "Shm/L1", "Unknown" */
     double bottleneck_operational_intensity;
 };
 void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct op_roofline *r);
+
+/* IsRematerialization: ".remat" in the expression's name part, or a framework
+ * op under "/rematted_computation/". */
+int op_is_rematerialization(const struct op_metrics *m);
+/* IsOutsideCompilationOp: a framework op ending ":XlaSendToHost" or
+ * ":XlaRecvFromHost", or a host-transfer send-done. */
+int op_is_outside_compilation(const struct op_metrics *m);
+
+/* SourceInfoFormattedText: "<div class='source-info-cell' title='STACK'>FILE:
+ * LINE</div>" with STACK and FILE HTML-escaped, "" when the op has no file
+ * or its line is -1. A malloc'd string, NULL when out of memory. */
+char *op_source_info_html(const struct op_metrics *m);
 
 /* ParseHardwareType(device_type). */
 enum hardware_type op_parse_hardware_type(const char *device_type);

@@ -287,6 +287,32 @@ static int combine_host(struct op_stats *dst, const struct op_stats *s)
     return 0;
 }
 
+/* core_id_to_details of every host, re-keyed host * 1000 + core
+ * (CombineCoreIdMap). */
+static int combine_core_details(struct op_stats *dst, const struct op_stats *const *src, uint32_t n)
+{
+    uint32_t total = 0, h, i;
+
+    for (h = 0; h < n; h++)
+        total += src[h]->ncore_details;
+    if (total == 0)
+        return 0;
+    dst->core_details = arena_alloc(&dst->arena, total * sizeof(*dst->core_details));
+    if (dst->core_details == NULL)
+        return -ENOMEM;
+    for (h = 0; h < n; h++) {
+        for (i = 0; i < src[h]->ncore_details; i++) {
+            struct core_details *d = &dst->core_details[dst->ncore_details++];
+            *d = src[h]->core_details[i];
+            d->core_id = h * 1000 + d->core_id;
+            d->hostname = arena_strndup(&dst->arena, d->hostname, strlen(d->hostname));
+            if (d->hostname == NULL)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
 /* Every host's kernel reports, then XProf's sort and cut. */
 static int combine_kernels(struct op_stats *dst, const struct op_stats *const *src, uint32_t n)
 {
@@ -327,6 +353,15 @@ int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, ui
         xp_qsort(dst->hostnames, dst->nhostnames, sizeof(*dst->hostnames), str_ptr_cmp);
     if ((rc = combine_kernels(dst, src, n)) != 0)
         return rc;
+    if ((rc = combine_core_details(dst, src, n)) != 0)
+        return rc;
+    /* The high-confidence duty cycle: OpMetricsDbCombiner does not add it
+     * up, so only a single host (CombineAllOpStats copies its op_stats)
+     * keeps it. */
+    if (n == 1) {
+        dst->device_db.busy_time_hc_ps = src[0]->device_db.busy_time_hc_ps;
+        dst->device_db.idle_time_hc_ps = src[0]->device_db.idle_time_hc_ps;
+    }
     if (n > 0) {
         dst->mxu_utilization_percent /= n;
         dst->hbm_utilization_percent /= n;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,7 @@ struct op_metrics *op_db_row(struct op_metrics_db *db, struct arena *arena, uint
     m->hlo_module_id = module_id;
     m->name = copy;
     m->category = m->provenance = m->deduplicated_name = m->long_name = "";
+    m->source_file = m->stack_frame = "";
     db->index[s] = ++db->nrows;
     return m;
 }
@@ -152,14 +154,14 @@ void op_db_add_idle(struct op_metrics_db *db, struct arena *arena)
 }
 
 /* CombineMemoryAccessedBreakdown. */
-static void combine_mem(struct op_metrics *dst, const struct op_metrics *src)
+void op_db_combine_mem(struct op_metrics *dst, const struct op_metrics *src)
 {
     uint32_t i, j;
 
     for (i = 0; i < src->nmem; i++) {
         for (j = 0; j < dst->nmem; j++) {
             if (dst->mem[j].memory_space == src->mem[i].memory_space &&
-                dst->mem[j].is_read == src->mem[i].is_read)
+                dst->mem[j].op_type == src->mem[i].op_type)
                 break;
         }
         if (j == dst->nmem) {
@@ -200,7 +202,18 @@ void op_db_combine(struct op_metrics_db *dst, struct arena *arena, const struct 
             d->provenance = s->provenance;
         if (d->deduplicated_name[0] == '\0')
             d->deduplicated_name = s->deduplicated_name;
+        if (d->source_file[0] == '\0' && d->stack_frame[0] == '\0' && d->source_line == 0) {
+            d->source_file = s->source_file;
+            d->source_line = s->source_line;
+            d->stack_frame = s->stack_frame;
+        }
+        if (d->core_type == OP_CORE_UNKNOWN)
+            d->core_type = s->core_type;
         /* CombineOpMetrics */
+        d->autotuned = d->autotuned || s->autotuned;
+        d->normalized_time_ps += s->normalized_time_ps;
+        d->dma_stall_ps += s->dma_stall_ps;
+        d->vdd_energy_j += s->vdd_energy_j;
         if (d->occurrences == 0)
             d->min_time_ps = s->min_time_ps;
         else if (s->min_time_ps < d->min_time_ps)
@@ -216,7 +229,7 @@ void op_db_combine(struct op_metrics_db *dst, struct arena *arena, const struct 
         d->bytes_accessed += s->bytes_accessed;
         if (update_num_cores)
             d->num_cores += s->num_cores;
-        combine_mem(d, s);
+        op_db_combine_mem(d, s);
     }
 }
 
@@ -304,6 +317,86 @@ void op_db_tf_from_device(struct op_metrics_db *tf, struct arena *arena,
     tf->total_time_ps = with_idle ? device->total_time_ps : device->total_op_time_ps;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+int op_is_rematerialization(const struct op_metrics *m)
+{
+    const char *e = m->long_name, *eq = strchr(e, '=');
+    size_t n = eq != NULL ? (size_t)(eq - e) : strlen(e);
+
+    if (memmem(e, n, ".remat", 6) != NULL)
+        return 1;
+    return strstr(m->provenance, "/rematted_computation/") != NULL;
+}
+
+int op_is_outside_compilation(const struct op_metrics *m)
+{
+    if (ends_with(m->provenance, ":XlaSendToHost") || ends_with(m->provenance, ":XlaRecvFromHost"))
+        return 1;
+    return strstr(m->long_name, "send-done") != NULL &&
+           strstr(m->long_name, "is_host_transfer=true") != NULL;
+}
+
+/* EscapeHtml of s appended to b (room counted by the caller). */
+static char *put_html(char *b, const char *s)
+{
+    for (; *s; s++) {
+        const char *r = NULL;
+        switch (*s) {
+        case '&':
+            r = "&amp;";
+            break;
+        case '<':
+            r = "&lt;";
+            break;
+        case '>':
+            r = "&gt;";
+            break;
+        case '"':
+            r = "&quot;";
+            break;
+        case '\'':
+            r = "&#39;";
+            break;
+        }
+        if (r != NULL) {
+            size_t n = strlen(r);
+            memcpy(b, r, n);
+            b += n;
+        } else {
+            *b++ = *s;
+        }
+    }
+    return b;
+}
+
+char *op_source_info_html(const struct op_metrics *m)
+{
+    static const char head[] = "<div class='source-info-cell' title='";
+    size_t n;
+    char *s, *b;
+
+    if (m->source_file[0] == '\0' || m->source_line == -1)
+        return strdup("");
+    /* every character escapes to at most 6 */
+    n = sizeof(head) + 6 * (strlen(m->stack_frame) + strlen(m->source_file)) + 32;
+    s = malloc(n);
+    if (s == NULL)
+        return NULL;
+    b = s;
+    memcpy(b, head, sizeof(head) - 1);
+    b = put_html(b + sizeof(head) - 1, m->stack_frame);
+    memcpy(b, "'>", 2);
+    b = put_html(b + 2, m->source_file);
+    snprintf(b, (size_t)(s + n - b), ":%d</div>", (int)m->source_line);
+    return s;
+}
+
 enum hardware_type op_parse_hardware_type(const char *device_type)
 {
     if (strstr(device_type, "GPU") != NULL)
@@ -331,12 +424,38 @@ const char *op_hardware_type_name(enum hardware_type t)
 
 #define GIGA_TO_GIBI(x) ((x) / (1073741824.0 / 1e9))
 
+/* GetMemoryPeakBandwidth: peak_bws[i], else the HBM peak. */
+static double peak_bw(const struct op_stats *os, uint32_t i)
+{
+    if (os->npeak_bws > i)
+        return os->peak_bws[i];
+    return os->npeak_bws > 0 ? os->peak_bws[0] : 0;
+}
+
+/* One resource of the bound-by rule: it wins when strictly more used. */
+static void bound_try(struct op_roofline *r, double *util, double u, const char *name, double oi)
+{
+    if (*util < u) {
+        *util = u;
+        r->bound_by = name;
+        r->bottleneck_operational_intensity = oi;
+    }
+}
+
+/* A memory of the TPU rule, tried when it saw bytes and has a peak. */
+static void bound_try_mem(struct op_roofline *r, double *util, uint64_t bytes, double bw,
+                          double peak, const char *name, double oi)
+{
+    if (bytes != 0 && peak != 0)
+        bound_try(r, util, op_safe_div(bw, GIGA_TO_GIBI(peak)), name, oi);
+}
+
 void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct op_roofline *r)
 {
     double t_ns = (double)m->time_ps / 1e3;
-    uint64_t hbm_bytes = 0;
+    uint64_t hbm = 0, cmem_rd = 0, cmem_wr = 0, vmem_rd = 0, vmem_wr = 0;
     uint32_t i;
-    double util = 0, peak_flops, peak_hbm, u;
+    double util = 0;
 
     memset(r, 0, sizeof(*r));
     r->measured_flop_rate = op_safe_div(m->flops_v2, t_ns);
@@ -344,38 +463,53 @@ void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct o
     r->measured_memory_bw = GIGA_TO_GIBI(op_safe_div((double)m->bytes_accessed, t_ns));
     r->operational_intensity = op_safe_div(m->flops_v2, (double)m->bytes_accessed);
     for (i = 0; i < m->nmem; i++) {
-        if (m->mem[i].memory_space == 1)
-            hbm_bytes += m->mem[i].bytes;
+        const struct op_mem_access *a = &m->mem[i];
+        if (a->memory_space == 1)
+            hbm += a->bytes;
+        else if (a->memory_space == 2) {
+            if (a->op_type == OP_MEM_READ)
+                cmem_rd += a->bytes;
+            else if (a->op_type == OP_MEM_WRITE)
+                cmem_wr += a->bytes;
+        } else if (a->memory_space == 3) {
+            if (a->op_type == OP_MEM_READ)
+                vmem_rd += a->bytes;
+            else if (a->op_type == OP_MEM_WRITE)
+                vmem_wr += a->bytes;
+        }
     }
     if (m->nmem == 0)
-        hbm_bytes = m->bytes_accessed;
-    r->hbm_bw = GIGA_TO_GIBI(op_safe_div((double)hbm_bytes, t_ns));
-    r->hbm_operational_intensity = op_safe_div(m->flops_v2, (double)hbm_bytes);
+        hbm = m->bytes_accessed; /* legacy profiles: every byte is HBM's */
+    /* GibibytesPerSecond: bytes / 2^30 per second */
+    r->hbm_bw = GIGA_TO_GIBI(op_safe_div((double)hbm, t_ns));
+    r->cmem_read_bw = GIGA_TO_GIBI(op_safe_div((double)cmem_rd, t_ns));
+    r->cmem_write_bw = GIGA_TO_GIBI(op_safe_div((double)cmem_wr, t_ns));
+    r->vmem_read_bw = GIGA_TO_GIBI(op_safe_div((double)vmem_rd, t_ns));
+    r->vmem_write_bw = GIGA_TO_GIBI(op_safe_div((double)vmem_wr, t_ns));
+    r->hbm_operational_intensity = op_safe_div(m->flops_v2, (double)hbm);
+    r->cmem_read_oi = op_safe_div(m->flops_v2, (double)cmem_rd);
+    r->cmem_write_oi = op_safe_div(m->flops_v2, (double)cmem_wr);
+    r->vmem_read_oi = op_safe_div(m->flops_v2, (double)vmem_rd);
+    r->vmem_write_oi = op_safe_div(m->flops_v2, (double)vmem_wr);
     r->bound_by = "Unknown";
-    peak_flops = os->peak_tflops * 1e3;
-    u = op_safe_div(r->measured_flop_rate, peak_flops);
-    if (util < u) {
-        r->bound_by = "Compute";
-        util = u;
-        r->bottleneck_operational_intensity = r->operational_intensity;
+    bound_try(r, &util, op_safe_div(r->measured_flop_rate, os->peak_tflops * 1e3), "Compute",
+              r->operational_intensity);
+    bound_try(r, &util, op_safe_div(r->hbm_bw, GIGA_TO_GIBI(peak_bw(os, 0))), "HBM",
+              r->hbm_operational_intensity);
+    if (os->hardware_type == HW_TPU) {
+        bound_try_mem(r, &util, cmem_rd, r->cmem_read_bw, peak_bw(os, 3), "CMEM Read",
+                      r->cmem_read_oi);
+        bound_try_mem(r, &util, cmem_wr, r->cmem_write_bw, peak_bw(os, 4), "CMEM Write",
+                      r->cmem_write_oi);
+        bound_try_mem(r, &util, vmem_rd, r->vmem_read_bw, peak_bw(os, 5), "VMEM Read",
+                      r->vmem_read_oi);
+        bound_try_mem(r, &util, vmem_wr, r->vmem_write_bw, peak_bw(os, 6), "VMEM Write",
+                      r->vmem_write_oi);
     }
-    peak_hbm = os->npeak_bws > 0 ? os->peak_bws[0] : 0;
-    u = op_safe_div(r->hbm_bw, GIGA_TO_GIBI(peak_hbm));
-    if (util < u) {
-        r->bound_by = "HBM";
-        util = u;
-        r->bottleneck_operational_intensity = r->hbm_operational_intensity;
-    }
-    if (os->hardware_type == HW_GPU) {
-        double peak_shm = os->npeak_bws > 2 ? os->peak_bws[2] : 0;
-        if (peak_shm != 0) {
-            u = op_safe_div(r->hbm_bw, GIGA_TO_GIBI(peak_shm));
-            if (util < u) {
-                r->bound_by = "Shm/L1";
-                util = u;
-                r->bottleneck_operational_intensity = r->hbm_operational_intensity;
-            }
-        }
+    if (os->hardware_type == HW_GPU && peak_bw(os, 2) != 0) {
+        /* XProf compares the HBM rate against the SRAM peak here */
+        bound_try(r, &util, op_safe_div(r->hbm_bw, GIGA_TO_GIBI(peak_bw(os, 2))), "Shm/L1",
+                  r->hbm_operational_intensity);
     }
 }
 

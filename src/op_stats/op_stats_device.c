@@ -209,6 +209,13 @@ static void add_to_row(struct arena *arena, struct op_metrics_db *db, struct op_
         if (long_name[0])
             m->long_name = copy_str(arena, db, long_name);
         m->is_eager = m->is_eager || is_eager;
+        if (perf != NULL) {
+            if (perf->source_file[0])
+                m->source_file = copy_str(arena, db, perf->source_file);
+            m->source_line = perf->source_line;
+            if (perf->stack_frame[0])
+                m->stack_frame = copy_str(arena, db, perf->stack_frame);
+        }
     }
     m->num_cores = 1;
     m->occurrences += occurrences;
@@ -231,20 +238,22 @@ static void add_to_row(struct arena *arena, struct op_metrics_db *db, struct op_
         struct op_metrics tmp;
         memset(&tmp, 0, sizeof(tmp));
         if (perf->hbm_read > 0)
-            tmp.mem[tmp.nmem++] = (struct op_mem_access){1, 1, perf->hbm_read * occurrences};
+            tmp.mem[tmp.nmem++] =
+                (struct op_mem_access){1, OP_MEM_READ, perf->hbm_read * occurrences};
         if (perf->hbm_write > 0)
-            tmp.mem[tmp.nmem++] = (struct op_mem_access){1, 0, perf->hbm_write * occurrences};
+            tmp.mem[tmp.nmem++] =
+                (struct op_mem_access){1, OP_MEM_WRITE, perf->hbm_write * occurrences};
         for (uint32_t i = 0; i < tmp.nmem; i++) {
             uint32_t j;
             for (j = 0; j < m->nmem; j++) {
                 if (m->mem[j].memory_space == tmp.mem[i].memory_space &&
-                    m->mem[j].is_read == tmp.mem[i].is_read)
+                    m->mem[j].op_type == tmp.mem[i].op_type)
                     break;
             }
-            if (j == m->nmem && m->nmem < 4)
+            if (j == m->nmem && m->nmem < 8)
                 m->mem[m->nmem++] =
-                    (struct op_mem_access){tmp.mem[i].memory_space, tmp.mem[i].is_read, 0};
-            if (j < 4)
+                    (struct op_mem_access){tmp.mem[i].memory_space, tmp.mem[i].op_type, 0};
+            if (j < 8)
                 m->mem[j].bytes += tmp.mem[i].bytes;
         }
     }

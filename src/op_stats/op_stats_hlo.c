@@ -124,6 +124,52 @@ static int price_module(const struct hlo_graph *g, struct hlo_module *mod)
     return rc == -ENOMEM ? rc : 0;
 }
 
+/* GetSourceInfo (xprof/utils/hlo_module_utils.cc): the metadata's source
+ * file and line when a file is given, else file and line of the first stack
+ * frame ("file:line:col"), else none. Returns 0 or -ENOMEM. */
+static int source_info_of(struct arena *a, const struct hlo_node *nd, struct hlo_instr *in)
+{
+    const char *st = nd->stack_frame, *nl, *c1, *c2;
+
+    in->source_file = "";
+    in->source_line = 0;
+    in->stack_frame = st;
+    if (nd->source_file[0] != '\0') {
+        in->source_file = nd->source_file;
+        in->source_line = nd->source_line;
+        return 0;
+    }
+    if (st[0] == '\0')
+        return 0;
+    nl = strchr(st, '\n');
+    if (nl == NULL)
+        nl = st + strlen(st);
+    c1 = memchr(st, ':', (size_t)(nl - st));
+    if (c1 == NULL)
+        return 0;
+    c2 = memchr(c1 + 1, ':', (size_t)(nl - c1 - 1));
+    if (c2 == NULL)
+        c2 = nl;
+    in->source_file = arena_strndup(a, st, (size_t)(c1 - st));
+    if (in->source_file == NULL)
+        return -ENOMEM;
+    /* absl::SimpleAtoi: the whole field must be a number, else the line stays 0 */
+    {
+        char buf[16];
+        size_t n = (size_t)(c2 - c1 - 1);
+        char *end;
+        long v;
+        if (n > 0 && n < sizeof(buf)) {
+            memcpy(buf, c1 + 1, n);
+            buf[n] = '\0';
+            v = strtol(buf, &end, 10);
+            if (*end == '\0' && v >= INT32_MIN && v <= INT32_MAX)
+                in->source_line = (int32_t)v;
+        }
+    }
+    return 0;
+}
+
 /* The instructions of one module into mod. Returns 0 or -ENOMEM. */
 static int add_instrs(struct hlo_map *m, const struct hlo_graph *g, struct hlo_module *mod)
 {
@@ -144,7 +190,9 @@ static int add_instrs(struct hlo_map *m, const struct hlo_graph *g, struct hlo_m
         in->op_name = nd->op_name;
         in->op_type = nd->op_type;
         in->deduplicated_name = nd->dedup_name;
-        in->expression = "";
+        in->expression = nd->text;
+        if (source_info_of(&m->arena, nd, in) != 0)
+            return -ENOMEM;
         if (in->provenance == NULL)
             return -ENOMEM;
         if (!m->is_training &&

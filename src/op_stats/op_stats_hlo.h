@@ -30,7 +30,10 @@ struct hlo_instr {
     const char *op_name;           /* metadata.op_name */
     const char *op_type;           /* metadata.op_type */
     const char *deduplicated_name; /* metadata.deduplicated_name */
-    const char *expression;        /* HLO text when known, else "" */
+    const char *expression;        /* HLO text (hlo_node.text), "" when not printed */
+    const char *source_file;       /* GetSourceInfo: metadata.source_file, else the */
+    int32_t source_line;           /* first stack frame's file and line */
+    const char *stack_frame;       /* the stack frames, "" when none */
     int64_t flops;                 /* device flops (cost model), 0 = unknown */
     int64_t model_flops;           /* model flops, 0 = unknown */
     int64_t bytes_accessed;        /* bytes accessed, 0 = unknown */

@@ -46,6 +46,9 @@ struct ip_tpu_step {
      * idle and step time = averages; infeed and outfeed are never set from
      * a profile */
     double sc_compute_ms, sc_infeed_ms, sc_outfeed_ms, sc_idle_ms, sc_step_time_ms;
+    /* the TensorCore with the longest infeed (the first such core), NULL
+     * when no core has infeed time or the core has no core details */
+    const struct core_details *max_infeed_core;
 };
 
 struct ip_analysis {

@@ -35,19 +35,26 @@ static void add_cols(struct dt_table *t, const struct ip_col *cols, size_t n)
 }
 
 /* "<prefix>_average", "_standard_deviation", "_minimum", "_maximum" of a
- * summary, one decimal. */
-static void summary_props(struct dt_table *t, const char *prefix, const struct ip_summary *s)
+ * summary, with `digits` decimals. */
+static void summary_props_digits(struct dt_table *t, const char *prefix, const struct ip_summary *s,
+                                 int digits)
 {
     char key[96];
 
     snprintf(key, sizeof(key), "%s_average", prefix);
-    dt_propf(t, key, "%.1f", s->avg);
+    dt_propf(t, key, "%.*f", digits, s->avg);
     snprintf(key, sizeof(key), "%s_standard_deviation", prefix);
-    dt_propf(t, key, "%.1f", s->sdv);
+    dt_propf(t, key, "%.*f", digits, s->sdv);
     snprintf(key, sizeof(key), "%s_minimum", prefix);
-    dt_propf(t, key, "%.1f", s->min);
+    dt_propf(t, key, "%.*f", digits, s->min);
     snprintf(key, sizeof(key), "%s_maximum", prefix);
-    dt_propf(t, key, "%.1f", s->max);
+    dt_propf(t, key, "%.*f", digits, s->max);
+}
+
+/* The same with one decimal. */
+static void summary_props(struct dt_table *t, const char *prefix, const struct ip_summary *s)
+{
+    summary_props_digits(t, prefix, s, 1);
 }
 
 /* "<prefix>_avg" and "<prefix>_sdv" of a summary, one decimal. */
@@ -173,7 +180,9 @@ void ip_tpu_step_table(const struct ip_analysis *a, struct dt_table *t)
             add_cols(t, &tpu_cols[i], 1);
     }
     dt_prop(t, "hardware_type", a->hardware_type);
-    summary_props(t, "steptime_ms", &a->step_time);
+    /* two decimals: XProf 2.23.2 prints "0.00" here (its published sources
+     * say OneDigit, as for the generic table) */
+    summary_props_digits(t, "steptime_ms", &a->step_time, 2);
     summary_props(t, "infeed_percent", &a->input_percent);
     dt_prop(t, "step_time_graph_column_ids",
             a->has_sparse_core ? "stepnum,tcComputeTimeMs,tcInfeedTimeMs,tcOutfeedTimeMs,"

@@ -103,8 +103,20 @@ static void all_reduce_breakdown(const struct step_entry *se, const struct step_
     }
 }
 
+/* The core_id_to_details entry of core id, NULL if none. */
+static const struct core_details *details_of(const struct op_stats *os, uint32_t id)
+{
+    uint32_t i;
+
+    for (i = 0; i < os->ncore_details; i++) {
+        if (os->core_details[i].core_id == id)
+            return &os->core_details[i];
+    }
+    return NULL;
+}
+
 /* ComputeTpuPerStepDataAcrossCores. */
-static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
+static void tpu_step(const struct op_stats *os, const struct step_entry *se, struct ip_tpu_step *d)
 {
     struct stat_acc infeed_pct = {0}, step = {0}, optimal = {0}, outfeed = {0}, host = {0};
     struct stat_acc sc_time = {0}, sc_compute = {0}, sc_idle = {0};
@@ -139,8 +151,10 @@ static void tpu_step(const struct step_entry *se, struct ip_tpu_step *d)
         ip_acc_add(&optimal, (double)(c->duration_ps - (b.infeed + b.outfeed + b.host_send_recv +
                                                         b.idle + b.wait_scv0)));
         ip_acc_add(&host, (double)b.host_send_recv);
-        if (b.infeed > max_infeed)
+        if (b.infeed > max_infeed) {
             max_infeed = b.infeed;
+            d->max_infeed_core = details_of(os, c->core_id);
+        }
     }
     if (outfeed.n > 0)
         d->tc_outfeed_ms = outfeed.sum / (double)outfeed.n / PS_PER_MS;
@@ -187,7 +201,7 @@ int ip_tpu_analyze(const struct op_stats *os, struct ip_analysis *a)
         return -ENOMEM;
     for (i = 0; i < os->nsteps; i++) {
         struct ip_tpu_step *d = &a->tpu_steps[a->ntpu_steps++];
-        tpu_step(&os->steps[i], d);
+        tpu_step(os, &os->steps[i], d);
         ip_acc_add(&pct, d->infeed_percent_max);
         ip_acc_add(&tcc, d->tc_compute_ms);
         ip_acc_add(&scc, d->scv0_compute_ms);
@@ -335,7 +349,7 @@ int ip_tpu_fix_steps(struct op_stats *os, const struct step_events *host_steps)
         d = &host_steps->by_group[se->step_num];
         if ((input = total_input_ps(d)) == 0)
             continue;
-        tpu_step(se, &step);
+        tpu_step(os, se, &step);
         ratio = op_safe_div((double)input / PS_PER_MS, step.tc_idle_ms);
         if (ratio > 1.0)
             ratio = 1.0;

@@ -18,6 +18,7 @@
  * op_stats_tpu_steps.c.
  */
 #include "op_stats_tpu_int.h"
+#include "base/wire.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -81,6 +82,80 @@ static const char *arena_view(struct arena *arena, const struct xp_stat *st)
     if (st->kind != XP_STAT_STR && st->kind != XP_STAT_REF)
         return "";
     return arena_strndup(arena, st->str, st->len);
+}
+
+/* PopulateSourceInfo: "file:line" into m (nothing when the line is not a
+ * number). Returns 0 or -ENOMEM. */
+static int source_of(struct arena *arena, const struct xp_stat *st, struct op_metrics *m)
+{
+    const char *c;
+    char buf[16];
+    char *end;
+    size_t n;
+    long v;
+
+    if ((st->kind != XP_STAT_STR && st->kind != XP_STAT_REF) ||
+        (c = memchr(st->str, ':', st->len)) == NULL)
+        return 0;
+    n = st->len - (size_t)(c + 1 - st->str);
+    if (n == 0 || n >= sizeof(buf))
+        return 0;
+    memcpy(buf, c + 1, n);
+    buf[n] = '\0';
+    v = strtol(buf, &end, 10);
+    if (*end != '\0' || v < INT32_MIN || v > INT32_MAX)
+        return 0;
+    m->source_file = arena_strndup(arena, st->str, (size_t)(c - st->str));
+    m->source_line = (int32_t)v;
+    return m->source_file != NULL ? 0 : -ENOMEM;
+}
+
+/* A MemoryAccessBreakdown proto (memory_accessed = 1: operation_type = 1,
+ * memory_space = 2, bytes_accessed = 3) into m->mem; unparsable bytes leave
+ * it empty, as ParseFromString failing does. */
+static void breakdown_of(const struct xp_stat *st, struct op_metrics *m)
+{
+    struct wire w, e;
+    uint32_t f;
+    int t;
+
+    if (st->kind != XP_STAT_BYTES && st->kind != XP_STAT_STR)
+        return;
+    wire_init(&w, (const uint8_t *)st->str, st->len);
+    while (!wire_eof(&w)) {
+        struct op_mem_access a = {0, 0, 0};
+        uint64_t v;
+        if (wire_key(&w, &f, &t) != 0)
+            goto bad;
+        if (f != 1 || t != WIRE_LEN) {
+            if (wire_skip(&w, t) != 0)
+                goto bad;
+            continue;
+        }
+        if (wire_bytes(&w, &e) != 0)
+            goto bad;
+        while (!wire_eof(&e)) {
+            if (wire_key(&e, &f, &t) != 0)
+                goto bad;
+            if (t == WIRE_VARINT && f >= 1 && f <= 3) {
+                if (wire_varint(&e, &v) != 0)
+                    goto bad;
+                if (f == 1)
+                    a.op_type = (int)v;
+                else if (f == 2)
+                    a.memory_space = v;
+                else
+                    a.bytes = v;
+            } else if (wire_skip(&e, t) != 0) {
+                goto bad;
+            }
+        }
+        if (m->nmem < sizeof(m->mem) / sizeof(m->mem[0]))
+            m->mem[m->nmem++] = a;
+    }
+    return;
+bad:
+    m->nmem = 0;
 }
 
 static uint32_t key_slot(uint64_t program, uint64_t symbol, uint32_t cap)
@@ -168,6 +243,8 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         /* SetOpMetadataFromHloEventMetadata */
         m->hlo_module_id = tpu_stat_u64(&prog);
         m->category = m->provenance = m->deduplicated_name = m->long_name = "";
+        m->source_file = m->stack_frame = "";
+        m->core_type = OP_CORE_TENSOR;
         if (md->display_name[0] != '\0') {
             m->name = arena_strndup(arena, md->display_name, strlen(md->display_name));
             m->long_name = arena_strndup(arena, md->name, strlen(md->name));
@@ -190,8 +267,14 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         }
         if (tpu_meta_stat(md, ids->bytes_accessed, &st))
             m->bytes_accessed = tpu_stat_u64(&st);
-        if (m->name == NULL || m->category == NULL || m->provenance == NULL ||
-            m->deduplicated_name == NULL || m->long_name == NULL)
+        if (tpu_meta_stat(md, ids->memory_breakdown, &st))
+            breakdown_of(&st, m);
+        if (tpu_meta_stat(md, ids->source, &st) && source_of(arena, &st, m) != 0)
+            return -ENOMEM;
+        if (tpu_meta_stat(md, ids->source_stack, &st))
+            m->stack_frame = arena_view(arena, &st);
+        if (m->name == NULL || m->stack_frame == NULL || m->category == NULL ||
+            m->provenance == NULL || m->deduplicated_name == NULL || m->long_name == NULL)
             return -ENOMEM;
         m->occurrences = 1;
         m->time_ps = time;
@@ -206,6 +289,17 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         if (min_time < m->min_time_ps)
             m->min_time_ps = min_time;
     }
+    /* normalized_time_ps: the device time scaled by the event's DVFS factor (1) */
+    {
+        double factor = 1.0;
+        if (xp_event_own_stat(p, l, e, ids->time_scale, &st))
+            factor = st.kind == XP_STAT_DOUBLE ? st.v.d : (double)xp_stat_int(&st);
+        m->normalized_time_ps += (uint64_t)((double)time * factor);
+    }
+    if (xp_event_own_stat(p, l, e, ids->dma_stall, &st))
+        m->dma_stall_ps += (uint64_t)xp_stat_int(&st);
+    if (xp_event_own_stat(p, l, e, ids->vdd_energy, &st))
+        m->vdd_energy_j += st.kind == XP_STAT_DOUBLE ? st.v.d : (double)xp_stat_int(&st);
     if (m->occurrences == 1)
         op->custom_call = strcmp(m->category, "custom-call") == 0;
     if (op->custom_call) {
@@ -250,6 +344,12 @@ static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *m
         .bytes_accessed = p->stat_id[XS_BYTES_ACCESSED],
         .deduplicated_name = p->stat_id[XS_DEDUPLICATED_NAME],
         .min_duration_ps = xp_plane_stat_id_by_name(p, "min_duration_ps"),
+        .source = p->stat_id[XS_SOURCE],
+        .source_stack = p->stat_id[XS_SOURCE_STACK],
+        .memory_breakdown = xp_plane_stat_id_by_name(p, "memory_access_breakdown"),
+        .dma_stall = xp_plane_stat_id_by_name(p, "dma_stall_duration_ps"),
+        .vdd_energy = xp_plane_stat_id_by_name(p, "vdd_energy_j"),
+        .time_scale = xp_plane_stat_id_by_name(p, "Time Scale Multiplier"),
     };
     struct tpu_plane_db db = {0};
     struct tpu_frame *stack = NULL;
@@ -323,6 +423,8 @@ static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *m
             }
             s->bytes_accessed *= occ;
         }
+        for (uint32_t k = 0; k < s->nmem; k++)
+            s->mem[k].bytes *= occ;
         out->total_op_time_ps += s->self_time_ps;
         d = op_db_row(out, arena, s->hlo_module_id, s->name, strlen(s->name));
         if (d == NULL) {
@@ -346,6 +448,10 @@ static int tpu_plane_db(const struct xp_plane *p, const struct xp_step_marker *m
         d->model_flops += s->model_flops;
         d->model_flops_v2 += s->model_flops_v2;
         d->bytes_accessed += s->bytes_accessed;
+        d->dma_stall_ps += s->dma_stall_ps;
+        d->normalized_time_ps += s->normalized_time_ps;
+        d->vdd_energy_j += s->vdd_energy_j;
+        op_db_combine_mem(d, s);
     }
     if (rc == 0) {
         op_db_set_total_time(out, first <= last && last > 0 ? (uint64_t)(last - first) : 0);

@@ -13,6 +13,8 @@ struct tpu_ids {
     int64_t program_id, symbol_id, hlo_category, tf_op, flops, model_flops, bytes_accessed;
     int64_t deduplicated_name, min_duration_ps;
     int64_t all_reduce_unique_id; /* by name (XP_NO_STAT if absent) */
+    int64_t source, source_stack, memory_breakdown, dma_stall, vdd_energy; /* by name */
+    int64_t time_scale; /* "Time Scale Multiplier" */
 };
 
 /* Plane ids of SparseCores start here in the step db (kSparseCoreIndexStart). */

@@ -5,11 +5,55 @@
  * (InputPipelineAnalysisResultToDataTableJson).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "out/datatable.h"
 #include "op_stats/op_stats.h"
 #include "op_stats/op_stats_input.h"
 #include "tool.h"
+
+/* GenerateMaxInfeedCoreTable: TPU runs only (an empty table otherwise); a
+ * column per step, rows "Step number" and "Core name" (the core with the
+ * longest infeed, "host:device_ordinal", or "unknown"). Returns 0 or
+ * -ENOMEM. */
+static int max_infeed_core_table(const struct ip_analysis *a, struct dt_table *t)
+{
+    char id[16];
+    uint32_t i;
+
+    if (a->tpu_steps == NULL)
+        return 0;
+    dt_col(t, "index", "string", "Index");
+    for (i = 0; i < a->ntpu_steps; i++) {
+        snprintf(id, sizeof(id), "%u", i);
+        dt_col_copy(t, id, "string", id);
+    }
+    dt_row(t);
+    dt_str(t, "Step number");
+    for (i = 0; i < a->ntpu_steps; i++) {
+        snprintf(id, sizeof(id), "%u", a->tpu_steps[i].step_number);
+        dt_str(t, id);
+    }
+    dt_row(t);
+    dt_str(t, "Core name");
+    for (i = 0; i < a->ntpu_steps; i++) {
+        const struct core_details *c = a->tpu_steps[i].max_infeed_core;
+        size_t n = c != NULL ? strlen(c->hostname) + 12 : 0;
+        char *name = c != NULL ? malloc(n) : NULL;
+        if (c == NULL) {
+            dt_str(t, "unknown");
+            continue;
+        }
+        if (name == NULL)
+            return -ENOMEM;
+        snprintf(name, n, "%s:%u", c->hostname, c->device_ordinal);
+        dt_str(t, name);
+        free(name);
+    }
+    return 0;
+}
 
 static void host_table(const struct ip_analysis *a, struct dt_table *t)
 {
@@ -90,7 +134,7 @@ static int input_pipeline_produce(struct tool_ctx *ctx, struct out *o)
         return xp_err_set(ctx->err, rc, "input_pipeline_analyzer: out of memory");
     for (i = 0; i < 5; i++)
         dt_init(&t[i]);
-    /* t[0]: the max-infeed-core table is TPU only: empty here */
+    rc = max_infeed_core_table(&a, &t[0]);
     ip_step_table(&a, &t[1]);
     host_table(&a, &t[2]);
     recommendation_table(&t[3]);

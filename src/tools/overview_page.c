@@ -113,7 +113,7 @@ static int analysis_table(const struct op_stats *os, struct dt_table *t)
                  100.0 * op_safe_div((double)c32, (double)(c16 + c32)));
     } else {
         /* TPU-only figures; zero for other device types */
-        double dev_idle = 0, host_idle = 0, duty = 0;
+        double dev_idle = 0, host_idle = 0, duty = 0, duty_hc = 0;
         if (os->hardware_type == HW_TPU) {
             dev_idle = (1.0 - op_safe_div((double)os->device_db.total_op_time_ps,
                                           (double)os->device_db.total_time_ps)) *
@@ -124,13 +124,21 @@ static int analysis_table(const struct op_stats *os, struct dt_table *t)
             duty = op_safe_div((double)os->device_db.busy_time_ps,
                                (double)(os->device_db.busy_time_ps + os->device_db.idle_time_ps)) *
                    100.0;
+            duty_hc = op_safe_div(
+                          (double)os->device_db.busy_time_hc_ps,
+                          (double)(os->device_db.busy_time_hc_ps + os->device_db.idle_time_hc_ps)) *
+                      100.0;
         }
         pct_prop(t, "flop_rate_utilization_relative_to_roofline", 0.0);
         pct_prop(t, "memory_bw_utilization_relative_to_hw_limit", 0.0);
         pct_prop(t, "device_idle_time_percent", dev_idle);
         pct_prop(t, "device_duty_cycle_percent", duty);
+        pct_prop(t, "device_duty_cycle_high_confidence_percent", duty_hc);
         pct_prop(t, "host_idle_time_percent", host_idle);
     }
+    /* AddCommonStats: absl::StrCat of the double, six significant digits */
+    if (os->hardware_type == HW_TPU && os->device_db.idle_time_hc_ps > 0)
+        dt_propf(t, "idle_time_high_confidence_ps", "%.6g", (double)os->device_db.idle_time_hc_ps);
     free(top);
     free(groups);
     op_db_free(&tf);

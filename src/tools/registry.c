@@ -11,6 +11,7 @@ extern const struct tool tool_hosts_json;
 extern const struct tool tool_tools_json;
 extern const struct tool tool_errors_txt;
 extern const struct tool tool_module_list_json;
+extern const struct tool tool_memory_viewer_json;
 
 extern const struct tool tool_overview_page_json;
 extern const struct tool tool_input_pipeline_analyzer_json;
@@ -18,6 +19,11 @@ extern const struct tool tool_framework_op_stats_json;
 extern const struct tool tool_framework_op_stats_csv;
 extern const struct tool tool_kernel_stats_json;
 extern const struct tool tool_kernel_stats_csv;
+extern const struct tool tool_op_profile_json;
+extern const struct tool tool_hlo_stats_json;
+extern const struct tool tool_hlo_stats_csv;
+extern const struct tool tool_roofline_model_json;
+extern const struct tool tool_roofline_model_csv;
 
 extern const struct tool tool_trace_viewer_json;
 extern const struct tool tool_trace_viewer_legacy_json;
@@ -55,6 +61,14 @@ const struct tool *const tool_table[] = {
     &tool_framework_op_stats_csv,
     &tool_kernel_stats_json,
     &tool_kernel_stats_csv,
+    &tool_op_profile_json,
+    /* XProf's HLO views (hlo_stats.c, roofline_model.c) */
+    &tool_hlo_stats_json,
+    &tool_hlo_stats_csv,
+    &tool_roofline_model_json,
+    &tool_roofline_model_csv,
+    /* XProf's memory viewer of one HLO module (memory_viewer.c) */
+    &tool_memory_viewer_json,
     /* XProf's trace viewer (trace_viewer.c, trace_viewer_legacy.c) */
     &tool_trace_viewer_json,
     &tool_trace_viewer_legacy_json,

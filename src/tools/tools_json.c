@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "reader/stats.h"
 #include "tool.h"
 
 /* XProf's display order; tags not listed here follow alphabetically. */
@@ -59,6 +60,31 @@ static int has_gpu_plane(struct tool_ctx *ctx)
     return 0;
 }
 
+/* Whether the run has HLO protos: .hlo_proto.pb files, or a host whose
+ * /host:metadata plane has the Hlo Proto stat (XProf lists memory_viewer
+ * and graph_viewer then). */
+static int has_hlo(struct tool_ctx *ctx)
+{
+    uint32_t h, p;
+
+    if (snapshot_count(ctx->snap, SRC_HLO_PROTO) > 0)
+        return 1;
+    for (h = 0; h < ctx->snap->nhosts; h++) {
+        struct xspace *xs;
+        if (snapshot_host_file(ctx->snap, ctx->snap->hosts[h], SRC_XPLANE) == NULL ||
+            snapshot_xspace(ctx->snap, ctx->snap->hosts[h], &xs, NULL) != 0)
+            continue;
+        for (p = 0; p < xs->nplanes; p++) {
+            const struct xp_plane *pl = &xs->planes[p];
+            if (strcmp(pl->name, "/host:metadata") == 0 &&
+                (pl->stat_id[XS_HLO_PROTO] != XP_NO_STAT ||
+                 xp_plane_stat_id_by_name(pl, "HLO Proto") != XP_NO_STAT))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int tools_produce(struct tool_ctx *ctx, struct out *o)
 {
     const char *tags[64];
@@ -75,6 +101,9 @@ static int tools_produce(struct tool_ctx *ctx, struct out *o)
         if (j < n)
             continue;
         if (strcmp(t->tag, "kernel_stats") == 0 && !has_gpu_plane(ctx))
+            continue;
+        if ((strcmp(t->tag, "memory_viewer") == 0 || strcmp(t->tag, "graph_viewer") == 0) &&
+            !has_hlo(ctx))
             continue;
         if (strcmp(t->tag, "trace_viewer@") == 0)
             has_streaming = 1;

@@ -33,7 +33,9 @@ message ShapeProto {
   int32 element_type = 2; repeated int64 dimensions = 3;
   repeated ShapeProto tuple_shapes = 4; LayoutProto layout = 5;
 }
-message OpMetadata { string op_type = 1; string op_name = 2; }
+message OpMetadata {
+  string op_type = 1; string op_name = 2; string source_file = 3; int32 source_line = 4;
+}
 message WindowDimension {
   int64 size = 1; int64 stride = 2; int64 padding_low = 3; int64 padding_high = 4;
   int64 window_dilation = 5; int64 base_dilation = 6;

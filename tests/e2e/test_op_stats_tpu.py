@@ -386,7 +386,7 @@ def test_tpu_step_table(tpu_logdir, xcat, expected_steps, tool):
     assert p["tc_compute_ms_average"] == "%.2f" % avg("tcComputeTimeMs")
     assert p["tc_infeed_ms_average"] == "%.2f" % avg("tcInfeedTimeMs")
     assert p["tc_idle_ms_average"] == "%.2f" % avg("tcIdleTimeMs")
-    assert p["steptime_ms_average"] == "%.1f" % avg("step_ms")
+    assert p["steptime_ms_average"] == "%.2f" % avg("step_ms")  # two decimals on TPU
     assert p["infeed_percent_maximum"] == "%.1f" % max(d["infeedPercentMax"]
                                                        for d in expected_steps)
     # TpuBottleneckAnalysis: infeed share of the summed step times (StepTimeMs)
@@ -611,3 +611,232 @@ def test_all_reduce_breakdown(tpu_logdir, tmp_path, xcat):
             busy + max(0.0, d["step_ms"] - busy) - all_reduce))
     # without the ids the idle time keeps the all-reduce time
     assert rows[0]["tcIdleTimeMs"] < before[0]["tcIdleTimeMs"] - 0.1
+
+
+# ---- high-confidence duty cycle (ConstructDutyCycleTrackers' second tracker) --
+
+def _int_or_uint(stat):
+    """IntOrUintValue: the int or uint value as int64, 0 for other kinds."""
+    which = stat.WhichOneof("value")
+    if which == "uint64_value":
+        v = stat.uint64_value
+        return v - (1 << 64) if v >= 1 << 63 else v
+    return stat.int64_value if which == "int64_value" else 0
+
+
+def _event_or_meta_stat(ev, md, name, ids):
+    """GetXEventStat: the metadata's stat, else the event's own (None)."""
+    sid = ids.get(name)
+    for stats in (md.stats if md is not None else [], ev.stats):
+        for s in stats:
+            if s.metadata_id == sid:
+                return s
+    return None
+
+
+def expected_duty_both(space):
+    """(busy, idle, busy_hc, idle_hc) of one host: expected_duty's rule with
+    the category taken from the metadata, else the event; the high-confidence
+    tracker also drops custom-calls whose flops, model_flops and uses_ici
+    (int/uint, metadata first) are all 0 or absent."""
+    groups = {}  # key -> [spans, spans_hc, window end]
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        names = {m.key: m.value.name for m in plane.stat_metadata}
+        ids = {v: k for k, v in names.items()}
+        emeta = {m.key: m.value for m in plane.event_metadata}
+        key = ("plane", plane.name)
+        for st in plane.stats:
+            if names.get(st.metadata_id) == "core_details":
+                key = ("chip", _local_chip_id(st.bytes_value))
+        g = groups.setdefault(key, [[], [], 0])
+        for line in plane.lines:
+            if line.name not in ("XLA Ops", "Sparse Core Ops", "XLA Modules",
+                                 "Sparse Core Modules"):
+                continue
+            for ev in line.events:
+                b = line.timestamp_ns * 1000 + ev.offset_ps
+                e = b + ev.duration_ps
+                g[2] = max(g[2], e)
+                if line.name.endswith("Modules"):
+                    continue
+                on = on_hc = True
+                md = emeta.get(ev.metadata_id)
+                cat = _event_or_meta_stat(ev, md, "hlo_category", ids)
+                if line.name == "XLA Ops" and cat is not None:
+                    c = _stat_value(cat, names) if cat.WhichOneof("value") in (
+                        "str_value", "ref_value") else ""
+                    if c in OFF_DUTY:
+                        on = on_hc = False
+                    elif c == "custom-call":
+                        vals = [_event_or_meta_stat(ev, md, n, ids)
+                                for n in ("flops", "model_flops", "uses_ici")]
+                        flops, model_flops, ici = [_int_or_uint(s) if s is not None else 0
+                                                   for s in vals]
+                        on_hc = not (flops == 0 and model_flops == 0 and ici <= 0)
+                if on:
+                    g[0].append((b, e))
+                if on_hc:
+                    g[1].append((b, e))
+
+    def union(spans):
+        points = sorted({p for s in spans for p in s})
+        return sum(hi - lo for lo, hi in zip(points, points[1:])
+                   if any(b <= lo and hi <= e for b, e in spans))
+
+    out = [0, 0, 0, 0]
+    for spans, spans_hc, end in groups.values():
+        a, a_hc = union(spans), union(spans_hc)
+        out = [out[0] + a, out[1] + end - a, out[2] + a_hc, out[3] + end - a_hc]
+    return tuple(out)
+
+
+def _hc_space(space):
+    """The scenario with ops in the gap after each step's root op, on both
+    cores: custom-calls that are opaque (no flops, model flops, ICI; flops a
+    double; explicit zeros; category only on the event) and ones that are
+    not (uses_ici, event model_flops), and an outfeed named only on the
+    event."""
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        names = {m.value.name: m.key for m in plane.stat_metadata}
+        _add_meta(plane.stat_metadata, 960, "uses_ici")
+        names["uses_ici"] = 960
+
+        def meta(key, name, **stats):
+            md = _add_meta(plane.event_metadata, key, name)
+            for n, v in stats.items():
+                s = md.stats.add()
+                s.metadata_id = names[n]
+                if isinstance(v, str):
+                    s.str_value = v
+                elif isinstance(v, float):
+                    s.double_value = v
+                else:
+                    s.uint64_value = v
+
+        meta(961, "opaque.1", hlo_category="custom-call")
+        meta(962, "ici.2", hlo_category="custom-call")
+        meta(963, "nocat.3")
+        meta(964, "nocat.4")
+        meta(965, "dflops.5", hlo_category="custom-call", flops=5.0)
+        meta(966, "nocat.6")
+        meta(967, "zeros.7", hlo_category="custom-call", flops=0)
+        # (metadata, us after the root's end, length in us, event stats)
+        ops = [(961, 10, 10, {}), (962, 30, 5, {"uses_ici": 1}),
+               (963, 40, 5, {"hlo_category": "custom-call", "model_flops": 7}),
+               (964, 50, 10, {"hlo_category": "custom-call"}), (965, 70, 5, {}),
+               (966, 80, 10, {"hlo_category": "outfeed"}),
+               (967, 95, 5, {"flops": 0, "uses_ici": 0})]
+        for line in plane.lines:
+            if line.name != "XLA Ops":
+                continue
+            for k in range(3):
+                root_end = 100 + k * 1000 + plane.id + 870  # us after the line start
+                for mid, at, length, stats in ops:
+                    ev = line.events.add()
+                    ev.metadata_id = mid
+                    ev.offset_ps = (root_end + at) * 10**6
+                    ev.duration_ps = length * 10**6
+                    for n, v in stats.items():
+                        s = ev.stats.add()
+                        s.metadata_id = names[n]
+                        if isinstance(v, str):
+                            s.str_value = v
+                        else:
+                            s.int64_value = v
+    return space
+
+
+def test_duty_cycle_high_confidence(tpu_logdir, tmp_path, xcat):
+    src = next((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    plain = xplane_py.load(src)
+    # the scenario's custom-call has flops: both duty cycles agree
+    busy, idle, busy_hc, idle_hc = expected_duty_both(plain)
+    assert (busy, idle) == expected_duty(plain) and (busy, idle) == (busy_hc, idle_hc)
+    p = json.loads(xcat(tpu_logdir, f"{RUN}/overview_page.json"))[0]["p"]
+    assert p["device_duty_cycle_high_confidence_percent"] == p["device_duty_cycle_percent"]
+    assert p["idle_time_high_confidence_ps"] == "%.6g" % idle_hc
+
+    space = _hc_space(xplane_py.load(src))
+    busy, idle, busy_hc, idle_hc = expected_duty_both(space)
+    # opaque.1, nocat.4, dflops.5, zeros.7: 30 us a step and core off the HC
+    # tracker; nocat.6 (outfeed) is off both
+    assert busy - busy_hc == 2 * 3 * 30 * 10**6
+    assert busy == expected_duty(plain)[0] + 2 * 3 * 40 * 10**6
+    run = tmp_path / "plugins/profile/hc"
+    run.mkdir(parents=True)
+    (run / "a.xplane.pb").write_bytes(space.SerializeToString())
+    p = json.loads(xcat(tmp_path, "hc/overview_page.json"))[0]["p"]
+    assert p["device_duty_cycle_percent"] == _duty_str(busy, idle)
+    assert p["device_duty_cycle_high_confidence_percent"] == _duty_str(busy_hc, idle_hc)
+    assert p["device_duty_cycle_high_confidence_percent"] != p["device_duty_cycle_percent"]
+    # absl::StrCat(double): six significant digits
+    assert p["idle_time_high_confidence_ps"] == "%.6g" % idle_hc
+    assert "e+" in p["idle_time_high_confidence_ps"]
+
+
+def test_duty_cycle_high_confidence_hosts(tpu_logdir, tmp_path, xcat):
+    """OpMetricsDbCombiner does not add up the high-confidence times: a run
+    of two hosts shows 0.0% and no idle time, each host its own."""
+    src = next((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    run = tmp_path / "plugins/profile/two"
+    run.mkdir(parents=True)
+    (run / "a.xplane.pb").write_bytes(src.read_bytes())
+    (run / "b.xplane.pb").write_bytes(_hc_space(xplane_py.load(src)).SerializeToString())
+    for host in ("a", "b"):
+        p = json.loads(xcat(tmp_path, f"two/hosts/{host}/overview_page.json"))[0]["p"]
+        assert p["device_duty_cycle_high_confidence_percent"] != "0.0%"
+        assert "idle_time_high_confidence_ps" in p
+    p = json.loads(xcat(tmp_path, "two/overview_page.json"))[0]["p"]
+    assert p["device_duty_cycle_high_confidence_percent"] == "0.0%"
+    assert "idle_time_high_confidence_ps" not in p
+    assert p["device_duty_cycle_percent"] != "0.0%"
+
+
+# ---- max infeed core (GenerateMaxInfeedCoreTable) ------------------------------
+
+def _with_core_details(space, ordinals, longer_infeed_plane):
+    """core_details (device_ordinal, local_chip_id 0) on each TensorCore
+    plane, and a 5 us longer infeed on one of them."""
+    for plane in space.planes:
+        if not plane.name.startswith("/device:TPU:"):
+            continue
+        _add_meta(plane.stat_metadata, 900, "core_details")
+        st = plane.stats.add()
+        st.metadata_id = 900
+        st.bytes_value = bytes([0x0A, 1]) + b"x" + bytes([0x10, ordinals[plane.id], 0x20, 0])
+        if plane.id != longer_infeed_plane:
+            continue
+        infeed = next(m.key for m in plane.event_metadata if m.value.name == "infeed.1")
+        for line in plane.lines:
+            for ev in line.events:
+                if ev.metadata_id == infeed:
+                    ev.duration_ps += 5 * 10**6
+    return space
+
+
+def test_max_infeed_core_table(tpu_logdir, tmp_path, xcat):
+    src = next((tpu_logdir / "plugins/profile" / RUN).glob("*.xplane.pb"))
+    data = json.loads(xcat(tpu_logdir, f"{RUN}/input_pipeline_analyzer.json"))[0]
+    assert [(c["id"], c["label"], c["type"]) for c in data["cols"]] == \
+        [("index", "Index", "string")] + [(str(i), str(i), "string") for i in range(3)]
+    assert [[c["v"] for c in r["c"]] for r in data["rows"]] == \
+        [["Step number", "0", "1", "2"], ["Core name"] + ["unknown"] * 3]
+    space = _with_core_details(xplane_py.load(src), {0: 4, 1: 7}, 1)
+    host = space.hostnames[0]
+    run = tmp_path / "plugins/profile/cd"
+    run.mkdir(parents=True)
+    (run / "a.xplane.pb").write_bytes(space.SerializeToString())
+    data = json.loads(xcat(tmp_path, "cd/input_pipeline_analyzer.json"))[0]
+    assert [[c["v"] for c in r["c"]] for r in data["rows"]] == \
+        [["Step number", "0", "1", "2"], ["Core name"] + [f"{host}:7"] * 3]
+    # two hosts: core ids host * 1000 + plane id still find their details
+    (run / "b.xplane.pb").write_bytes(
+        _with_core_details(xplane_py.load(src), {0: 4, 1: 7}, 0).SerializeToString())
+    data = json.loads(xcat(tmp_path, "cd/input_pipeline_analyzer.json"))[0]
+    assert [c["v"] for c in data["rows"][1]["c"]][1:] == [f"{host}:7"] * 3
+    data = json.loads(xcat(tmp_path, "cd/hosts/b/input_pipeline_analyzer.json"))[0]
+    assert [c["v"] for c in data["rows"][1]["c"]][1:] == [f"{host}:4"] * 3

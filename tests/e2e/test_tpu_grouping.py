@@ -155,7 +155,7 @@ def test_host_groups_reach_tpu_steps(logdir, tmp_path, xcat):
     d = _run_with_host(tmp_path, logdir, [(0, [1]), (1, [2])])
     data = json.loads(xcat(d, "h/input_pipeline_analyzer.json"))
     assert _steps(data) == [("0", "0.913 ms"), ("1", "0.923 ms")]
-    assert data[1]["p"]["steptime_ms_maximum"] == "0.9"
+    assert data[1]["p"]["steptime_ms_maximum"] == "0.92"
     # the trace viewer shows the same ids on the TPU ops
     trace = json.loads(xcat(d, "h/trace_viewer.json"))
     tpu_pids = {e["pid"] for e in trace["traceEvents"]
@@ -177,7 +177,7 @@ def test_steps_of_one_host_step_merge(logdir, tmp_path, xcat):
     data = json.loads(xcat(d, "h/input_pipeline_analyzer.json"))
     assert _steps(data) == [("0", "1.923 ms")]
     # the step time itself (the longest merged marker), not only the tooltip
-    assert data[1]["p"]["steptime_ms_maximum"] == "1.9"
+    assert data[1]["p"]["steptime_ms_maximum"] == "1.92"
     _, rows = _table(data[1])
     busy = sum(rows[0][k] for k in ("tcComputeTimeMs", "scv0ComputeTimeMs", "scv0InfeedTimeMs",
                                     "tcInfeedTimeMs", "tcOutfeedTimeMs"))

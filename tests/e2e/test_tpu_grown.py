@@ -106,7 +106,7 @@ def test_grown_step_table(grown_logdir, xcat):
         for col in ("tcComputeTimeMs", "tcInfeedTimeMs", "tcOutfeedTimeMs", "tcIdleTimeMs"):
             assert r[col] == pytest.approx(want[col], abs=1e-9), (k, col)
     avg = sum(expected_step(k)["step"] for k in range(STEPS)) / STEPS / 1000.0
-    assert data[1]["p"]["steptime_ms_average"] == "%.1f" % avg
+    assert data[1]["p"]["steptime_ms_average"] == "%.2f" % avg
 
 
 def test_grown_duty_cycle(grown_logdir, xcat):

@@ -60,6 +60,8 @@ static const uint8_t ctrace_bytes[] = {'"', '{', ']', '\\', '9', '\0', 0xc3};
 struct made {
     int ok;     /* files made with content */
     int failed; /* files refused with a reason */
+    int no_hlo; /* of those, memory_viewer.json: it needs a module name and a
+                 * buffer assignment our generator's profiles do not have */
 };
 
 /* The run directory the inputs go to. */
@@ -103,6 +105,7 @@ static void make_file(void *arg, const char *path)
         assert_int_equal(err.code, rc);
         assert_true(err.msg[0] != '\0');
         mk->m.failed++;
+        mk->m.no_hlo += strstr(path, "/memory_viewer.json") != NULL;
     }
 }
 
@@ -112,7 +115,7 @@ static void make_file(void *arg, const char *path)
 static struct made make_all_as(struct logdir *d, const char *path, const uint8_t *data, size_t n,
                                int hosts)
 {
-    struct making mk = {.v = NULL, .d = d, .m = {0, 0}};
+    struct making mk = {.v = NULL, .d = d, .m = {0, 0, 0}};
     struct xp_err err = {0};
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
@@ -414,9 +417,9 @@ static void mutate_seed(void *arg, const char *name, const uint8_t *seed, size_t
      * without GPUs the seven GPU-only tools (in the run and in hosts/). */
     assert_true(whole.ok >= 20);
     if (strncmp(name, "steps4", 6) == 0)
-        assert_int_equal(whole.failed, 0);
+        assert_int_equal(whole.failed - whole.no_hlo, 0);
     else
-        assert_true(whole.failed <= GPU_ONLY_FILES);
+        assert_true(whole.failed - whole.no_hlo <= GPU_ONLY_FILES);
     assert_non_null(buf);
     for (k = 0; k < PLACES_PER_SEED; k++) {
         /* the first bytes, then spread over the file */

@@ -1,6 +1,7 @@
 /*
  * test_op_stats_tpu.c - TPU perf_env (GetPerfEnvFromXPlane / MakePerfEnvForTpu)
- * and duty cycle (DutyCycleTracker / DutyCycleCombiner) on hand-built
+ * and duty cycle, plain and high-confidence (DutyCycleTracker /
+ * DutyCycleCombiner, IsCustomCallEventOffDuty) on hand-built
  * XSpaces, SparseCore plane names (GetSparseCoreId) and the SparseCore part
  * of the TPU per-step input-pipeline data (ComputeTpuPerStepDataAcrossCores)
  * on a hand-built step db, checked against hand-worked values.
@@ -220,6 +221,110 @@ static void test_duty_cycle(void **state)
     done(&os, xs, &space);
 }
 
+/* Stat metadata of the high-confidence test plane (after plane_begin's). */
+enum { S_FLOPS = 20, S_MODEL_FLOPS, S_USES_ICI };
+
+/* An event whose own stats are the given (stat id, kind, value) triples:
+ * kind 'u' uint, 'i' int, 's' string (value: str). */
+static void put_event_stats(struct pbw *line, int64_t meta, int64_t offset_ps, int64_t duration_ps,
+                            int64_t stat, int kind, uint64_t v, const char *str)
+{
+    struct pbw ev = {0}, st = {0};
+
+    pbw_uint(&ev, 1, (uint64_t)meta);
+    pbw_uint(&ev, 2, (uint64_t)offset_ps);
+    pbw_uint(&ev, 3, (uint64_t)duration_ps);
+    if (stat != 0) {
+        pbw_uint(&st, 1, (uint64_t)stat);
+        if (kind == 's')
+            pbw_str(&st, 5, str);
+        else
+            pbw_uint(&st, kind == 'u' ? 3 : 4, v);
+        pbw_msg(&ev, 4, &st);
+    }
+    pbw_msg(line, 4, &ev);
+}
+
+/*
+ * High-confidence duty cycle (ConstructDutyCycleTrackers, IsCustomCallEventOffDuty),
+ * TPU:0 without core details, times in ps:
+ *   [0,100)     custom-call (metadata), no flops        plain busy, HC idle
+ *   [200,300)   custom-call, event uses_ici = 1         busy in both
+ *   [400,500)   category only on the event: custom-call, event model_flops 3: both
+ *   [600,700)   category only on the event: custom-call  plain busy, HC idle
+ *   [800,900)   category only on the event: infeed       idle in both
+ *   [1000,1100) custom-call, metadata flops 9            busy in both
+ *   plain: busy 500, idle 600; HC: busy 300, idle 800.
+ * TPU:1 has core details (device_ordinal 3) and no events: core_id_to_details
+ * gets (1, "localhost", 3); its window is empty.
+ */
+static void test_duty_cycle_high_confidence(void **state)
+{
+    struct pbw space = {0}, p0 = {0}, p1 = {0}, l = {0}, entry = {0}, value = {0}, st = {0},
+               cd = {0};
+    const uint8_t details[] = {0x10, 3, 0x20, 0};
+    struct op_stats os;
+    struct xspace *xs;
+
+    (void)state;
+    plane_begin(&p0, 0, "/device:TPU:0");
+    put_stat_meta(&p0, S_FLOPS, "flops");
+    put_stat_meta(&p0, S_MODEL_FLOPS, "model_flops");
+    put_stat_meta(&p0, S_USES_ICI, "uses_ici");
+    put_event_meta(&p0, 5, "custom-call");
+    /* metadata 6: custom-call with flops 9 */
+    pbw_uint(&value, 1, 6);
+    pbw_str(&value, 2, "cc");
+    pbw_uint(&st, 1, S_CATEGORY);
+    pbw_str(&st, 5, "custom-call");
+    pbw_msg(&value, 5, &st); /* resets st */
+    pbw_uint(&st, 1, S_FLOPS);
+    pbw_uint(&st, 3, 9);
+    pbw_msg(&value, 5, &st);
+    pbw_uint(&entry, 1, 6);
+    pbw_msg(&entry, 2, &value);
+    pbw_msg(&p0, 4, &entry);
+    line_begin(&l, 1, "XLA Ops", 0);
+    put_event(&l, 5, 0, 100);
+    put_event_stats(&l, 5, 200, 100, S_USES_ICI, 'i', 1, NULL);
+    {
+        /* two event stats: the category and model flops */
+        struct pbw ev = {0}, s1 = {0}, s2 = {0};
+        pbw_uint(&ev, 1, 1);
+        pbw_uint(&ev, 2, 400);
+        pbw_uint(&ev, 3, 100);
+        pbw_uint(&s1, 1, S_CATEGORY);
+        pbw_str(&s1, 5, "custom-call");
+        pbw_msg(&ev, 4, &s1);
+        pbw_uint(&s2, 1, S_MODEL_FLOPS);
+        pbw_uint(&s2, 3, 3);
+        pbw_msg(&ev, 4, &s2);
+        pbw_msg(&l, 4, &ev);
+    }
+    put_event_stats(&l, 1, 600, 100, S_CATEGORY, 's', 0, "custom-call");
+    put_event_stats(&l, 1, 800, 100, S_CATEGORY, 's', 0, "infeed");
+    put_event(&l, 6, 1000, 100);
+    pbw_msg(&p0, 3, &l);
+    pbw_msg(&space, 1, &p0);
+
+    plane_begin(&p1, 1, "/device:TPU:1");
+    pbw_uint(&cd, 1, S_CORE);
+    pbw_bytes(&cd, 6, details, sizeof(details));
+    pbw_msg(&p1, 6, &cd);
+    pbw_msg(&space, 1, &p1);
+
+    with_space(&space, op_stats_tpu_duty, &os, &xs);
+    assert_int_equal(os.device_db.busy_time_ps, 500);
+    assert_int_equal(os.device_db.idle_time_ps, 600);
+    assert_int_equal(os.device_db.busy_time_hc_ps, 300);
+    assert_int_equal(os.device_db.idle_time_hc_ps, 800);
+    assert_int_equal(os.ncore_details, 1);
+    assert_int_equal(os.core_details[0].core_id, 1);
+    assert_int_equal(os.core_details[0].device_ordinal, 3);
+    assert_string_equal(os.core_details[0].hostname, "localhost");
+    done(&os, xs, &space);
+}
+
 static void test_sparse_core_plane_names(void **state)
 {
     (void)state;
@@ -312,6 +417,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_perf_env),
         cmocka_unit_test(test_duty_cycle),
+        cmocka_unit_test(test_duty_cycle_high_confidence),
         cmocka_unit_test(test_sparse_core_plane_names),
         cmocka_unit_test(test_sparse_core_step_data),
     };

@@ -1,0 +1,35 @@
+/*
+ * tool_hlo.c - what the HLO tools (hlo_stats, roofline_model, op_profile,
+ * memory_viewer, graph_viewer) share: whether the hosts of a call have HLO
+ * modules, and the errors.txt line for a tool whose answer is empty because
+ * they have none.
+ */
+#include "tool.h"
+
+#include "hlo/hlo_module.h"
+
+int tool_hlo_module_count(struct tool_ctx *ctx, uint32_t *n)
+{
+    int i, rc;
+
+    *n = 0;
+    for (i = 0; i < tool_host_count(ctx); i++) {
+        const struct hlo_modules *m;
+        rc = snapshot_hlo_modules(ctx->snap, tool_host(ctx, i), &m, ctx->err);
+        if (rc != 0)
+            return rc;
+        *n += m->nmods;
+    }
+    return 0;
+}
+
+void tool_note_no_hlo(struct tool_ctx *ctx, const char *file)
+{
+    uint32_t n;
+
+    if (tool_hlo_module_count(ctx, &n) == 0 && n == 0)
+        snapshot_log(ctx->snap,
+                     "%s: no HLO modules in this run (no `Hlo Proto` on /host:metadata): "
+                     "XProf's HLO views have no HLO ops to show",
+                     file);
+}
