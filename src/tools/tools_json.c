@@ -44,8 +44,10 @@ static int tag_rank(const char *tag)
     return 1000;
 }
 
-static int has_gpu_plane(struct tool_ctx *ctx)
+/* Whether some host has a plane whose name starts with prefix. */
+static int has_plane(struct tool_ctx *ctx, const char *prefix)
 {
+    size_t n = strlen(prefix);
     uint32_t h, p;
 
     for (h = 0; h < ctx->snap->nhosts; h++) {
@@ -53,11 +55,16 @@ static int has_gpu_plane(struct tool_ctx *ctx)
         if (snapshot_xspace(ctx->snap, ctx->snap->hosts[h], &xs, NULL) != 0)
             continue;
         for (p = 0; p < xs->nplanes; p++) {
-            if (strncmp(xs->planes[p].name, "/device:GPU:", 12) == 0)
+            if (strncmp(xs->planes[p].name, prefix, n) == 0)
                 return 1;
         }
     }
     return 0;
+}
+
+static int has_gpu_plane(struct tool_ctx *ctx)
+{
+    return has_plane(ctx, "/device:GPU:");
 }
 
 /* Whether the run has HLO protos: .hlo_proto.pb files, or a host whose
@@ -104,6 +111,11 @@ static int tools_produce(struct tool_ctx *ctx, struct out *o)
             continue;
         if ((strcmp(t->tag, "memory_viewer") == 0 || strcmp(t->tag, "graph_viewer") == 0) &&
             !has_hlo(ctx))
+            continue;
+        /* the HLO op views need HLO modules (GPU) or a TPU's own op stats */
+        if ((strcmp(t->tag, "hlo_stats") == 0 || strcmp(t->tag, "op_profile") == 0 ||
+             strcmp(t->tag, "roofline_model") == 0) &&
+            !has_hlo(ctx) && !has_plane(ctx, "/device:TPU:"))
             continue;
         if (strcmp(t->tag, "trace_viewer@") == 0)
             has_streaming = 1;

@@ -246,3 +246,14 @@ def test_no_hlo_run(corpus, xprofs_build):
     table = json.JSONDecoder().raw_decode(out)[0]
     assert table["rows"] == [] and len(table["cols"]) == 29
     assert "hlo_stats.json: no HLO modules" in out
+
+
+def test_tools_json_lists_hlo_views(corpus, xcat):
+    """The HLO op views are offered where there are HLO modules (or TPU
+    planes), not for a TensorFlow GPU run without them."""
+    hlo = json.loads(xcat(corpus, "jax08_gemm_rocm/s1/tools.json"))
+    assert {"hlo_stats", "op_profile", "roofline_model"} <= set(hlo)
+    if (corpus / "tf_gpu_multiworker").is_dir():
+        tf = json.loads(xcat(corpus / "tf_gpu_multiworker", "s1/tools.json"))
+        assert not {"hlo_stats", "op_profile", "roofline_model", "memory_viewer"} & set(tf)
+        assert "framework_op_stats" in tf
