@@ -26,7 +26,14 @@
  *             unattributed time
  *   warnings  what the files above warn about
  * Chrome-trace runs (PyTorch, JAX JSON) have no op_stats: their report has
- * the hosts, the annotations (ProfilerStep#N for PyTorch) and the GPUs.
+ * the hosts, the annotations (ProfilerStep#N for PyTorch) and the GPUs;
+ * PyTorch runs also have
+ *   top_ops   the first 10 rows of kernel_launchers_summary.csv (TraceLens:
+ *             CPU ops by name, by the GPU time of the kernels they launch),
+ *             the rows that file is written from (pt_summary_build)
+ *   top_kernels the 10 kernel names of most total time: every trace event
+ *             of category "kernel", on every host, grouped by name
+ * The top_ops_source / top_kernels_source keys name where a run's come from.
  * A part whose file fails is left out and its reason listed in warnings.
  */
 #include <errno.h>
@@ -40,7 +47,10 @@
 #include "op_stats/op_stats.h"
 #include "op_stats/op_stats_input.h"
 #include "tool.h"
+#include "out/datatable.h"
+#include "reader/ctrace.h"
 #include "tracelens/gpu_timeline.h"
+#include "tracelens/pt_launchers.h"
 #include "xplane/steps.h"
 
 #define TOP_N 10
@@ -63,6 +73,14 @@ struct report_kernel {
     uint64_t occurrences;
     double total_us, share_pct;
     int tensor_core;
+};
+
+/* A kernel name of a PyTorch run: its "kernel" events on every host. */
+struct report_pt_kernel {
+    const char *name; /* owned by the snapshot's trace */
+    int host;         /* first host it was seen on (the order of sums) */
+    uint64_t occurrences;
+    double total_us, max_us, share_pct;
 };
 
 struct report_annotation {
@@ -93,6 +111,10 @@ struct report {
     int nops;
     struct report_kernel kernels[TOP_N];
     int nkernels;
+    int pt;                   /* 1: PyTorch run, the pt_* top ops and kernels */
+    struct pt_summary pt_ops; /* kernel_launchers_summary.csv's rows */
+    struct report_pt_kernel pt_kernels[TOP_N];
+    int npt_kernels;
     struct report_gpu *gpus;
     int ngpus;
     struct report_annotation *ann;
@@ -404,6 +426,134 @@ static int gather_annotations(struct report *r, struct tool_ctx *ctx)
     return 0;
 }
 
+/* ---- PyTorch runs ----------------------------------------------------------------- */
+
+/* The top ops: the first rows of kernel_launchers_summary.csv, kept whole
+ * (the writers print its first TOP_N). */
+static int gather_pt_ops(struct report *r, const struct host_list *hl)
+{
+    struct xp_err err = {0};
+    int rc = pt_summary_build(hl, PT_SUMMARY_BY_NAME, &r->pt_ops, &err);
+
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc != 0)
+        warn(r, "top_ops: %s%s", err.msg, "");
+    return 0;
+}
+
+/* Kernel sums by name, then by first host. */
+static int pt_kernel_name_cmp(const void *a, const void *b)
+{
+    const struct report_pt_kernel *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c != 0)
+        return c;
+    return (x->host > y->host) - (x->host < y->host);
+}
+
+/* Kernel sums by total time, longest first, then name. */
+static int pt_kernel_total_desc(const void *a, const void *b)
+{
+    const struct report_pt_kernel *x = a, *y = b;
+
+    if (x->total_us != y->total_us)
+        return x->total_us > y->total_us ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Append to *v the sums by name of the "kernel" complete events of trace ct
+ * (host h), in file order, and add their time to *total. Returns 0 or
+ * -ENOMEM. */
+static int host_kernel_sums(const struct ctrace *ct, int h, struct report_pt_kernel **v, size_t *n,
+                            size_t *cap, double *total)
+{
+    uint32_t cat = ctrace_str_find(ct, "kernel"), *slot, i;
+
+    if (cat == 0)
+        return 0;
+    slot = malloc(((size_t)ctrace_str_count(ct) + 1) * sizeof(*slot));
+    if (slot == NULL)
+        return -ENOMEM;
+    memset(slot, 0xff, ((size_t)ctrace_str_count(ct) + 1) * sizeof(*slot));
+    for (i = 0; i < ct->nevents; i++) {
+        const struct ctrace_event *ev = &ct->events[i];
+        struct report_pt_kernel *k;
+        if (ev->cat != cat || ev->ph != 'X')
+            continue;
+        if (slot[ev->name] == UINT32_MAX) {
+            if (*n == *cap) {
+                size_t c = *cap ? *cap * 2 : 256;
+                struct report_pt_kernel *nv = realloc(*v, c * sizeof(*nv));
+                if (nv == NULL) {
+                    free(slot);
+                    return -ENOMEM;
+                }
+                *v = nv;
+                *cap = c;
+            }
+            memset(&(*v)[*n], 0, sizeof(**v));
+            (*v)[*n].name = ctrace_str(ct, ev->name);
+            (*v)[*n].host = h;
+            slot[ev->name] = (uint32_t)(*n)++;
+        }
+        k = &(*v)[slot[ev->name]];
+        if (k->occurrences++ == 0 || ev->dur > k->max_us)
+            k->max_us = ev->dur;
+        k->total_us += ev->dur;
+        *total += ev->dur;
+    }
+    free(slot);
+    return 0;
+}
+
+/* The top kernels of a PyTorch run: every "kernel" event of every host,
+ * grouped by name over the hosts (a host's sums added in host order). */
+static int gather_pt_kernels(struct report *r, struct tool_ctx *ctx)
+{
+    struct report_pt_kernel *v = NULL;
+    size_t n = 0, cap = 0, i, m = 0;
+    double total = 0;
+    int h, rc = 0;
+
+    for (h = 0; h < r->nhosts && rc == 0; h++) {
+        const struct ctrace *ct;
+        struct xp_err err = {0};
+        if (snapshot_host_file(ctx->snap, r->hosts[h], SRC_PT_TRACE) == NULL)
+            continue;
+        rc = snapshot_ctrace(ctx->snap, r->hosts[h], &ct, &err);
+        if (rc == 0)
+            rc = host_kernel_sums(ct, h, &v, &n, &cap, &total);
+        else if (rc != -ENOMEM) {
+            warn(r, "top_kernels: %s: %s", r->hosts[h], err.msg);
+            rc = 0;
+        }
+    }
+    if (rc != 0) {
+        free(v);
+        return rc;
+    }
+    qsort(v, n, sizeof(*v), pt_kernel_name_cmp);
+    for (i = 0; i < n; i++) {
+        if (m > 0 && strcmp(v[m - 1].name, v[i].name) == 0) {
+            v[m - 1].occurrences += v[i].occurrences;
+            v[m - 1].total_us += v[i].total_us;
+            if (v[i].max_us > v[m - 1].max_us)
+                v[m - 1].max_us = v[i].max_us;
+            continue;
+        }
+        v[m++] = v[i];
+    }
+    qsort(v, m, sizeof(*v), pt_kernel_total_desc);
+    for (i = 0; i < m && r->npt_kernels < TOP_N; i++) {
+        v[i].share_pct = total > 0 ? v[i].total_us / total * 100 : 0;
+        r->pt_kernels[r->npt_kernels++] = v[i];
+    }
+    free(v);
+    return 0;
+}
+
 static void report_free(struct report *r)
 {
     int i;
@@ -416,6 +566,7 @@ static void report_free(struct report *r)
         ip_free(&r->ip);
     free(r->gpus);
     free(r->ann);
+    pt_summary_release(&r->pt_ops);
 }
 
 static int gather(struct tool_ctx *ctx, struct report *r)
@@ -459,6 +610,11 @@ static int gather(struct tool_ctx *ctx, struct report *r)
             warn(r, "%s%s", r->os->warnings[i], "");
         for (i = 0; i < r->ip.nwarnings; i++)
             warn(r, "%s%s", r->ip.warnings[i], "");
+    }
+    if (strcmp(r->kind, "pytorch_trace") == 0) {
+        r->pt = 1;
+        if ((rc = gather_pt_ops(r, &hl)) != 0 || (rc = gather_pt_kernels(r, ctx)) != 0)
+            return rc;
     }
     if ((rc = gather_gpus(r, ctx)) != 0)
         return rc;
@@ -561,6 +717,11 @@ static void write_json_ops(struct out *o, const struct report *r, int *first)
 {
     int i;
 
+    json_key(o, "top_ops_source", first);
+    out_json_cstr(o, "op_stats");
+    json_key(o, "top_ops_definition", first);
+    out_json_cstr(o, "the framework ops of most self time on the device: framework_op_stats.json's "
+                     "device rows, IDLE left out");
     json_key(o, "top_ops", first);
     out_putc(o, '[');
     for (i = 0; i < r->nops; i++) {
@@ -582,6 +743,11 @@ static void write_json_ops(struct out *o, const struct report *r, int *first)
         out_putc(o, '}');
     }
     out_putc(o, ']');
+    json_key(o, "top_kernels_source", first);
+    out_json_cstr(o, "op_stats");
+    json_key(o, "top_kernels_definition", first);
+    out_json_cstr(o, "the kernels of most total time: kernel_stats.json's reports, each host's "
+                     "report of a kernel and op added up");
     json_key(o, "top_kernels", first);
     out_putc(o, '[');
     for (i = 0; i < r->nkernels; i++) {
@@ -600,6 +766,92 @@ static void write_json_ops(struct out *o, const struct report *r, int *first)
         json_num(o, k->share_pct);
         json_key(o, "tensor_core", &f);
         out_puts(o, k->tensor_core ? "true" : "false");
+        out_putc(o, '}');
+    }
+    out_putc(o, ']');
+}
+
+/* A number exactly (the fewest digits that read back as it), for the
+ * PyTorch tables whose numbers are those of a CSV. */
+static void json_exact(struct out *o, double v)
+{
+    char buf[40];
+
+    if (!isfinite(v))
+        out_puts(o, "null");
+    else
+        out_puts(o, dt_fmt_json_double(v, buf));
+}
+
+static void write_json_pt_ops(struct out *o, const struct report *r, int *first)
+{
+    size_t i, c;
+
+    json_key(o, "top_ops_source", first);
+    out_json_cstr(o, "kernel_launchers");
+    json_key(o, "top_ops_definition", first);
+    out_json_cstr(o, "the first rows of kernel_launchers_summary.csv (TraceLens): PyTorch CPU ops "
+                     "by name over every host, by total_direct_kernel_time_sum, the GPU busy time "
+                     "of the kernels each call launches itself (communication kernels left out); "
+                     "occurrences is Count (the calls that launch kernels), kernel_mean_us is "
+                     "kernel_total_us / occurrences, kernel_pct is Percentage (%)");
+    json_key(o, "top_ops", first);
+    out_putc(o, '[');
+    for (i = 0; i < r->pt_ops.n && i < TOP_N; i++) {
+        const struct pt_summary_row *op = &r->pt_ops.rows[i];
+        int f = 1;
+        out_puts(o, i ? ",{" : "{");
+        json_key(o, "name", &f);
+        out_json_cstr(o, op->key);
+        json_key(o, "categories", &f);
+        out_putc(o, '[');
+        for (c = 0; c < op->ncategories; c++) {
+            out_puts(o, c ? "," : "");
+            out_json_cstr(o, op->categories[c]);
+        }
+        out_putc(o, ']');
+        json_key(o, "occurrences", &f);
+        out_u64(o, op->count);
+        json_key(o, "kernel_total_us", &f);
+        json_exact(o, op->direct_us);
+        json_key(o, "kernel_mean_us", &f);
+        json_exact(o, op->count > 0 ? op->direct_us / (double)op->count : 0);
+        json_key(o, "kernel_pct", &f);
+        json_exact(o, op->pct);
+        out_putc(o, '}');
+    }
+    out_putc(o, ']');
+}
+
+static void write_json_pt_kernels(struct out *o, const struct report *r, int *first)
+{
+    int i;
+
+    json_key(o, "top_kernels_source", first);
+    out_json_cstr(o, "kernel_events");
+    json_key(o, "top_kernels_definition", first);
+    out_json_cstr(o, "the trace events of category \"kernel\" (ph X) of every host, grouped by "
+                     "name: the same name on several hosts (ranks) is one kernel; occurrences is "
+                     "its events, total_us the sum of their dur, mean_us total_us / occurrences, "
+                     "max_us the longest dur, total_pct the share of all kernel events' time");
+    json_key(o, "top_kernels", first);
+    out_putc(o, '[');
+    for (i = 0; i < r->npt_kernels; i++) {
+        const struct report_pt_kernel *k = &r->pt_kernels[i];
+        int f = 1;
+        out_puts(o, i ? ",{" : "{");
+        json_key(o, "name", &f);
+        out_json_cstr(o, k->name);
+        json_key(o, "occurrences", &f);
+        out_u64(o, k->occurrences);
+        json_key(o, "total_us", &f);
+        json_exact(o, k->total_us);
+        json_key(o, "mean_us", &f);
+        json_exact(o, k->total_us / (double)k->occurrences);
+        json_key(o, "max_us", &f);
+        json_exact(o, k->max_us);
+        json_key(o, "total_pct", &f);
+        json_exact(o, k->share_pct);
         out_putc(o, '}');
     }
     out_putc(o, ']');
@@ -628,6 +880,10 @@ static void write_json(struct out *o, const struct report *r)
         out_i64(o, r->os->device_core_count);
         write_json_steps(o, r, &first);
         write_json_ops(o, r, &first);
+    }
+    if (r->pt) {
+        write_json_pt_ops(o, r, &first);
+        write_json_pt_kernels(o, r, &first);
     }
     json_key(o, "gpus", &first);
     out_putc(o, '[');
@@ -795,6 +1051,52 @@ static void write_md_ops(struct out *o, const struct report *r)
     }
 }
 
+static void write_md_pt(struct out *o, const struct report *r)
+{
+    size_t i, c;
+    int k;
+
+    out_puts(o, "\n## Top ops by GPU kernel time (kernel_launchers_summary.csv)\n\n");
+    if (r->pt_ops.n == 0)
+        out_puts(o, "None.\n");
+    else
+        out_puts(o, "| op | categories | count | kernel µs | mean µs | % |\n"
+                    "| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for (i = 0; i < r->pt_ops.n && i < TOP_N; i++) {
+        const struct pt_summary_row *op = &r->pt_ops.rows[i];
+        out_puts(o, "| ");
+        md_cell(o, op->key, 80);
+        out_puts(o, " | ");
+        for (c = 0; c < op->ncategories; c++) {
+            out_puts(o, c ? ", " : "");
+            md_cell(o, op->categories[c], 40);
+        }
+        out_printf(o, " | %llu | %.3f | %.3f | %.1f |\n", (unsigned long long)op->count,
+                   op->direct_us, op->count > 0 ? op->direct_us / (double)op->count : 0, op->pct);
+    }
+    if (r->pt_ops.n > 0)
+        out_puts(o, "\nKernel time: the GPU busy time of the kernels each call of the op launches "
+                    "itself (TraceLens's total_direct_kernel_time, communication kernels left "
+                    "out), summed over its calls on every host.\n");
+    out_puts(o, "\n## Top kernels (total time)\n\n");
+    if (r->npt_kernels == 0)
+        out_puts(o, "None.\n");
+    else
+        out_puts(o, "| kernel | count | µs | mean µs | max µs | % |\n"
+                    "| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (k = 0; k < r->npt_kernels; k++) {
+        const struct report_pt_kernel *kn = &r->pt_kernels[k];
+        out_puts(o, "| ");
+        md_cell(o, kn->name, 80);
+        out_printf(o, " | %llu | %.3f | %.3f | %.3f | %.1f |\n",
+                   (unsigned long long)kn->occurrences, kn->total_us,
+                   kn->total_us / (double)kn->occurrences, kn->max_us, kn->share_pct);
+    }
+    if (r->npt_kernels > 0)
+        out_puts(o, "\nEvery trace event of category `kernel` on every host, grouped by name: a "
+                    "kernel of the same name on several hosts (ranks) is one row.\n");
+}
+
 static void write_md(struct out *o, const struct report *r)
 {
     int i;
@@ -815,6 +1117,8 @@ static void write_md(struct out *o, const struct report *r)
         write_md_steps(o, r);
         write_md_ops(o, r);
     }
+    if (r->pt)
+        write_md_pt(o, r);
     out_puts(o, "\n## GPUs (gpu_timeline.csv)\n\n");
     if (r->ngpus == 0)
         out_puts(o, "No GPU timeline.\n");

@@ -21,6 +21,9 @@
 #ifndef XPROFS_PT_LAUNCHERS_H
 #define XPROFS_PT_LAUNCHERS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "base/err.h"
 #include "out/out.h"
 #include "session/session.h"
@@ -35,6 +38,50 @@ int pt_kernel_launchers_csv(const struct host_list *hl, struct out *o, struct xp
 int pt_kernel_launchers_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
 int pt_kernel_launchers_by_category_csv(const struct host_list *hl, struct out *o,
                                         struct xp_err *err);
+
+/* ---- the summary rows ----------------------------------------------------------
+ *
+ * The rows of kernel_launchers_summary.csv (by name) and of
+ * kernel_launchers_summary_by_category.csv (by op category), as the files
+ * print them and for C callers (the run report): one computation, the
+ * files are written from these rows. Rows are in the files' order: total
+ * direct kernel time, longest first (pandas' order of ties).
+ */
+enum pt_summary_key {
+    PT_SUMMARY_BY_NAME,     /* kernel_launchers_summary.csv */
+    PT_SUMMARY_BY_CATEGORY, /* kernel_launchers_summary_by_category.csv */
+};
+
+struct pt_summary_row {
+    const char *key;               /* name, or op category (owned by the snapshot / static) */
+    const char *const *categories; /* Categories: the group's op categories, sorted, distinct */
+    size_t ncategories;            /* entries in categories (1 by op category) */
+    uint64_t count;                /* Count: the launcher rows of the group */
+    double direct_us;              /* total_direct_kernel_time_sum, µs */
+    double subtree_us;             /* total_subtree_kernel_time_sum, µs */
+    double direct_ms;              /* total_direct_kernel_time_ms */
+    double subtree_ms;             /* total_subtree_kernel_time_ms */
+    double pct;                    /* Percentage (%) of the total direct time */
+    double cum_pct;                /* Cumulative Percentage (%) */
+};
+
+struct pt_summary {
+    struct pt_summary_row *rows; /* in the file's order */
+    size_t n;                    /* entries in rows */
+    int direct_int;              /* the direct time column is int64 (printed as ints) */
+    int subtree_int;             /* same for the subtree time column */
+    const char **cats;           /* storage of the rows' categories */
+};
+
+/* The summary rows of the hosts of hl into *s. The strings stay valid while
+ * hl's snapshot lives; release *s with pt_summary_release. Returns 0 or a
+ * negative errno with err set (-ENOENT when no GPU kernel is launched); *s
+ * is empty on failure. */
+int pt_summary_build(const struct host_list *hl, enum pt_summary_key by, struct pt_summary *s,
+                     struct xp_err *err);
+
+/* Free the rows of s and empty it. NULL is a no-op. */
+void pt_summary_release(struct pt_summary *s);
 
 /* TraceLens's categorize_torch_op for an op name and the name of its first
  * kernel (by start; NULL if none): a static string (pt_opcat.c). */

@@ -89,6 +89,7 @@ def test_ops_and_kernels_match_their_files(gpu_run, xcat):
         [(k[0], v[0]) for k, v in want]
     for k, (_, (n, us)) in zip(rep["top_kernels"], want):
         assert close(k["total_us"], us)
+    assert rep["top_ops_source"] == rep["top_kernels_source"] == "op_stats"
 
 
 def test_gpus_match_gpu_timeline(gpu_run, xcat):
@@ -174,3 +175,97 @@ def test_implausible_registers_are_kept_and_warned(corpus, mount):
     rep = json.loads((run / "report.json").read_text())
     assert any(w.startswith("kernel_stats: ") and "registers per thread" in w
                for w in rep["warnings"])
+
+
+# ---- PyTorch runs: top ops from kernel_launchers_summary.csv, top kernels
+# from the trace's kernel events ------------------------------------------------
+
+PT_RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
+
+
+def summary_top(text):
+    """The 10 rows of most total_direct_kernel_time_sum, read with csv and
+    sorted here."""
+    rows = list(csv.DictReader(io.StringIO(text.decode())))
+    rows.sort(key=lambda r: (-float(r["total_direct_kernel_time_sum"]), r["name"]))
+    return rows[:10]
+
+
+def check_top_ops(rep, summary_csv):
+    want = summary_top(summary_csv)
+    assert rep["top_ops_source"] == "kernel_launchers"
+    assert [o["name"] for o in rep["top_ops"]] == [r["name"] for r in want]
+    assert len(rep["top_ops"]) == min(10, len(list(csv.reader(io.StringIO(
+        summary_csv.decode())))) - 1) > 0
+    for o, r in zip(rep["top_ops"], want):
+        total = float(r["total_direct_kernel_time_sum"])
+        assert o["occurrences"] == int(r["Count"])
+        assert o["kernel_total_us"] == total  # the CSV's number, to the last digit
+        assert o["kernel_mean_us"] == total / int(r["Count"])
+        assert o["kernel_pct"] == float(r["Percentage (%)"])
+        assert str(sorted(o["categories"])) == r["Categories"]
+
+
+def expected_kernels(traces):
+    """Every "kernel" complete event of every trace, grouped by name:
+    {name: [count, total dur, max dur]}, and the total of all of them."""
+    by, total = {}, 0.0
+    for t in traces:
+        for e in json.loads(gzip.decompress(t.read_bytes()))["traceEvents"]:
+            if e.get("cat") != "kernel" or e.get("ph") != "X":
+                continue
+            k = by.setdefault(e["name"], [0, 0.0, 0.0])
+            d = e.get("dur", 0)
+            k[0] += 1
+            k[1] += d
+            k[2] = max(k[2], d) if k[0] > 1 else d
+            total += d
+    return by, total
+
+
+def check_top_kernels(rep, traces):
+    by, total = expected_kernels(traces)
+    want = sorted(by.items(), key=lambda kv: (-kv[1][1], kv[0]))[:10]
+    assert rep["top_kernels_source"] == "kernel_events"
+    assert [k["name"] for k in rep["top_kernels"]] == [name for name, _ in want]
+    assert len(want) > 0
+    for k, (_, (n, us, mx)) in zip(rep["top_kernels"], want):
+        assert k["occurrences"] == n and k["max_us"] == mx
+        assert close(k["total_us"], us, 1e-12) and close(k["mean_us"], us / n, 1e-12)
+        assert close(k["total_pct"], us / total * 100, 1e-12)
+
+
+@pytest.mark.parametrize("run", PT_RUNS)
+def test_pytorch_top_ops_and_kernels(corpus, xcat, run):
+    logdir = corpus / "pytorch"
+    rep = json.loads(xcat(logdir, f"{run}/report.json"))
+    assert rep["source"] == "pytorch_trace"
+    check_top_ops(rep, xcat(logdir, f"{run}/kernel_launchers_summary.csv"))
+    check_top_kernels(rep, sorted((logdir / run).glob("*.pt.trace.json.gz")))
+    md = xcat(logdir, f"{run}/report.md").decode()
+    assert "## Top ops by GPU kernel time (kernel_launchers_summary.csv)" in md
+    assert "## Top kernels (total time)" in md
+    assert f"| {rep['top_ops'][0]['name']} | " in md
+    assert rep["top_kernels"][0]["name"][:40] in md
+
+
+def test_pytorch_ranks_merge_by_kernel_name(corpus, xcat, tmp_path):
+    """Two traces in one folder are two hosts of one run: the top ops are
+    the run's kernel_launchers_summary.csv, a kernel of the same name on
+    both hosts is one kernel."""
+    run = tmp_path / "two"
+    run.mkdir()
+    traces = []
+    for name in ("h100_bert_small", "h100_falconsai_vit"):
+        (src,) = (corpus / "pytorch" / name).glob("*.pt.trace.json.gz")
+        traces.append(run / src.name)
+        traces[-1].write_bytes(src.read_bytes())
+    rep = json.loads(xcat(tmp_path, "two/report.json"))
+    assert len(rep["hosts"]) == 2
+    check_top_ops(rep, xcat(tmp_path, "two/kernel_launchers_summary.csv"))
+    check_top_kernels(rep, traces)
+    per = [expected_kernels([t])[0] for t in traces]
+    assert any(k["name"] in per[0] and k["name"] in per[1] for k in rep["top_kernels"])
+    host = rep["hosts"][0]
+    one = json.loads(xcat(tmp_path, f"two/hosts/{host}/report.json"))
+    check_top_kernels(one, [t for t in traces if t.name.startswith(host)])
