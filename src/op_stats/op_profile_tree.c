@@ -37,9 +37,6 @@ enum {
     K_LEAF,     /* an op (never looked up) */
 };
 
-#define GIGA_TO_GIBI(x) ((x) / (1073741824.0 / 1e9))
-#define GIBI_TO_GIGA(x) ((x) * (1073741824.0 / 1e9))
-
 /* tsl::profiler::IsFusion: the category ends in " fusion". */
 static int is_fusion(const char *category)
 {
@@ -348,16 +345,16 @@ static void fill_metrics(struct op_profile_node *n, double peak_gflops, const do
     m->flops = cap_util(u) * frac;
     m->uncapped_flops = u * frac;
     m->normalized_time_ps = (double)a->normalized_time_ps;
-    hbm = GIGA_TO_GIBI(op_safe_div((double)a->hbm_rd, t_ns)) +
-          GIGA_TO_GIBI(op_safe_div((double)a->hbm_wr, t_ns));
+    hbm = op_giga_to_gibi(op_safe_div((double)a->hbm_rd, t_ns)) +
+          op_giga_to_gibi(op_safe_div((double)a->hbm_wr, t_ns));
     m->bandwidth_utils[0] = cap_util(op_safe_div(hbm, peak_gib[0]));
-    rd = GIGA_TO_GIBI(op_safe_div((double)a->chip_rd, t_ns));
+    rd = op_giga_to_gibi(op_safe_div((double)a->chip_rd, t_ns));
     m->bandwidth_utils[1] = cap_util(op_safe_div(rd, peak_gib[1]));
-    wr = GIGA_TO_GIBI(op_safe_div((double)a->chip_wr, t_ns));
+    wr = op_giga_to_gibi(op_safe_div((double)a->chip_wr, t_ns));
     m->bandwidth_utils[2] = cap_util(op_safe_div(wr, peak_gib[2]));
-    m->raw_bytes_accessed_array[0] = GIBI_TO_GIGA(hbm) * t_ns;
-    m->raw_bytes_accessed_array[1] = GIBI_TO_GIGA(rd) * t_ns;
-    m->raw_bytes_accessed_array[2] = GIBI_TO_GIGA(wr) * t_ns;
+    m->raw_bytes_accessed_array[0] = op_gibi_to_giga(hbm) * t_ns;
+    m->raw_bytes_accessed_array[1] = op_gibi_to_giga(rd) * t_ns;
+    m->raw_bytes_accessed_array[2] = op_gibi_to_giga(wr) * t_ns;
 }
 
 /* Sort order of children: descending key (raw_flops under a fusion op,
@@ -493,7 +490,7 @@ static int finalize(struct op_profile_tree *t, const struct op_profile_options *
     uint32_t j;
 
     for (i = 0; i < 3 && (uint32_t)i < npeak; i++)
-        peak_gib[i] = GIGA_TO_GIBI(peak_bws[i]);
+        peak_gib[i] = op_giga_to_gibi(peak_bws[i]);
     t->root->acc.time_ps = total_ps;
     for (j = 0; j < t->nall; j++)
         fill_metrics(t->all[j], peak_tflops * 1e3, peak_gib, total_ps);

@@ -272,6 +272,11 @@ void op_db_tf_from_device(struct op_metrics_db *tf, struct arena *arena,
 
 /* SafeDivide. */
 double op_safe_div(double x, double y);
+/* GigaToGibi / GibiToGiga (xla/tsl/profiler/utils/math_utils.h). */
+double op_giga_to_gibi(double giga);
+double op_gibi_to_giga(double gibi);
+/* GetMemoryPeakBandwidth: peak_bws[i] in GB/s, else the HBM peak. */
+double op_peak_bw(const struct op_stats *os, uint32_t i);
 
 /* Roofline metrics of one row (SetRooflineMetrics). */
 struct op_roofline {

@@ -422,10 +422,17 @@ const char *op_hardware_type_name(enum hardware_type t)
     }
 }
 
-#define GIGA_TO_GIBI(x) ((x) / (1073741824.0 / 1e9))
+double op_giga_to_gibi(double giga)
+{
+    return giga / (1073741824.0 / 1e9);
+}
 
-/* GetMemoryPeakBandwidth: peak_bws[i], else the HBM peak. */
-static double peak_bw(const struct op_stats *os, uint32_t i)
+double op_gibi_to_giga(double gibi)
+{
+    return gibi * (1073741824.0 / 1e9);
+}
+
+double op_peak_bw(const struct op_stats *os, uint32_t i)
 {
     if (os->npeak_bws > i)
         return os->peak_bws[i];
@@ -447,7 +454,7 @@ static void bound_try_mem(struct op_roofline *r, double *util, uint64_t bytes, d
                           double peak, const char *name, double oi)
 {
     if (bytes != 0 && peak != 0)
-        bound_try(r, util, op_safe_div(bw, GIGA_TO_GIBI(peak)), name, oi);
+        bound_try(r, util, op_safe_div(bw, op_giga_to_gibi(peak)), name, oi);
 }
 
 void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct op_roofline *r)
@@ -460,7 +467,7 @@ void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct o
     memset(r, 0, sizeof(*r));
     r->measured_flop_rate = op_safe_div(m->flops_v2, t_ns);
     r->model_flop_rate = op_safe_div(m->model_flops_v2, t_ns);
-    r->measured_memory_bw = GIGA_TO_GIBI(op_safe_div((double)m->bytes_accessed, t_ns));
+    r->measured_memory_bw = op_giga_to_gibi(op_safe_div((double)m->bytes_accessed, t_ns));
     r->operational_intensity = op_safe_div(m->flops_v2, (double)m->bytes_accessed);
     for (i = 0; i < m->nmem; i++) {
         const struct op_mem_access *a = &m->mem[i];
@@ -481,11 +488,11 @@ void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct o
     if (m->nmem == 0)
         hbm = m->bytes_accessed; /* legacy profiles: every byte is HBM's */
     /* GibibytesPerSecond: bytes / 2^30 per second */
-    r->hbm_bw = GIGA_TO_GIBI(op_safe_div((double)hbm, t_ns));
-    r->cmem_read_bw = GIGA_TO_GIBI(op_safe_div((double)cmem_rd, t_ns));
-    r->cmem_write_bw = GIGA_TO_GIBI(op_safe_div((double)cmem_wr, t_ns));
-    r->vmem_read_bw = GIGA_TO_GIBI(op_safe_div((double)vmem_rd, t_ns));
-    r->vmem_write_bw = GIGA_TO_GIBI(op_safe_div((double)vmem_wr, t_ns));
+    r->hbm_bw = op_giga_to_gibi(op_safe_div((double)hbm, t_ns));
+    r->cmem_read_bw = op_giga_to_gibi(op_safe_div((double)cmem_rd, t_ns));
+    r->cmem_write_bw = op_giga_to_gibi(op_safe_div((double)cmem_wr, t_ns));
+    r->vmem_read_bw = op_giga_to_gibi(op_safe_div((double)vmem_rd, t_ns));
+    r->vmem_write_bw = op_giga_to_gibi(op_safe_div((double)vmem_wr, t_ns));
     r->hbm_operational_intensity = op_safe_div(m->flops_v2, (double)hbm);
     r->cmem_read_oi = op_safe_div(m->flops_v2, (double)cmem_rd);
     r->cmem_write_oi = op_safe_div(m->flops_v2, (double)cmem_wr);
@@ -494,21 +501,21 @@ void op_roofline(const struct op_metrics *m, const struct op_stats *os, struct o
     r->bound_by = "Unknown";
     bound_try(r, &util, op_safe_div(r->measured_flop_rate, os->peak_tflops * 1e3), "Compute",
               r->operational_intensity);
-    bound_try(r, &util, op_safe_div(r->hbm_bw, GIGA_TO_GIBI(peak_bw(os, 0))), "HBM",
+    bound_try(r, &util, op_safe_div(r->hbm_bw, op_giga_to_gibi(op_peak_bw(os, 0))), "HBM",
               r->hbm_operational_intensity);
     if (os->hardware_type == HW_TPU) {
-        bound_try_mem(r, &util, cmem_rd, r->cmem_read_bw, peak_bw(os, 3), "CMEM Read",
+        bound_try_mem(r, &util, cmem_rd, r->cmem_read_bw, op_peak_bw(os, 3), "CMEM Read",
                       r->cmem_read_oi);
-        bound_try_mem(r, &util, cmem_wr, r->cmem_write_bw, peak_bw(os, 4), "CMEM Write",
+        bound_try_mem(r, &util, cmem_wr, r->cmem_write_bw, op_peak_bw(os, 4), "CMEM Write",
                       r->cmem_write_oi);
-        bound_try_mem(r, &util, vmem_rd, r->vmem_read_bw, peak_bw(os, 5), "VMEM Read",
+        bound_try_mem(r, &util, vmem_rd, r->vmem_read_bw, op_peak_bw(os, 5), "VMEM Read",
                       r->vmem_read_oi);
-        bound_try_mem(r, &util, vmem_wr, r->vmem_write_bw, peak_bw(os, 6), "VMEM Write",
+        bound_try_mem(r, &util, vmem_wr, r->vmem_write_bw, op_peak_bw(os, 6), "VMEM Write",
                       r->vmem_write_oi);
     }
-    if (os->hardware_type == HW_GPU && peak_bw(os, 2) != 0) {
+    if (os->hardware_type == HW_GPU && op_peak_bw(os, 2) != 0) {
         /* XProf compares the HBM rate against the SRAM peak here */
-        bound_try(r, &util, op_safe_div(r->hbm_bw, GIGA_TO_GIBI(peak_bw(os, 2))), "Shm/L1",
+        bound_try(r, &util, op_safe_div(r->hbm_bw, op_giga_to_gibi(op_peak_bw(os, 2))), "Shm/L1",
                   r->hbm_operational_intensity);
     }
 }

@@ -126,13 +126,14 @@ static int price_module(const struct hlo_graph *g, struct hlo_module *mod)
 
 /* GetSourceInfo (xprof/utils/hlo_module_utils.cc): the metadata's source
  * file and line when a file is given, else file and line of the first stack
- * frame ("file:line:col"), else none. Returns 0 or -ENOMEM. */
+ * frame ("file:line:col"; the line stays -1 when it is not a number), else
+ * none (line -1). Returns 0 or -ENOMEM. */
 static int source_info_of(struct arena *a, const struct hlo_node *nd, struct hlo_instr *in)
 {
     const char *st = nd->stack_frame, *nl, *c1, *c2;
 
     in->source_file = "";
-    in->source_line = 0;
+    in->source_line = -1; /* OpSourceInfo's default: no line */
     in->stack_frame = st;
     if (nd->source_file[0] != '\0') {
         in->source_file = nd->source_file;
@@ -153,7 +154,7 @@ static int source_info_of(struct arena *a, const struct hlo_node *nd, struct hlo
     in->source_file = arena_strndup(a, st, (size_t)(c1 - st));
     if (in->source_file == NULL)
         return -ENOMEM;
-    /* absl::SimpleAtoi: the whole field must be a number, else the line stays 0 */
+    /* absl::SimpleAtoi: the whole field must be a number, else the line stays -1 */
     {
         char buf[16];
         size_t n = (size_t)(c2 - c1 - 1);

@@ -305,18 +305,21 @@ static int add_core_details(struct op_stats *os, const struct xspace *xs, const 
     const char *host = xs->nhostnames > 0 ? xs->hostnames[0] : "localhost";
     struct core_details *d;
 
-    if (os->ncore_details % 16 == 0) {
-        d = arena_alloc(&os->arena, (os->ncore_details + 16) * sizeof(*d));
+    /* one entry per plane at most: room for all of them at once */
+    if (os->core_details == NULL) {
+        d = arena_alloc(&os->arena, (size_t)xs->nplanes * sizeof(*d));
         if (d == NULL)
             return -ENOMEM;
-        if (os->ncore_details > 0)
-            memcpy(d, os->core_details, os->ncore_details * sizeof(*d));
         os->core_details = d;
     }
+    if (os->ncore_details >= xs->nplanes)
+        return 0;
     d = &os->core_details[os->ncore_details];
     d->core_id = (uint32_t)p->id;
     d->device_ordinal = ordinal;
-    d->hostname = arena_strndup(&os->arena, host, strlen(host));
+    /* one host: every entry shares the first one's copy of its name */
+    d->hostname = os->ncore_details > 0 ? os->core_details[0].hostname
+                                        : arena_strndup(&os->arena, host, strlen(host));
     if (d->hostname == NULL)
         return -ENOMEM;
     os->ncore_details++;

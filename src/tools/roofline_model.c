@@ -27,8 +27,6 @@
 #include "tool.h"
 
 #define MAX_RECORDS 1000
-#define GIGA_TO_GIBI(x) ((x) / (1073741824.0 / 1e9))
-#define GIBI_TO_GIGA(x) ((x) * (1073741824.0 / 1e9))
 
 /* RooflineModelDatabase's header. */
 struct roof_db {
@@ -50,34 +48,27 @@ struct roof_ctx {
     struct dt_table *t;
 };
 
-static double peak_bw(const struct op_stats *os, uint32_t i)
-{
-    if (os->npeak_bws > i)
-        return os->peak_bws[i];
-    return os->npeak_bws > 0 ? os->peak_bws[0] : 0;
-}
-
 static void init_db(const struct op_stats *os, struct roof_db *db)
 {
     memset(db, 0, sizeof(*db));
     db->gpu = strstr(os->device_type, "GPU") != NULL;
     db->peak_flop_rate = os->peak_tflops * 1e3;
-    db->peak_hbm_bw = GIGA_TO_GIBI(peak_bw(os, 0));
+    db->peak_hbm_bw = op_giga_to_gibi(op_peak_bw(os, 0));
     if (os->hardware_type == HW_TPU) {
         db->megacore = os->has_megacore;
         db->has_cmem = os->has_cmem;
         db->has_merged_vmem = os->has_merged_vmem;
         if (db->has_cmem) {
-            db->peak_cmem_read_bw = GIGA_TO_GIBI(peak_bw(os, 3));
-            db->peak_cmem_write_bw = GIGA_TO_GIBI(peak_bw(os, 4));
+            db->peak_cmem_read_bw = op_giga_to_gibi(op_peak_bw(os, 3));
+            db->peak_cmem_write_bw = op_giga_to_gibi(op_peak_bw(os, 4));
         } else if (db->has_merged_vmem) {
-            db->peak_vmem_read_bw = GIGA_TO_GIBI(peak_bw(os, 5));
-            db->peak_vmem_write_bw = GIGA_TO_GIBI(peak_bw(os, 6));
+            db->peak_vmem_read_bw = op_giga_to_gibi(op_peak_bw(os, 5));
+            db->peak_vmem_write_bw = op_giga_to_gibi(op_peak_bw(os, 6));
         }
     } else {
         db->has_merged_vmem = 1;
-        db->peak_vmem_read_bw = GIGA_TO_GIBI(peak_bw(os, 1));
-        db->peak_vmem_write_bw = GIGA_TO_GIBI(peak_bw(os, 2));
+        db->peak_vmem_read_bw = op_giga_to_gibi(op_peak_bw(os, 1));
+        db->peak_vmem_write_bw = op_giga_to_gibi(op_peak_bw(os, 2));
     }
 }
 
@@ -332,7 +323,7 @@ static int records(struct roof_ctx *c, int include)
 /* RidgePoint. */
 static double ridge(double flops, double bw)
 {
-    return op_safe_div(flops, GIBI_TO_GIGA(bw));
+    return op_safe_div(flops, op_gibi_to_giga(bw));
 }
 
 /* absl::StrCat of a double: %.6g. */

@@ -25,9 +25,13 @@ int tool_hlo_module_count(struct tool_ctx *ctx, uint32_t *n)
 
 void tool_note_no_hlo(struct tool_ctx *ctx, const char *file)
 {
+    struct xp_err err = {0};
+    struct tool_ctx c = *ctx;
     uint32_t n;
 
-    if (tool_hlo_module_count(ctx, &n) == 0 && n == 0)
+    /* a failure to read the modules is not this tool's: its own err stays */
+    c.err = &err;
+    if (tool_hlo_module_count(&c, &n) == 0 && n == 0)
         snapshot_log(ctx->snap,
                      "%s: no HLO modules in this run (no `Hlo Proto` on /host:metadata): "
                      "XProf's HLO views have no HLO ops to show",

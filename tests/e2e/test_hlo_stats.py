@@ -257,3 +257,33 @@ def test_tools_json_lists_hlo_views(corpus, xcat):
         tf = json.loads(xcat(corpus / "tf_gpu_multiworker", "s1/tools.json"))
         assert not {"hlo_stats", "op_profile", "roofline_model", "memory_viewer"} & set(tf)
         assert "framework_op_stats" in tf
+
+
+def test_op_profile_source_line(corpus, xcat, hlo_pb2):
+    """An op whose HLO metadata has no source gets XProf's line -1 (its
+    OpSourceInfo default); one with a source file gets the file and line."""
+    run = "jax_conv_rocm/2025_01_01_00_00_00"
+    d = run_dir(corpus, run)
+    mods = hc.hlo_modules(xplane_py.load(next(d.glob("*.xplane.pb"))), hlo_pb2)
+    prof = json.loads(xcat(corpus, f"{run}/op_profile.json"))
+    leaves = []
+
+    def walk(node):
+        if "xla" in node and not node.get("children"):
+            leaves.append(node)
+        for c in node.get("children", []):
+            walk(c)
+    walk(prof["byProgram"])
+    checked = 0
+    for leaf in leaves:
+        x = leaf["xla"]
+        if int(x["programId"]) not in mods or leaf["name"] not in mods[int(x["programId"])].by_name:
+            continue
+        md = mods[int(x["programId"])].by_name[leaf["name"]].metadata
+        src = x["sourceInfo"]
+        if md.source_file:
+            assert (src["fileName"], src["lineNumber"]) == (md.source_file, md.source_line)
+        else:
+            assert src["lineNumber"] == -1 and src["fileName"] == ""
+        checked += 1
+    assert checked >= 2
