@@ -719,6 +719,9 @@ static int index_all(struct reader *r, struct xp_err *err)
 static int read_all(const uint8_t *p, size_t n, struct reader *r, struct xp_err *err)
 {
     struct hlo_mem *m = r->m;
+    /* no texts (unused here); stack frames as XProf's memory viewer builds
+     * them; bad fields only the cost model reads are no fault here */
+    struct hlo_read_opts opts = {HLO_READ_JOINED, NULL, NULL};
     struct hlo_read_status st = {0, 0};
     struct wire module, assign;
     int rc;
@@ -729,12 +732,17 @@ static int read_all(const uint8_t *p, size_t n, struct reader *r, struct xp_err 
         return xp_err_set(err, -ENOENT, "the HloProto has no HLO module");
     if (assign.p == NULL)
         return xp_err_set(err, -ENOENT, "the HLO module has no buffer assignment");
-    rc = hlo_read_module(module.p, (size_t)(module.end - module.p), &m->g, &st);
+    rc = hlo_read_module_opts(module.p, (size_t)(module.end - module.p), &m->g, &st, &opts);
     if (rc != 0)
         return xp_err_set(err, rc == -ENOMEM ? rc : -EIO,
                           rc == -ENOMEM ? "out of memory" : "malformed HLO module");
     m->module_name = m->g.name;
     rc = read_instr_ids(module, r);
+    if (rc == -1)
+        return xp_err_set(err, -EIO,
+                          "malformed HLO module: its instruction ids do not read as its "
+                          "%u instructions",
+                          m->g.nnodes);
     if (rc == 0)
         rc = read_assignment(assign, r);
     if (rc == -ENOMEM)

@@ -147,7 +147,9 @@ struct hlo_mem_span {
 /* The result of hlo_mem_build. */
 struct hlo_mem {
     struct arena arena;      /* strings and arrays below */
-    struct hlo_graph g;      /* the module's instructions */
+    struct hlo_graph g;      /* the module's instructions: no texts, stack
+                              * frames as XProf's BuildStackFrames joins
+                              * them (HLO_READ_JOINED, hlo_module_int.h) */
     const char *module_name; /* HloModuleProto.name */
     const char *entry_name;  /* HloModuleProto.entry_computation_name */
     int64_t color;           /* the memory colour shown */
@@ -216,9 +218,10 @@ int hlo_mem_indefinite(const struct hlo_mem_alloc *a);
 const char *hlo_mem_category(const struct hlo_mem_alloc *a);
 
 /* Source info as XProf's GetSourceInfo gives it for node nd: the metadata's
- * file and line when a file is given, else those of the first stack frame
- * (line -1 when not a number). *file is "" when there is none; it points
- * into nd or into the arena (NULL return on no memory). */
+ * file and line when a file is given, else those of the first line of its
+ * stack_frame (line -1 when not a number); the stack frame that goes with
+ * them is nd->stack_frame. *file is "" when there is none; it points into nd
+ * or into the arena (NULL return on no memory). */
 const char *hlo_mem_source(struct arena *a, const struct hlo_node *nd, int32_t *line);
 
 /* The Graphviz "graph G {...}" of the allocation timeline into o (errors

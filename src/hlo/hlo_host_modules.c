@@ -1,7 +1,8 @@
 /*
  * hlo_host_modules.c - the HLO modules of a host (hlo_module.h): the `Hlo
  * Proto` stats of its /host:metadata events, one module per program id that
- * every reader accepts, read once per snapshot.
+ * every reader accepts, read once per snapshot with their instructions'
+ * texts, which share one budget per host.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ static int program_taken(const struct hlo_modules *m, uint64_t program_id)
 /* Add the module of one metadata event, if it has one worth reading.
  * Returns 0 or -ENOMEM. */
 static int add_module(struct hlo_modules *m, const struct xp_event_meta *em, int64_t proto_id,
-                      int64_t pid_id, uint32_t *cap, struct out *scratch)
+                      int64_t pid_id, uint32_t *cap, const struct hlo_read_opts *opts)
 {
     const struct xp_stat *proto = NULL;
     struct hlo_proto_module mod;
@@ -86,7 +87,7 @@ static int add_module(struct hlo_modules *m, const struct xp_event_meta *em, int
         return 0;
     if (module_of_proto((const uint8_t *)proto->str, proto->len, &mw) != 0)
         return 0;
-    rc = hlo_read_module_with(mw.p, (size_t)(mw.end - mw.p), &mod.g, &st, scratch);
+    rc = hlo_read_module_opts(mw.p, (size_t)(mw.end - mw.p), &mod.g, &st, opts);
     if (rc != 0)
         return rc == -ENOMEM ? rc : 0;
     mod.window_corrupt = st.window_corrupt;
@@ -108,7 +109,9 @@ static int add_module(struct hlo_modules *m, const struct xp_event_meta *em, int
 int hlo_modules_read(const struct xspace *xs, struct hlo_modules **mp, struct xp_err *err)
 {
     struct hlo_modules *m = calloc(1, sizeof(*m));
-    struct out scratch; /* the writer every module's texts are printed with */
+    struct out scratch;            /* the writer every module's texts are printed with */
+    struct hlo_text_budget budget; /* what all of them may take */
+    struct hlo_read_opts opts = {HLO_READ_TEXTS, &scratch, &budget};
     uint32_t p, i, cap = 0;
     int rc = 0;
 
@@ -116,6 +119,7 @@ int hlo_modules_read(const struct xspace *xs, struct hlo_modules **mp, struct xp
     if (m == NULL)
         return xp_err_set(err, -ENOMEM, "%s: out of memory reading HLO", xs->path);
     out_init(&scratch);
+    hlo_text_budget_init(&budget);
     for (p = 0; p < xs->nplanes && rc == 0; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         int64_t proto_id = pl->stat_id[XS_HLO_PROTO];
@@ -126,9 +130,10 @@ int hlo_modules_read(const struct xspace *xs, struct hlo_modules **mp, struct xp
         if (proto_id == XP_NO_STAT)
             continue;
         for (i = 1; i < pl->nemeta && rc == 0; i++)
-            rc = add_module(m, &pl->emeta[i], proto_id, pl->stat_id[XS_PROGRAM_ID], &cap, &scratch);
+            rc = add_module(m, &pl->emeta[i], proto_id, pl->stat_id[XS_PROGRAM_ID], &cap, &opts);
     }
     out_discard(&scratch);
+    m->texts_truncated = budget.truncated;
     if (rc != 0) {
         hlo_modules_free(m);
         return xp_err_set(err, rc, "%s: out of memory reading HLO", xs->path);

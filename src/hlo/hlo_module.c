@@ -334,11 +334,23 @@ static int read_comps(struct wire w, struct hlo_graph *g, struct hlo_raw_ids *ra
     return 0;
 }
 
-/* Read the module into g, linked when whole, printing with scratch.
- * Returns 0, -1 (corrupt: g is empty) or -ENOMEM (g is empty). */
-int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
-                         struct hlo_read_status *st, struct out *scratch)
+/* The budget b grown by the share of a module of n bytes. */
+static void budget_add(struct hlo_text_budget *b, size_t n)
 {
+    size_t share;
+
+    if (__builtin_mul_overflow(n, (size_t)4, &share) ||
+        __builtin_add_overflow(b->left, share, &b->left))
+        b->left = SIZE_MAX;
+}
+
+/* Read the module into g, linked when whole, as opts says. Returns 0, -1
+ * (corrupt: g is empty) or -ENOMEM (g is empty). */
+int hlo_read_module_opts(const uint8_t *p, size_t n, struct hlo_graph *g,
+                         struct hlo_read_status *st, const struct hlo_read_opts *opts)
+{
+    static const struct hlo_read_opts none = {0, NULL, NULL};
+    struct hlo_text_budget own, *budget;
     struct wire w, frames = {NULL, NULL};
     struct hlo_raw_ids *raw = NULL;
     struct raw_comp *rcomp = NULL;
@@ -349,6 +361,12 @@ int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
     const char *entry_name = "";
     int rc;
 
+    if (opts == NULL)
+        opts = &none;
+    budget = opts->budget != NULL ? opts->budget : &own;
+    if (opts->budget == NULL)
+        hlo_text_budget_init(&own);
+    budget_add(budget, n);
     memset(g, 0, sizeof(*g));
     arena_init(&g->arena);
     g->name = "";
@@ -374,7 +392,10 @@ int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
     if (rc == -ENOMEM)
         goto fail;
     g->linked = rc == 0;
-    rc = hlo_module_texts(g, spans, g->linked ? local : NULL, raw, frames, n, scratch);
+    rc = hlo_module_texts(g, spans, g->linked && (opts->flags & HLO_READ_TEXTS) ? local : NULL, raw,
+                          frames,
+                          opts->flags & HLO_READ_JOINED ? HLO_FRAMES_JOINED : HLO_FRAMES_OP_STATS,
+                          budget, opts->scratch);
     if (rc != 0)
         goto fail;
     free_scratch(raw, nnodes, rcomp, spans, local);
@@ -385,18 +406,26 @@ fail:
     return rc;
 }
 
-/* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
- * empty) or -ENOMEM (g is empty). */
+/* Read the module into g, linked when whole, without texts. */
 int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_read_status *st)
 {
-    return hlo_read_module_with(p, n, g, st, NULL);
+    return hlo_read_module_opts(p, n, g, st, NULL);
 }
 
-/* Read a module that must link: an unlinked one is -1. */
+/* Read the module into g, linked when whole, printing with scratch. */
+int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
+                         struct hlo_read_status *st, struct out *scratch)
+{
+    struct hlo_read_opts opts = {HLO_READ_TEXTS, scratch, NULL};
+
+    return hlo_read_module_opts(p, n, g, st, &opts);
+}
+
+/* Read a module that must link (with its texts): an unlinked one is -1. */
 int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g)
 {
     struct hlo_read_status st = {0, 0};
-    int rc = hlo_read_module(p, n, g, &st);
+    int rc = hlo_read_module_with(p, n, g, &st, NULL);
 
     if (rc == 0 && !g->linked) {
         hlo_graph_free(g);

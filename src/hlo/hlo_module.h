@@ -132,11 +132,15 @@ struct hlo_node {
     size_t source_file_len;   /* its length on the wire */
     int32_t source_line;      /* metadata.source_line */
     const char *stack_frame;  /* metadata.stack_frame_id resolved through the
-                               * module's stack_frame_index: "file:line:col\n"
-                               * per frame, innermost first; "" when none */
+                               * module's stack_frame_index, innermost first:
+                               * "file:line:col\n" per frame (op_stats'
+                               * form), or those lines joined by '\n' (the
+                               * memory viewer's, hlo_module_int.h); "" when
+                               * none */
     const char *text;         /* the instruction as XLA's ToString prints it with
                                * XProf's options (hlo_text.h); "" inside fusion
-                               * computations */
+                               * computations, when the read printed no texts,
+                               * or past the texts' budget */
     int window_dilated;       /* a window dimension has window_dilation != 1 */
     int base_dilated;         /* ... base_dilation != 1 */
     struct hlo_shape shape;   /* result shape */
@@ -198,9 +202,10 @@ struct hlo_graph {
     uint32_t entry; /* entry computation */
 };
 
-/* Read an HloModuleProto (not the HloProto around it) into g. Returns 0,
- * -1 when the module is malformed (unknown operand or computation ids, bad
- * wire data) or -ENOMEM. g is empty afterwards on failure. */
+/* Read an HloModuleProto (not the HloProto around it) into g, with the
+ * instructions' texts. Returns 0, -1 when the module is malformed (unknown
+ * operand or computation ids, bad wire data) or -ENOMEM. g is empty
+ * afterwards on failure. */
 int hlo_graph_read(const uint8_t *p, size_t n, struct hlo_graph *g);
 void hlo_graph_free(struct hlo_graph *g);
 
@@ -219,6 +224,10 @@ struct hlo_proto_module {
 struct hlo_modules {
     struct hlo_proto_module *mods; /* discovery order */
     uint32_t nmods;                /* entries */
+    uint32_t texts_truncated;      /* instruction texts and stack strings left
+                                    * "": all the strings of a host's modules
+                                    * share a budget of 1 MiB plus 4 times
+                                    * their bytes */
 };
 
 /* Read the HLO modules of xs. Returns 0 and *mp, or -ENOMEM with err. */

@@ -90,25 +90,72 @@ int hlo_read_instr(struct arena *a, struct wire w, struct hlo_node *nd, struct h
 
 /* ---- hlo_module_text.c ---- */
 
-/* The read's last step: each node's stack_frame, from raw[i].stack_frame_id
- * and the module's stack_frame_index (frames: its bytes, an empty view when
- * none), and, when by_id is not NULL (g is linked; by_id as in struct
- * hlo_text_src), the text of every node outside fusion computations. spans
- * are the nodes' bytes, module_bytes the module's size (it sizes the budget
- * of all texts together). scratch is the writer to print with (a writer
+/* The bytes that instruction texts and stack strings may take, shared by
+ * the modules read with it (the modules of a host): HLO_TEXT_BUDGET_BASE
+ * plus 4 times the bytes of each module read. A string that does not fit
+ * spends the rest: it and every later one are "" (counted in truncated)
+ * until a later module adds its share. */
+struct hlo_text_budget {
+    size_t left;        /* bytes still to spend */
+    uint32_t truncated; /* texts and stack strings left "" for want of it */
+};
+
+#define HLO_TEXT_BUDGET_BASE ((size_t)1 << 20)
+
+/* A budget of HLO_TEXT_BUDGET_BASE, before any module's share. */
+void hlo_text_budget_init(struct hlo_text_budget *b);
+
+/* The stack_frame formats (hlo_node.stack_frame). */
+enum hlo_frames_format {
+    HLO_FRAMES_OP_STATS, /* XProf's GetOpLocationStack: "file:line:col\n" per
+                          * frame, ending at an empty or unknown frame */
+    HLO_FRAMES_JOINED,   /* XProf's BuildStackFrames: "file:line:col" lines
+                          * joined by '\n', a frame without a readable
+                          * location as ":-1:-1" */
+};
+
+/* The read's last step: each node's stack_frame in format fmt, from
+ * raw[i].stack_frame_id and the module's stack_frame_index (frames: its
+ * bytes, an empty view when none), and, when by_id is not NULL (g is linked;
+ * by_id as in struct hlo_text_src), the text of every node outside fusion
+ * computations. spans are the nodes' bytes; the strings spend budget (which
+ * this call does not grow). scratch is the writer to print with (a writer
  * that never spills, emptied first; NULL: one of its own). Returns 0 or
  * -ENOMEM. */
 int hlo_module_texts(struct hlo_graph *g, const struct hlo_instr_span *spans,
                      const struct hlo_id_ix *by_id, const struct hlo_raw_ids *raw,
-                     struct wire frames, size_t module_bytes, struct out *scratch);
+                     struct wire frames, enum hlo_frames_format fmt, struct hlo_text_budget *budget,
+                     struct out *scratch);
 
 /* ---- hlo_module.c ---- */
 
-/* Read the module into g, linked when whole. Returns 0, -1 (corrupt: g is
- * empty) or -ENOMEM (g is empty). */
+/* What a module read makes besides the graph (hlo_read_module_opts). */
+enum {
+    HLO_READ_TEXTS = 1,  /* print each instruction's text (hlo_node.text) */
+    HLO_READ_JOINED = 2, /* stack_frame as HLO_FRAMES_JOINED (the memory
+                          * viewer's), else HLO_FRAMES_OP_STATS */
+};
+
+/* How to read a module. */
+struct hlo_read_opts {
+    unsigned flags;                 /* HLO_READ_* */
+    struct out *scratch;            /* writer to print with, reused between
+                                     * modules; NULL: one of its own */
+    struct hlo_text_budget *budget; /* shared budget (the read adds the
+                                     * module's share); NULL: one of the
+                                     * module's own */
+};
+
+/* Read the module into g, linked when whole, as opts says (NULL: no texts,
+ * stack frames as op_stats reads them). Returns 0, -1 (corrupt: g is empty)
+ * or -ENOMEM (g is empty). */
+int hlo_read_module_opts(const uint8_t *p, size_t n, struct hlo_graph *g,
+                         struct hlo_read_status *st, const struct hlo_read_opts *opts);
+/* The same with no texts (text is "" everywhere) and op_stats' stack frames. */
 int hlo_read_module(const uint8_t *p, size_t n, struct hlo_graph *g, struct hlo_read_status *st);
 /* The same, printing the instructions' texts with writer scratch (reused
- * between modules; NULL: a writer of its own, as hlo_read_module). */
+ * between modules; NULL: a writer of its own) within a budget of the
+ * module's own. */
 int hlo_read_module_with(const uint8_t *p, size_t n, struct hlo_graph *g,
                          struct hlo_read_status *st, struct out *scratch);
 

@@ -1,24 +1,23 @@
 /*
  * hlo_module_text.c - the last step of reading an HloModuleProto
  * (hlo_module_int.h): every node's stack_frame, resolved through the
- * module's stack_frame_index as XProf's GetOpLocationStack does, and the
- * text of every node outside fusion computations (hlo_text.h), while the
- * module's bytes are at hand.
+ * module's stack_frame_index as XProf's GetOpLocationStack does (op_stats)
+ * or as its BuildStackFrames does (the memory viewer), and the text of every
+ * node outside fusion computations (hlo_text.h), while the module's bytes
+ * are at hand.
  *
  * Both are bounded for hostile modules: a frame walk stops after as many
- * steps as there are frames (cycles), out-of-range ids end it, a text is cut
- * at HLO_TEXT_MAX bytes as XProf cuts it, and all the strings of a module
- * together stay within a budget of a few times the module's size (past it,
- * the rest are ""). Frame strings are shared between the nodes of one frame.
+ * steps as there are frames (cycles), out-of-range ids end it, a string is
+ * cut at HLO_TEXT_MAX bytes as XProf cuts texts, and all the strings of the
+ * modules of a host together stay within a budget of a few times their size
+ * (struct hlo_text_budget; past it, the rest are ""). Frame strings are
+ * shared between the nodes of one frame.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hlo_module_int.h"
-
-/* Bytes all the texts and frame strings of a module may take. */
-#define TEXT_BUDGET(module_bytes) (((size_t)32 << 20) + 4 * (module_bytes))
 
 /* A module's stack frame index (StackFrameIndexProto), as views into it. */
 struct frames {
@@ -127,9 +126,17 @@ static struct wire name_at(const struct wire *v, uint32_t n, int32_t id)
     return id >= 1 && (uint32_t)id <= n ? v[id - 1] : none;
 }
 
-/* Copy what o holds (at most HLO_TEXT_MAX bytes of it) into the arena;
- * *used grows by its length. NULL on OOM. */
-static const char *keep_out(struct arena *a, const struct out *o, size_t *used)
+/* Count a string left "" for want of budget b (saturating). */
+static void note_cut(struct hlo_text_budget *b)
+{
+    if (b->truncated < UINT32_MAX)
+        b->truncated++;
+}
+
+/* Copy what o holds (at most HLO_TEXT_MAX bytes of it) into the arena,
+ * spending budget b; "" and the budget spent when it does not fit. NULL on
+ * OOM. */
+static const char *keep_out(struct arena *a, const struct out *o, struct hlo_text_budget *b)
 {
     size_t n = out_len(o);
 
@@ -137,15 +144,20 @@ static const char *keep_out(struct arena *a, const struct out *o, size_t *used)
         return "";
     if (n > HLO_TEXT_MAX)
         n = HLO_TEXT_MAX;
-    *used += n;
+    if (n > b->left) {
+        b->left = 0;
+        note_cut(b);
+        return "";
+    }
+    b->left -= n;
     /* a writer that never spills: the first chunk holds its first bytes,
      * and HLO_TEXT_MAX < OUT_CHUNK */
     return arena_strndup(a, o->chunks[0], n);
 }
 
-/* The stack string of frame id (XProf's GetOpLocationStack): one
- * "file:line:col\n" per frame up through the parents, stopping at an empty
- * or unknown frame, at most nframes frames. */
+/* The stack string of frame id as XProf's GetOpLocationStack makes it (the
+ * op_stats form): one "file:line:col\n" per frame up through the parents,
+ * stopping at an empty or unknown frame, at most nframes frames. */
 static void put_stack(struct out *o, const struct frames *f, int32_t id)
 {
     uint32_t steps;
@@ -167,9 +179,38 @@ static void put_stack(struct out *o, const struct frames *f, int32_t id)
     }
 }
 
-/* Each node's stack_frame. 0 or -ENOMEM. */
+/* The stack string of frame id as XProf's BuildStackFrames makes it (the
+ * memory viewer's): "file:line:col" per frame up through the parents,
+ * joined by '\n'; a frame whose location id is out of range is ":-1:-1", a
+ * location whose file id is out of range has no file. It ends at an unknown
+ * frame id, or after nframes frames (XProf would loop on a cycle). */
+static void put_stack_joined(struct out *o, const struct frames *f, int32_t id)
+{
+    uint32_t steps;
+
+    for (steps = 0; steps < f->nframes && id >= 1 && (uint32_t)id <= f->nframes; steps++) {
+        const int32_t *fr = &f->frames[2 * (id - 1)], *loc;
+        struct wire file;
+        if (out_len(o) > HLO_TEXT_MAX)
+            break;
+        if (steps > 0)
+            out_putc(o, '\n');
+        if (fr[0] < 1 || (uint32_t)fr[0] > f->nlocs) {
+            out_puts(o, ":-1:-1");
+        } else {
+            loc = &f->locs[4 * (fr[0] - 1)];
+            file = name_at(f->files, f->nfiles, loc[0]);
+            if (file.p != file.end)
+                out_write(o, file.p, (size_t)(file.end - file.p));
+            out_printf(o, ":%d:%d", loc[2], loc[3]);
+        }
+        id = fr[1];
+    }
+}
+
+/* Each node's stack_frame in format fmt. 0 or -ENOMEM. */
 static int stack_frames(struct hlo_graph *g, const struct hlo_raw_ids *raw, struct wire w,
-                        struct out *o, size_t *used, size_t budget)
+                        enum hlo_frames_format fmt, struct out *o, struct hlo_text_budget *b)
 {
     struct frames f;
     uint32_t i;
@@ -181,14 +222,21 @@ static int stack_frames(struct hlo_graph *g, const struct hlo_raw_ids *raw, stru
         return 0;
     memset(&f, 0, sizeof(f));
     rc = read_frames(w, &f);
-    for (; rc == 0 && i < g->nnodes && *used <= budget; i++) {
+    for (; rc == 0 && i < g->nnodes; i++) {
         int32_t id = raw[i].stack_frame_id;
         if (id < 1 || (uint32_t)id > f.nframes)
             continue;
+        if (f.memo[id] == NULL && b->left == 0) {
+            note_cut(b);
+            continue;
+        }
         if (f.memo[id] == NULL) {
             out_rewind(o);
-            put_stack(o, &f, id);
-            f.memo[id] = keep_out(&g->arena, o, used);
+            if (fmt == HLO_FRAMES_JOINED)
+                put_stack_joined(o, &f, id);
+            else
+                put_stack(o, &f, id);
+            f.memo[id] = keep_out(&g->arena, o, b);
             if (f.memo[id] == NULL || out_failed(o))
                 rc = -ENOMEM;
         }
@@ -234,9 +282,10 @@ static int mark_fused(const struct hlo_graph *g, uint8_t *fused)
     return 0;
 }
 
-/* The text of every node outside fusion computations. 0 or -ENOMEM. */
-static int texts(struct hlo_graph *g, const struct hlo_text_src *src, struct out *o, size_t *used,
-                 size_t budget)
+/* The text of every node outside fusion computations, each printed with a
+ * limit of what is left of the budget b. 0 or -ENOMEM. */
+static int texts(struct hlo_graph *g, const struct hlo_text_src *src, struct out *o,
+                 struct hlo_text_budget *b)
 {
     uint8_t *fused = calloc(g->ncomps ? g->ncomps : 1, 1);
     uint32_t i;
@@ -245,13 +294,18 @@ static int texts(struct hlo_graph *g, const struct hlo_text_src *src, struct out
     if (fused == NULL)
         return -ENOMEM;
     rc = mark_fused(g, fused);
-    for (i = 0; rc == 0 && i < g->nnodes && *used <= budget; i++) {
+    for (i = 0; rc == 0 && i < g->nnodes; i++) {
         struct hlo_node *nd = &g->nodes[i];
         if (fused[nd->comp])
             continue;
+        if (b->left == 0) {
+            note_cut(b);
+            continue;
+        }
         out_rewind(o);
-        hlo_instr_print(o, g, src, i, HLO_TEXT_MAX);
-        nd->text = keep_out(&g->arena, o, used);
+        /* past b->left bytes the text is dropped: no need to print more */
+        hlo_instr_print(o, g, src, i, b->left < HLO_TEXT_MAX ? b->left + 1 : HLO_TEXT_MAX);
+        nd->text = keep_out(&g->arena, o, b);
         if (nd->text == NULL || out_failed(o)) {
             nd->text = "";
             rc = -ENOMEM;
@@ -261,21 +315,27 @@ static int texts(struct hlo_graph *g, const struct hlo_text_src *src, struct out
     return rc;
 }
 
+void hlo_text_budget_init(struct hlo_text_budget *b)
+{
+    b->left = HLO_TEXT_BUDGET_BASE;
+    b->truncated = 0;
+}
+
 int hlo_module_texts(struct hlo_graph *g, const struct hlo_instr_span *spans,
                      const struct hlo_id_ix *by_id, const struct hlo_raw_ids *raw,
-                     struct wire frames, size_t module_bytes, struct out *scratch)
+                     struct wire frames, enum hlo_frames_format fmt, struct hlo_text_budget *budget,
+                     struct out *scratch)
 {
     struct hlo_text_src src = {spans, by_id};
     struct out own, *o = scratch != NULL ? scratch : &own;
-    size_t used = 0, budget = TEXT_BUDGET(module_bytes);
     int rc;
 
     if (scratch == NULL)
         out_init(&own);
     out_rewind(o);
-    rc = stack_frames(g, raw, frames, o, &used, budget);
+    rc = stack_frames(g, raw, frames, fmt, o, budget);
     if (rc == 0 && by_id != NULL)
-        rc = texts(g, &src, o, &used, budget);
+        rc = texts(g, &src, o, budget);
     if (scratch == NULL)
         out_discard(&own);
     return rc;

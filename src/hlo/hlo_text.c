@@ -339,12 +339,9 @@ static void put_opcode(struct out *o, const struct txt_instr *in, enum txt_kind 
 static void put_constant(struct out *o, const struct txt_instr *in, size_t limit)
 {
     const struct hlo_shape *s = &in->nd->shape;
-    uint64_t n = 1;
-    uint32_t i;
+    uint64_t n;
 
-    for (i = 0; i < s->ndims && n <= 10; i++)
-        n = s->dims[i] < 0 ? 11 : n * (uint64_t)s->dims[i];
-    if (txt_is_array(s->type) && n <= 10 && txt_has(in->literal) &&
+    if (txt_is_array(s->type) && txt_elements(s, 10, &n) == 0 && txt_has(in->literal) &&
         txt_literal(o, "", in->literal, 0, limit) == 0)
         return;
     out_puts(o, "{...}");

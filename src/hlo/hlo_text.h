@@ -9,7 +9,8 @@
  * bytes for the attributes the cost model never needs (slices, padding,
  * comparison directions, gather/scatter numbers, literals, sharding ...) and
  * the linked graph for operand names and shapes and called computations.
- * hlo_read_module prints every instruction outside fusion computations into
+ * A module read with HLO_READ_TEXTS (hlo_module_int.h: hlo_modules_read,
+ * hlo_graph_read) prints every instruction outside fusion computations into
  * hlo_node.text while the module bytes are at hand. What is not printed is
  * listed at the top of hlo_text.c.
  *

@@ -91,6 +91,10 @@ void txt_shape(struct out *o, const struct hlo_shape *s, int with_layout, size_t
 void txt_shape_proto(struct out *o, struct wire w, size_t limit);
 /* The leaves of a (tuple) shape, at least 1 (HloSharding::RequiredLeaves). */
 uint64_t txt_leaf_count(const struct hlo_shape *s);
+/* The elements of array shape s into *count: 0, or -1 (*count 0) when a
+ * dimension is negative or the product passes max or overflows (a hostile
+ * shape such as [4, 2^62] must not wrap to a small count). */
+int txt_elements(const struct hlo_shape *s, uint64_t max, uint64_t *count);
 /* prefix, then a LiteralProto without its shape on one line (constant(...)),
  * as LiteralBase::PrintWithoutShapeOneline; with_shape also prints the shape
  * with layout first (PrintWithLayoutOneline). Returns 0, or -1 when the

@@ -312,9 +312,10 @@ static int subgroups(struct out *o, const struct sh *h, struct tiled *t)
 
     txt_rep_init(&r, h->msg, 3);
     while (txt_rep_next(&r, &v)) {
-        if (k < data)
-            data_numel *= v;
-        else if (k - data < SH_MAX_SUBGROUPS)
+        if (k < data) {
+            if (__builtin_mul_overflow(data_numel, v, &data_numel))
+                data_numel = UINT64_MAX; /* not 1 (sh_valid bounds it anyway) */
+        } else if (k - data < SH_MAX_SUBGROUPS)
             dims[k - data] = (int64_t)v;
         k++;
     }

@@ -537,6 +537,22 @@ uint64_t txt_leaf_count(const struct hlo_shape *s)
     return n == 0 ? 1 : n;
 }
 
+int txt_elements(const struct hlo_shape *s, uint64_t max, uint64_t *count)
+{
+    uint64_t n = 1;
+    uint32_t i;
+
+    *count = 0;
+    for (i = 0; i < s->ndims; i++) {
+        if (s->dims[i] < 0 || __builtin_mul_overflow(n, (uint64_t)s->dims[i], &n))
+            return -1;
+    }
+    if (n > max)
+        return -1;
+    *count = n;
+    return 0;
+}
+
 /* ---- numbers ---- */
 
 /* How a small float format spells infinities and NaNs. */
@@ -835,6 +851,7 @@ static void put_element(struct out *o, int64_t type, const uint64_t *v, int in_a
 struct lit_print {
     const struct hlo_shape *s; /* its shape */
     const uint64_t *v;         /* raw values in layout order */
+    uint64_t count;            /* elements in v */
     int per;                   /* values per element */
     uint64_t strides[64];      /* layout-order stride of each dimension */
     int64_t idx[64];           /* the index being printed */
@@ -851,7 +868,8 @@ static void print_level(struct out *o, struct lit_print *lp, uint32_t depth, siz
         uint32_t k;
         for (k = 0; k < rank; k++)
             lin += (uint64_t)lp->idx[k] * lp->strides[k];
-        put_element(o, lp->s->type, lp->v + lin * lp->per, rank > 0);
+        if (lin < lp->count) /* always, with a count that did not wrap */
+            put_element(o, lp->s->type, lp->v + lin * lp->per, rank > 0);
         return;
     }
     d = lp->s->dims[depth];
@@ -909,8 +927,8 @@ int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_sha
     struct wire sw;
     struct hlo_shape s;
     struct lit_print lp;
-    uint64_t count = 1, *v = NULL;
-    uint32_t field, i;
+    uint64_t count = 0, *v = NULL;
+    uint32_t field;
     int enc, per = 1, rc = -1, read;
 
     if (!txt_msg(lit, 1, &sw))
@@ -929,9 +947,7 @@ int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_sha
     }
     if (literal_field(s.type, &field, &enc, &per) != 0)
         goto out;
-    for (i = 0; i < s.ndims && count <= LITERAL_MAX; i++)
-        count = s.dims[i] < 0 ? LITERAL_MAX + 1 : count * (uint64_t)s.dims[i];
-    if (count > LITERAL_MAX)
+    if (txt_elements(&s, LITERAL_MAX, &count) != 0)
         goto out;
     v = malloc((count ? count : 1) * 2 * sizeof(*v));
     if (v == NULL)
@@ -940,6 +956,7 @@ int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_sha
         goto out;
     lp.s = &s;
     lp.v = v;
+    lp.count = count;
     lp.per = per;
     layout_strides(&s, lp.strides);
     out_puts(o, prefix);

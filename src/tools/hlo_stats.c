@@ -146,6 +146,8 @@ static int produce(struct tool_ctx *ctx, struct out *o, int csv)
     free(rows);
     if (rank == 0)
         tool_note_no_hlo(ctx, csv ? "hlo_stats.csv" : "hlo_stats.json");
+    else
+        tool_note_hlo_texts(ctx, csv ? "hlo_stats.csv" : "hlo_stats.json");
     if (rc == 0 && dt_failed(&t))
         rc = -ENOMEM;
     if (rc == 0) {

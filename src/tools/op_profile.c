@@ -315,6 +315,8 @@ static int op_profile_produce(struct tool_ctx *ctx, struct out *o)
         return rc;
     if (os->device_db.nrows <= 1) /* IDLE at most */
         tool_note_no_hlo(ctx, "op_profile.json");
+    else
+        tool_note_hlo_texts(ctx, "op_profile.json");
     memset(&names, 0, sizeof(names));
     rc = collect_names(ctx, &names);
     if (rc == 0 && (rc = write_profile(o, os, g, &names)) != 0)

@@ -66,10 +66,12 @@ int tool_host_count(const struct tool_ctx *ctx);
 const char *tool_host(const struct tool_ctx *ctx, int i);
 
 /* HLO tools (tool_hlo.c): the number of HLO modules of the call's hosts
- * into *n (0 or a negative errno), and an errors.txt line naming file when
- * there are none. */
+ * into *n (0 or a negative errno), an errors.txt line naming file when
+ * there are none, and one for each host of the call whose HLO op texts
+ * (and stack frames) were partly left empty for want of budget. */
 int tool_hlo_module_count(struct tool_ctx *ctx, uint32_t *n);
 void tool_note_no_hlo(struct tool_ctx *ctx, const char *file);
+void tool_note_hlo_texts(struct tool_ctx *ctx, const char *file);
 
 /* The same hosts as a list for the engines that combine hosts. */
 struct host_list tool_hosts(const struct tool_ctx *ctx);

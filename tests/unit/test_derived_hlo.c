@@ -344,6 +344,97 @@ static void test_hostile(void **state)
     free(space.p);
 }
 
+/* An HloProto of a module main(p) whose tuple "t" names the wide parameter
+ * p 200 times: about 14 KB of text from about 300 bytes. */
+static void wide_proto(struct pbw *out)
+{
+    struct pbw mod = {0}, comp = {0}, in = {0}, shape = {0}, layout = {0}, dims = {0}, m2m = {0},
+               ops = {0};
+    int i;
+
+    for (i = 0; i < 10; i++) {
+        pbw_varint(&dims, (uint64_t)(1000 + i));
+        pbw_varint(&m2m, (uint64_t)(9 - i));
+    }
+    for (i = 0; i < 200; i++)
+        pbw_varint(&ops, 1);
+    pbw_uint(&shape, 2, 11); /* F32 */
+    pbw_bytes(&shape, 3, dims.p, dims.n);
+    pbw_bytes(&layout, 1, m2m.p, m2m.n);
+    pbw_msg(&shape, 5, &layout);
+    pbw_str(&in, 1, "p");
+    pbw_str(&in, 2, "parameter");
+    pbw_msg(&in, 3, &shape);
+    pbw_uint(&in, 35, 1);
+    pbw_msg(&comp, 2, &in);
+    pbw_str(&in, 1, "t");
+    pbw_str(&in, 2, "tuple");
+    pbw_uint(&shape, 2, 11);
+    pbw_msg(&in, 3, &shape);
+    pbw_uint(&in, 35, 2);
+    pbw_bytes(&in, 36, ops.p, ops.n);
+    pbw_msg(&comp, 2, &in);
+    pbw_str(&comp, 1, "main");
+    pbw_uint(&comp, 5, 1);
+    pbw_uint(&comp, 6, 2);
+    pbw_str(&mod, 1, "wide");
+    pbw_msg(&mod, 3, &comp);
+    pbw_uint(&mod, 6, 1);
+    pbw_msg(out, 1, &mod);
+    free(dims.p);
+    free(m2m.p);
+    free(ops.p);
+}
+
+/* The texts of all the modules of a host share one budget, 1 MiB plus 4
+ * times the modules' bytes: 100 small modules with 14 KB of text each get
+ * their texts until it is spent, the later ones none, and the host counts
+ * what was left out. (A budget per module, with a floor of 32 MiB each,
+ * let a thousand small modules make 34 GB of text.) */
+static void test_shared_text_budget(void **state)
+{
+    struct pbw space = {0}, plane = {0}, proto = {0};
+    struct xspace *xs = NULL;
+    struct hlo_modules *mods = NULL;
+    struct xp_err err;
+    size_t text = 0, bytes = 0;
+    uint32_t i, empty = 0;
+
+    (void)state;
+    memset(&err, 0, sizeof(err));
+    pbw_uint(&plane, 1, 7);
+    pbw_str(&plane, 2, "/host:metadata");
+    add_stat_meta(&plane, 1, "Hlo Proto");
+    add_stat_meta(&plane, 2, "program_id");
+    wide_proto(&proto);
+    for (i = 0; i < 100; i++)
+        add_proto(&plane, 3 + i, proto.p, proto.n, 1000 + i);
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(xspace_open_buffer("t.xplane.pb", space.p, space.n, &xs, &err), 0);
+    assert_int_equal(xspace_decode(xs, 1, &err), 0);
+    assert_int_equal(hlo_modules_read(xs, &mods, &err), 0);
+    assert_int_equal(mods->nmods, 100);
+    for (i = 0; i < mods->nmods; i++) {
+        const struct hlo_graph *g = &mods->mods[i].g;
+        assert_int_equal(g->nnodes, 2);
+        assert_string_equal(g->nodes[1].name, "t");
+        text += strlen(g->nodes[0].text) + strlen(g->nodes[1].text);
+        empty += g->nodes[1].text[0] == '\0';
+        if (i == 0)
+            assert_true(strlen(g->nodes[1].text) > 14000);
+    }
+    bytes = 100 * (proto.n - 3); /* each module without its HloProto framing */
+    assert_true(text <= ((size_t)1 << 20) + 4 * bytes);
+    assert_true(text > ((size_t)1 << 20)); /* most of it spent */
+    assert_true(empty > 10 && empty < 50);
+    assert_string_equal(mods->mods[99].g.nodes[1].text, "");
+    assert_true(mods->texts_truncated >= empty);
+    hlo_modules_free(mods);
+    xspace_close(xs);
+    free(proto.p);
+    free(space.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_empty_proto_bytes),
+        cmocka_unit_test(test_shared_text_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1203,13 +1203,19 @@ static void ints(struct pbw *idx, uint32_t f, const int64_t *v, int n)
     pbw_msg(idx, f, &e);
 }
 
-/* Stack frames: a chain of three (innermost first), a cycle (cut after as
- * many steps as frames), ids out of range, a frame whose location is out of
- * range, an empty frame ending a chain, no frame id. */
+/* Stack frames in both forms, on one stack index: a chain of three
+ * (innermost first), a cycle (cut after as many steps as frames), ids out of
+ * range, a frame whose location is out of range, an empty frame inside a
+ * chain, no frame id. op_stats' form (GetOpLocationStack) ends each frame
+ * with '\n' and stops at an empty or unknown frame; the memory viewer's
+ * (BuildStackFrames) joins the frames with '\n' and keeps those without a
+ * location as ":-1:-1". */
 static void test_hlo_text_stack_frames(void **state)
 {
     struct pbw m = {0}, c = {0}, idx = {0};
     struct hlo_graph g;
+    struct hlo_read_status st = {0, 0};
+    struct hlo_read_opts joined = {HLO_READ_JOINED, NULL, NULL};
 
     (void)state;
     pbw_str(&idx, 1, "a.py");
@@ -1243,6 +1249,21 @@ static void test_hlo_text_stack_frames(void **state)
     framed(&c, "nofile", 10, 10);
     comp_end(&m, &c, "main", 1, 1);
     pbw_msg(&m, 17, &idx);
+    assert_int_equal(hlo_read_module_opts(m.p, m.n, &g, &st, &joined), 0);
+    assert_string_equal(node(&g, "chain")->stack_frame, "a.py:30:6\nb.py:20:4\na.py:10:2");
+    assert_ptr_equal(node(&g, "chain")->stack_frame, node(&g, "chain2")->stack_frame);
+    assert_string_equal(node(&g, "cycle")->stack_frame, /* 10 frames: 10 steps */
+                        "a.py:10:2\nb.py:20:4\na.py:10:2\nb.py:20:4\na.py:10:2\n"
+                        "b.py:20:4\na.py:10:2\nb.py:20:4\na.py:10:2\nb.py:20:4");
+    assert_string_equal(node(&g, "far")->stack_frame, "");
+    assert_string_equal(node(&g, "neg")->stack_frame, "");
+    assert_string_equal(node(&g, "badloc")->stack_frame, ":-1:-1");
+    assert_string_equal(node(&g, "empty")->stack_frame, "a.py:30:6\n:0:0\na.py:10:2");
+    assert_string_equal(node(&g, "up")->stack_frame, "a.py:10:2");
+    assert_string_equal(node(&g, "none")->stack_frame, "");
+    assert_string_equal(node(&g, "nofile")->stack_frame, ":5:0");
+    assert_string_equal(node(&g, "chain")->text, ""); /* no texts asked for */
+    hlo_graph_free(&g);
     read_module(&m, &g);
     assert_string_equal(node(&g, "chain")->stack_frame, "a.py:30:6\nb.py:20:4\na.py:10:2\n");
     assert_ptr_equal(node(&g, "chain")->stack_frame, node(&g, "chain2")->stack_frame);
@@ -1375,6 +1396,121 @@ static void test_hlo_text_cut(void **state)
     hlo_graph_free(&g);
 }
 
+/* A module main(p) whose tuples t1, t2 name the wide parameter p 200 times
+ * each: about 14 KB of text apiece from a few hundred bytes, and a stack
+ * frame on t2. */
+static struct pbw wide_module(void)
+{
+    struct pbw m = {0}, c = {0}, idx = {0};
+    int64_t dims[10], ops[200];
+    int i;
+
+    for (i = 0; i < 10; i++)
+        dims[i] = 1000 + i;
+    for (i = 0; i < 200; i++)
+        ops[i] = 1;
+    param(&c, "p", array(F32, dims, 10), 1, 0);
+    instr(&c, "t1", "tuple", scalar(F32), 2, ops, 200, NULL);
+    framed(&c, "f", 3, 1);
+    instr(&c, "t2", "tuple", scalar(F32), 4, ops, 200, NULL);
+    comp_end(&m, &c, "main", 1, 4);
+    pbw_str(&idx, 1, "a.py");
+    ints(&idx, 3, LIST(1, 0, 1, 1));
+    ints(&idx, 4, LIST(1, 0));
+    pbw_msg(&m, 17, &idx);
+    return m;
+}
+
+/* Texts past a shared budget are "" and counted, those before it kept; the
+ * budget grows by 4 times each module's bytes, so a second module read
+ * with it prints texts again until that share is spent. */
+static void test_hlo_text_budget(void **state)
+{
+    struct pbw m = wide_module();
+    struct hlo_graph g;
+    struct hlo_read_status st = {0, 0};
+    struct hlo_text_budget b = {0, 0}; /* no base: 4 x the module's bytes */
+    struct hlo_read_opts opts = {HLO_READ_TEXTS, NULL, &b};
+    size_t left;
+
+    (void)state;
+    assert_true(4 * m.n < 14000); /* one tuple's text does not fit */
+    assert_int_equal(hlo_read_module_opts(m.p, m.n, &g, &st, &opts), 0);
+    assert_true(strncmp(node(&g, "p")->text, "%p = f32[1000,", 14) == 0);
+    assert_string_equal(node(&g, "f")->stack_frame, "a.py:1:1\n"); /* frames come first */
+    expect_text(&g, "t1", ""); /* too big: the budget is spent */
+    expect_text(&g, "f", "");
+    expect_text(&g, "t2", "");
+    assert_int_equal(b.truncated, 3);
+    assert_int_equal(b.left, 0);
+    hlo_graph_free(&g);
+
+    /* the next module has its share: p and f fit again, t1 not */
+    assert_int_equal(hlo_read_module_opts(m.p, m.n, &g, &st, &opts), 0);
+    assert_true(strncmp(node(&g, "p")->text, "%p = f32[1000,", 14) == 0);
+    expect_text(&g, "t1", "");
+    assert_int_equal(b.truncated, 6);
+    hlo_graph_free(&g);
+
+    /* a budget that holds them all: every text is printed in full */
+    b.left = 100000;
+    b.truncated = 0;
+    assert_int_equal(hlo_read_module_opts(m.p, m.n, &g, &st, &opts), 0);
+    left = 100000 + 4 * m.n;
+    assert_int_equal(strlen(node(&g, "t1")->text), strlen(node(&g, "t2")->text));
+    assert_true(strlen(node(&g, "t1")->text) > 14000);
+    left -= strlen(node(&g, "p")->text) + strlen(node(&g, "t1")->text) +
+            strlen(node(&g, "f")->text) + strlen(node(&g, "t2")->text) +
+            strlen(node(&g, "f")->stack_frame);
+    assert_int_equal(b.left, left);
+    assert_int_equal(b.truncated, 0);
+    hlo_graph_free(&g);
+    free(m.p);
+}
+
+/* A literal field (8) of shape shp holding the s32 values 1 and 2. */
+static void s32_pair(struct pbw *x, struct pbw shp)
+{
+    struct pbw vals = {0}, l = {0};
+
+    pbw_varint(&vals, 1);
+    pbw_varint(&vals, 2);
+    pbw_bytes(&l, 4, vals.p, vals.n); /* LiteralProto.s32s */
+    free(vals.p);
+    literal(x, shp, &l);
+}
+
+/* A constant shaped s32[4, 2^62] (its literal too) with two values: the
+ * element count overflows, and is too big, not 0 (it used to wrap to 0, pass
+ * the limits, and have the printer walk 2^62 elements of a 2-element
+ * array). The same literal of a custom-call is left out; a small literal
+ * under a huge instruction shape is elided as XLA elides it. */
+static void test_hlo_text_constant_wrap(void **state)
+{
+    struct pbw m = {0}, c = {0}, x = {0};
+    const int64_t wrap[] = {4, (int64_t)1 << 62};
+    struct hlo_graph g;
+
+    (void)state;
+    s32_pair(&x, shape(S32, wrap, 2, NULL));
+    instr(&c, "c", "constant", shape(S32, wrap, 2, NULL), 1, NOOPS, &x);
+    s32_pair(&x, shape(S32, wrap, 2, NULL));
+    instr(&c, "cc", "custom-call", scalar(S32), 2, NOOPS, &x);
+    s32_pair(&x, ARR(S32, 2));
+    instr(&c, "small", "constant", shape(S32, wrap, 2, NULL), 3, NOOPS, &x);
+    s32_pair(&x, ARR(S32, 2));
+    instr(&c, "fine", "constant", ARR(S32, 2), 4, NOOPS, &x);
+    comp_end(&m, &c, "main", 1, 1);
+    read_module(&m, &g);
+    expect_text(&g, "c", "%c = s32[4,4611686018427387904] constant({...})");
+    expect_text(&g, "cc",
+                "%cc = s32[] custom-call(), custom_call_target=\"\", "
+                "api_version=API_VERSION_UNSPECIFIED");
+    expect_text(&g, "small", "%small = s32[4,4611686018427387904] constant({...})");
+    expect_text(&g, "fine", "%fine = s32[2]{0} constant({1, 2})");
+    hlo_graph_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1393,6 +1529,8 @@ int main(void)
         cmocka_unit_test(test_hlo_text_unlinked),
         cmocka_unit_test(test_hlo_text_hostile),
         cmocka_unit_test(test_hlo_text_cut),
+        cmocka_unit_test(test_hlo_text_constant_wrap),
+        cmocka_unit_test(test_hlo_text_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,8 +75,10 @@ static void instr(struct pbw *comp, const char *name, const char *opcode, struct
     pbw_msg(comp, 2, &in);
 }
 
-/* The module of the tests: main(p0) with a, b, c, d and the output tuple. */
-static struct pbw module(void)
+/* The module of the tests: main(p0) with a, b, c, d and the output tuple;
+ * graph_bad: "d" also has dimensions whose packed bytes are bad (a field
+ * only the cost model reads). */
+static struct pbw module_of(int graph_bad)
 {
     struct pbw m = {0}, c = {0}, tup = {0}, el = f32(2048, 1024);
 
@@ -85,6 +87,14 @@ static struct pbw module(void)
     instr(&c, "b", "fusion", f32(256, 0), 3, "jit(f)/small", NULL);
     instr(&c, "c", "fusion", f32(2048, 1024), 4, "jit(f)/add", NULL);
     instr(&c, "d", "bitcast", f32(2048, 1024), 5, NULL, NULL);
+    if (graph_bad) {
+        struct pbw e = {0};
+        pbw_str(&e, 1, "e");
+        pbw_str(&e, 2, "constant");
+        pbw_uint(&e, 35, 7);
+        pbw_bytes(&e, 14, "\xff", 1);
+        pbw_msg(&c, 2, &e);
+    }
     pbw_uint(&tup, 2, TUPLE);
     pbw_msg(&tup, 4, &el);
     instr(&c, "out", "tuple", tup, 6, NULL, NULL);
@@ -196,15 +206,21 @@ static void trace(struct pbw *ba)
     pbw_msg(ba, 4, &tr);
 }
 
-/* An HloProto of the module and the assignment ba (freed). */
-static struct pbw proto(struct pbw *ba)
+/* An HloProto of module m (freed) and the assignment ba (freed). */
+static struct pbw proto_of(struct pbw m, struct pbw *ba)
 {
-    struct pbw hp = {0}, m = module();
+    struct pbw hp = {0};
 
     pbw_msg(&hp, 1, &m);
     if (ba != NULL)
         pbw_msg(&hp, 3, ba);
     return hp;
+}
+
+/* An HloProto of the module of the tests and the assignment ba (freed). */
+static struct pbw proto(struct pbw *ba)
+{
+    return proto_of(module_of(0), ba);
 }
 
 /* Build from hp (freed) with colour 0; returns the error code. */
@@ -543,6 +559,106 @@ static void test_memory_viewer_malformed(void **state)
     free(hp.p);
 }
 
+/* A module with a bad field only the cost model reads is shown (XProf's
+ * memory viewer never reads those fields). */
+static void test_memory_viewer_graph_bad(void **state)
+{
+    struct pbw ba = {0}, hp;
+    struct hlo_mem m;
+    struct xp_err err = {0};
+
+    (void)state;
+    buffers(&ba);
+    trace(&ba);
+    hp = proto_of(module_of(1), &ba);
+    assert_int_equal(build(&hp, &m, &err), 0);
+    assert_int_equal(m.g.linked, 0);
+    assert_int_equal(m.g.nnodes, 7);
+    assert_int_equal(m.peak, 12 * MIB + 1024);
+    assert_int_equal(m.nobjects, 5);
+    assert_string_equal(node_name(&m, m.objects[3].lbuf), "c");
+    hlo_mem_free(&m);
+}
+
+/* An instruction with metadata.stack_frame_id frame (and source_file file
+ * at line 7 when not NULL). */
+static void framed(struct pbw *comp, const char *name, int64_t id, const char *file, int64_t frame)
+{
+    struct pbw in = {0}, meta = {0}, shp = f32(128, 128);
+
+    pbw_str(&in, 1, name);
+    pbw_str(&in, 2, "fusion");
+    pbw_msg(&in, 3, &shp);
+    if (file != NULL) {
+        pbw_str(&meta, 3, file);
+        pbw_uint(&meta, 4, 7);
+    }
+    pbw_uint(&meta, 15, (uint64_t)frame);
+    pbw_msg(&in, 7, &meta);
+    pbw_uint(&in, 35, (uint64_t)id);
+    pbw_msg(comp, 2, &in);
+}
+
+/* A StackFrameIndexProto entry (FileLocation or StackFrame) of n ints. */
+static void ints(struct pbw *idx, uint32_t field, const int64_t *v, int n)
+{
+    struct pbw e = {0};
+    int i;
+
+    for (i = 0; i < n; i++)
+        pbw_uint(&e, (uint32_t)i + 1, (uint64_t)v[i]);
+    pbw_msg(idx, field, &e);
+}
+
+/* Stack frames as XProf's memory viewer builds them (BuildStackFrames):
+ * "file:line:col" lines joined by '\n', a frame without a readable
+ * location kept as ":-1:-1"; the source info is the metadata's file, else
+ * the first frame's. The module is read without instruction texts. */
+static void test_memory_viewer_stack_frames(void **state)
+{
+    struct pbw m = {0}, c = {0}, idx = {0}, ba = {0}, hp = {0};
+    struct hlo_mem mem;
+    struct xp_err err = {0};
+    const struct hlo_node *nd;
+    int32_t line;
+
+    (void)state;
+    pbw_str(&idx, 1, "a.py");
+    pbw_str(&idx, 1, "b.py");
+    ints(&idx, 3, (const int64_t[]){1, 0, 3, 1}, 4); /* location 1: a.py:3:1 */
+    ints(&idx, 3, (const int64_t[]){2, 0, 7, 2}, 4); /* location 2: b.py:7:2 */
+    ints(&idx, 4, (const int64_t[]){2, 0}, 2);       /* frame 1: b.py:7:2 */
+    ints(&idx, 4, (const int64_t[]){1, 1}, 2);       /* frame 2: a.py:3:1, then 1 */
+    ints(&idx, 4, (const int64_t[]){9, 1}, 2);       /* frame 3: no location, then 1 */
+    framed(&c, "x", 1, NULL, 2);
+    framed(&c, "y", 2, NULL, 3);
+    framed(&c, "z", 3, "z.py", 2);
+    pbw_str(&c, 1, "main");
+    pbw_uint(&c, 5, 1);
+    pbw_uint(&c, 6, 3);
+    pbw_str(&m, 1, "framed");
+    pbw_msg(&m, 3, &c);
+    pbw_uint(&m, 6, 1);
+    pbw_msg(&m, 17, &idx);
+    lb(&ba, 1, 65536, 1, -1, 0);
+    alloc(&ba, 0, 65536, 0, 0, (const int64_t[]){1, 0, 65536}, 1);
+    hp = proto_of(m, &ba);
+    assert_int_equal(build(&hp, &mem, &err), 0);
+    nd = &mem.g.nodes[0];
+    assert_string_equal(nd->stack_frame, "a.py:3:1\nb.py:7:2");
+    assert_string_equal(hlo_mem_source(&mem.arena, nd, &line), "a.py");
+    assert_int_equal(line, 3);
+    assert_string_equal(nd->text, ""); /* no texts printed */
+    nd = &mem.g.nodes[1];
+    assert_string_equal(nd->stack_frame, ":-1:-1\nb.py:7:2");
+    assert_string_equal(hlo_mem_source(&mem.arena, nd, &line), ""); /* no file: no source */
+    nd = &mem.g.nodes[2];
+    assert_string_equal(nd->stack_frame, "a.py:3:1\nb.py:7:2");
+    assert_string_equal(hlo_mem_source(&mem.arena, nd, &line), "z.py");
+    assert_int_equal(line, 7);
+    hlo_mem_free(&mem);
+}
+
 /* A million events (one buffer allocated and freed over and over), then a
  * heap that only grows (200000 buffers live at the peak): linear time. */
 static void test_memory_viewer_many_events(void **state)
@@ -609,6 +725,8 @@ int main(void)
         cmocka_unit_test(test_memory_viewer_unknown_ids),
         cmocka_unit_test(test_memory_viewer_hostile),
         cmocka_unit_test(test_memory_viewer_malformed),
+        cmocka_unit_test(test_memory_viewer_graph_bad),
+        cmocka_unit_test(test_memory_viewer_stack_frames),
         cmocka_unit_test(test_memory_viewer_many_events),
     };
 
