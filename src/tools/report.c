@@ -534,7 +534,8 @@ static int gather_pt_kernels(struct report *r, struct tool_ctx *ctx)
         free(v);
         return rc;
     }
-    qsort(v, n, sizeof(*v), pt_kernel_name_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), pt_kernel_name_cmp);
     for (i = 0; i < n; i++) {
         if (m > 0 && strcmp(v[m - 1].name, v[i].name) == 0) {
             v[m - 1].occurrences += v[i].occurrences;
@@ -545,7 +546,8 @@ static int gather_pt_kernels(struct report *r, struct tool_ctx *ctx)
         }
         v[m++] = v[i];
     }
-    qsort(v, m, sizeof(*v), pt_kernel_total_desc);
+    if (m > 1)
+        qsort(v, m, sizeof(*v), pt_kernel_total_desc);
     for (i = 0; i < m && r->npt_kernels < TOP_N; i++) {
         v[i].share_pct = total > 0 ? v[i].total_us / total * 100 : 0;
         r->pt_kernels[r->npt_kernels++] = v[i];

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,82 @@ static void test_bound_by(void **state)
     classify(5, 15, 0, 0, "both", "no", "high", "no", "Your program is MODERATELY");
 }
 
+/* One op of 1 ms (t_ns = 1e6) with flops, bytes and a memory breakdown. */
+static struct op_metrics roof_op(double flops, uint64_t bytes)
+{
+    struct op_metrics m;
+
+    memset(&m, 0, sizeof(m));
+    m.name = m.category = m.provenance = m.deduplicated_name = m.long_name = "";
+    m.source_file = m.stack_frame = "";
+    m.time_ps = 1000000000ull;
+    m.flops_v2 = flops;
+    m.bytes_accessed = bytes;
+    return m;
+}
+
+/* SetRooflineMetrics' bound-by rule: the resource used most (strictly more
+ * replaces), on a GPU with 100 TFLOP/s, 1000 GB/s HBM, SRAM peaks; on a TPU
+ * with CMEM and VMEM peaks; nothing used is "Unknown". */
+static void test_roofline_bound_by(void **state)
+{
+    struct op_stats os;
+    struct op_roofline r;
+    struct op_metrics m;
+    const double gib = 1073741824.0 / 1e9;
+
+    (void)state;
+    memset(&os, 0, sizeof(os));
+    os.hardware_type = HW_GPU;
+    os.peak_tflops = 100; /* 1e5 GFLOP/s */
+    os.peak_bws[0] = 1000, os.peak_bws[1] = 20000, os.peak_bws[2] = 20000;
+    os.npeak_bws = 3;
+    m = roof_op(0, 0);
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "Unknown");
+    /* 5e4 GFLOP/s = 50 % of the peak; 100 GB/s = 10 % of HBM: compute */
+    m = roof_op(5e10, 100000000);
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "Compute");
+    assert_true(r.measured_flop_rate == 5e4);
+    assert_true(r.operational_intensity == 500);
+    assert_true(r.bottleneck_operational_intensity == 500);
+    /* 1e4 GFLOP/s = 10 %; 900 GB/s = 90 % of HBM: HBM, its intensity */
+    m = roof_op(1e10, 900000000);
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "HBM");
+    assert_true(fabs(r.hbm_bw - 900 / gib) < 1e-9);
+    /* a tie keeps the first resource (compute): strictly more replaces */
+    m = roof_op(1e10, 100000000);
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "Compute");
+    /* GPU Shm/L1 compares the HBM rate with the SRAM write peak: a peak
+     * below HBM's makes it win */
+    os.peak_bws[2] = 500;
+    m = roof_op(1e10, 900000000);
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "Shm/L1");
+    /* TPU: CMEM write bytes against peak_bws[4] */
+    memset(&os, 0, sizeof(os));
+    os.hardware_type = HW_TPU;
+    os.peak_tflops = 100;
+    os.peak_bws[0] = 1000, os.peak_bws[3] = 2000, os.peak_bws[4] = 100;
+    os.peak_bws[5] = 4000, os.peak_bws[6] = 4000;
+    os.npeak_bws = 7;
+    m = roof_op(1e9, 200000000);
+    m.mem[0] = (struct op_mem_access){1, OP_MEM_READ, 100000000};
+    m.mem[1] = (struct op_mem_access){2, OP_MEM_WRITE, 90000000}; /* 90 GB/s of 100 */
+    m.nmem = 2;
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "CMEM Write");
+    assert_true(fabs(r.cmem_write_bw - 90 / gib) < 1e-9);
+    assert_true(r.cmem_read_bw == 0);
+    /* a legacy op without a breakdown: every byte is HBM's */
+    m = roof_op(1e9, 950000000);
+    op_roofline(&m, &os, &r);
+    assert_string_equal(r.bound_by, "HBM");
+}
+
 static void test_no_steps(void **state)
 {
     struct op_stats os;
@@ -240,7 +317,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),    cmocka_unit_test(test_training_and_tc),
         cmocka_unit_test(test_bound_by), cmocka_unit_test(test_no_steps),
-        cmocka_unit_test(test_db),
+        cmocka_unit_test(test_db),       cmocka_unit_test(test_roofline_bound_by),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
