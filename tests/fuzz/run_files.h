@@ -1,8 +1,9 @@
 /*
  * run_files.h - the files the tools' fuzz target and test_fuzz_tools.c make
- * of a run: every file a directory of it lists, then four requests with a
+ * of a run: every file a directory of it lists, then five requests with a
  * query (a down-sampled trace, a window, a search as format=pb, the memory
- * viewer of the first module whose name holds a "("). Test-only code, shared
+ * viewer and the graph viewer's long text of the first module whose name
+ * holds a "("). Test-only code, shared
  * by the fuzz targets in tests/fuzz/ and tests/unit/test_fuzz_tools.c.
  */
 #ifndef XPROFS_TEST_RUN_FILES_H
@@ -38,7 +39,8 @@ static inline void run_files_each(struct vfs *v, const char *dir,
 {
     static const char *const extra[] = {
         "trace_viewer.json?resolution=100", "trace_viewer.json?start_time_ms=0&end_time_ms=1",
-        "trace_viewer.json?search_prefix=a&format=pb", "memory_viewer.json?program_id=%28"};
+        "trace_viewer.json?search_prefix=a&format=pb", "memory_viewer.json?program_id=%28",
+        "graph_viewer.json?program_id=%28&type=long_txt&show_metadata=1"};
     struct run_names nm = {.n = 0};
     struct xp_err err = {0};
     char path[256];
