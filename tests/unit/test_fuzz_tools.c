@@ -61,9 +61,8 @@ struct made {
     int ok;     /* files made with content */
     int failed; /* files refused with a reason */
     int no_hlo; /* of those, memory_viewer.json and graph_viewer.json: they need
-                 * a module name (graph_viewer.json also a type), and
-                 * memory_viewer.json a
-                 * buffer assignment our generator's profiles do not have */
+                 * a module name (graph_viewer.json a type too), the memory
+                 * viewer a buffer assignment our generator's profiles lack */
 };
 
 /* The run directory the inputs go to. */
