@@ -453,6 +453,19 @@ static void csv_field(struct out *o, const char *s, size_t n)
     out_putc(o, '"');
 }
 
+void dt_write_json_list(const struct dt_table *t, int n, struct out *o)
+{
+    int i;
+
+    out_putc(o, '[');
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            out_putc(o, ',');
+        dt_write_json(&t[i], o);
+    }
+    out_putc(o, ']');
+}
+
 void dt_write_csv(const struct dt_table *t, struct out *o)
 {
     size_t r, c;

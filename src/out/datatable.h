@@ -89,6 +89,8 @@ void dt_bool(struct dt_table *t, int b);
 
 /* Writers. */
 void dt_write_json(const struct dt_table *t, struct out *o);
+/* The JSON list of tables t[0..n) ("[t0,t1,...]"), as XProf's multi-table tools answer. */
+void dt_write_json_list(const struct dt_table *t, int n, struct out *o);
 void dt_write_csv(const struct dt_table *t, struct out *o);
 
 /* Number and string forms, exposed for other writers and tests. buf holds

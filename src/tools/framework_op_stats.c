@@ -158,11 +158,7 @@ static int produce(struct tool_ctx *ctx, struct out *o, int csv)
         if (csv) {
             dt_write_csv(&t[0], o);
         } else {
-            out_putc(o, '[');
-            dt_write_json(&t[0], o);
-            out_putc(o, ',');
-            dt_write_json(&t[1], o);
-            out_putc(o, ']');
+            dt_write_json_list(t, 2, o);
         }
     }
     for (i = 0; i < 2; i++)

@@ -56,7 +56,9 @@ static int adj_nodes(struct tool_ctx *ctx, struct out *o, const struct hlo_view 
     n = hlo_view_find_node(v, node);
     if (n == HLO_VIEW_NONE && hlo_view_find_comp(v, node) != HLO_VIEW_NONE)
         return xp_err_set(ctx->err, -EINVAL,
-                          "GetAdjacentNodes is not implemented for HloComputation.");
+                          "'%s' is a computation: type=adj_nodes takes an instruction "
+                          "(XProf answers computations only with type=graph)",
+                          node);
     if (n == HLO_VIEW_NONE)
         return xp_err_set(ctx->err, -EINVAL,
                           "Couldn't find HloInstruction or HloComputation named %s.", node);

@@ -143,15 +143,8 @@ static int input_pipeline_produce(struct tool_ctx *ctx, struct out *o)
         if (dt_failed(&t[i]))
             rc = -ENOMEM;
     }
-    if (rc == 0) {
-        out_putc(o, '[');
-        for (i = 0; i < 5; i++) {
-            if (i > 0)
-                out_putc(o, ',');
-            dt_write_json(&t[i], o);
-        }
-        out_putc(o, ']');
-    }
+    if (rc == 0)
+        dt_write_json_list(t, 5, o);
     for (i = 0; i < 5; i++)
         dt_free(&t[i]);
     ip_free(&a);

@@ -292,7 +292,7 @@ def test_bad_requests(corpus, xcat):
         (f"graph_viewer.json?{m}&type=adj_nodes&node_name=zzz",
          b"Couldn't find HloInstruction or HloComputation named zzz."),
         (f"graph_viewer.json?{m}&type=adj_nodes&node_name=main.4_spmd",
-         b"not implemented for HloComputation"),
+         b"'main.4_spmd' is a computation: type=adj_nodes takes an instruction"),
         (f"graph_viewer.json?{m}&type=graph&node_name=zzz&format=dot", b"named zzz"),
         (f"graph_viewer.json?{m}&type=graph&node_name=cudnn-conv.1.0", b"no URL renderer"),
         (f"graph_viewer.json?{m}&type=graph&node_name=cudnn-conv.1.0&format=svg",
