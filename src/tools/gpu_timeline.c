@@ -1,7 +1,9 @@
 /*
  * gpu_timeline.c - gpu_timeline.csv, gpu_events_averages.csv and
  * gpu_timeline.json: TraceLens's GPU timeline per device and its mean over
- * devices (src/tracelens/gpu_timeline.h computes them).
+ * devices (src/tracelens/gpu_timeline.h computes them); gpu_devices.csv, our
+ * own: the same numbers one row per device, one header for every run, times
+ * in ms and shares in % to 6 decimals.
  *
  * CSV layout as TraceLens writes it with pandas: `type,time ms,percent` and,
  * for JAX/XLA devices, `gpu_pid`; numbers in Python's repr. A run with more
@@ -228,6 +230,76 @@ static int timeline_json(struct tool_ctx *ctx, struct out *o)
     free(refs);
     return 0;
 }
+
+/* gpu_devices.csv's columns after host,device,gpu_pid,events: the metrics
+ * in ms (TraceLens's row order), then busy and idle as % of the total. */
+static const char *const device_columns[GT_NMETRICS] = {
+    [GT_COMPUTATION_TIME] = "computation_ms",
+    [GT_EXPOSED_COMM_TIME] = "exposed_comm_ms",
+    [GT_EXPOSED_MEMCPY_TIME] = "exposed_memcpy_ms",
+    [GT_BUSY_TIME] = "busy_ms",
+    [GT_IDLE_TIME] = "idle_ms",
+    [GT_TOTAL_TIME] = "total_ms",
+    [GT_TOTAL_COMM_TIME] = "total_comm_ms",
+    [GT_TOTAL_MEMCPY_TIME] = "total_memcpy_ms",
+};
+
+/* v rounded to 6 decimals: the metrics are sums of doubles, and a person
+ * reading 0.033792 ms wants no 0.03379200000036508. */
+static void put_6dp(struct out *o, double v)
+{
+    out_decimal(o, (double)llround(v * 1e6), -6);
+}
+
+static void put_pct(struct out *o, double part, double total)
+{
+    out_putc(o, ',');
+    if (total > 0)
+        put_6dp(o, part / total * 100);
+}
+
+static int devices_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct dev_ref *refs;
+    size_t n, i;
+    int k, any_jax, rc = collect(ctx, &refs, &n, &any_jax);
+
+    if (rc != 0)
+        return rc;
+    out_puts(o, "host,device,gpu_pid,events");
+    for (k = 0; k < GT_NMETRICS; k++) {
+        out_putc(o, ',');
+        out_puts(o, device_columns[k]);
+    }
+    out_puts(o, ",busy_pct,idle_pct\n");
+    for (i = 0; i < n; i++) {
+        const double *m = refs[i].dev->metric;
+        out_csv_str(o, refs[i].host, strlen(refs[i].host));
+        out_putc(o, ',');
+        out_csv_str(o, refs[i].dev->name, strlen(refs[i].dev->name));
+        out_putc(o, ',');
+        if (!refs[i].pytorch)
+            out_i64(o, refs[i].dev->gpu_pid);
+        out_putc(o, ',');
+        out_u64(o, refs[i].dev->nevents);
+        for (k = 0; k < GT_NMETRICS; k++) {
+            out_putc(o, ',');
+            put_6dp(o, m[k] / 1e3);
+        }
+        put_pct(o, m[GT_BUSY_TIME], m[GT_TOTAL_TIME]);
+        put_pct(o, m[GT_IDLE_TIME], m[GT_TOTAL_TIME]);
+        out_putc(o, '\n');
+    }
+    free(refs);
+    return 0;
+}
+
+const struct tool tool_gpu_devices_csv = {
+    .file = "gpu_devices.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = tool_listed_any_trace,
+    .produce = devices_csv,
+};
 
 const struct tool tool_gpu_timeline_csv = {
     .file = "gpu_timeline.csv",

@@ -37,6 +37,7 @@ extern const struct tool tool_regions_json;
 extern const struct tool tool_gpu_timeline_csv;
 extern const struct tool tool_gpu_events_averages_csv;
 extern const struct tool tool_gpu_timeline_json;
+extern const struct tool tool_gpu_devices_csv;
 extern const struct tool tool_kernel_launchers_csv;
 extern const struct tool tool_kernel_launchers_summary_csv;
 extern const struct tool tool_kernel_launchers_summary_by_category_csv;
@@ -84,6 +85,7 @@ const struct tool *const tool_table[] = {
     &tool_gpu_timeline_csv,
     &tool_gpu_events_averages_csv,
     &tool_gpu_timeline_json,
+    &tool_gpu_devices_csv, /* ours: one row per GPU, one header for every run */
     &tool_kernel_launchers_csv,
     &tool_kernel_launchers_summary_csv,
     &tool_kernel_launchers_summary_by_category_csv,

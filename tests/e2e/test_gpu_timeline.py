@@ -1,4 +1,5 @@
-"""gpu_timeline.csv, gpu_events_averages.csv, gpu_timeline.json, kernel_launchers*.csv.
+"""gpu_timeline.csv, gpu_events_averages.csv, gpu_timeline.json, gpu_devices.csv,
+kernel_launchers*.csv.
 
 Expected values come from TraceLens's own published reference CSVs for
 jax_conv_rocm (AMD-AGI/TraceLens tests/traces/mi300/jax_conv_minimal_perf_report_csvs,
@@ -530,6 +531,45 @@ def test_pytorch_bruteforce(corpus, xcat, name):
     doc = json.loads(xcat(corpus, f"pytorch/{name}/gpu_timeline.json"))
     assert doc["devices"][0]["events"] == n
     assert doc["devices"][0]["gpu_pid"] is None
+
+
+DEVICES_HEADER = ("host,device,gpu_pid,events,computation_ms,exposed_comm_ms,exposed_memcpy_ms,"
+                  "busy_ms,idle_ms,total_ms,total_comm_ms,total_memcpy_ms,busy_pct,idle_pct")
+
+
+def test_gpu_devices_csv_one_header_for_every_run(corpus, xcat, xplane_pb2):
+    """gpu_devices.csv: one header whatever the run (single-host JAX, two-host
+    TensorFlow, PyTorch), one row per GPU, numbers equal to the brute-force
+    sweeps to 6 decimals, written as integers when whole."""
+    cases = []
+    for run in ("jax_conv_rocm/2025_01_01_00_00_00", "tf_gpu_multiworker/s1"):
+        d = corpus / run.split("/")[0] / "plugins" / "profile" / run.split("/")[1]
+        expect = {}
+        for pb in sorted(d.glob("*.xplane.pb")):
+            host = pb.name[: -len(".xplane.pb")]
+            for pid, m in xplane_expect(xplane_pb2, pb).items():
+                expect[(host, str(pid))] = m
+        cases.append((run, expect))
+    name = "h100_bert_small"
+    m, _ = pytorch_expect(corpus / "pytorch" / name / f"{name}.pt.trace.json.gz")
+    cases.append((f"pytorch/{name}", {(name, ""): m}))
+    for run, expect in cases:
+        text = xcat(corpus, run + "/gpu_devices.csv").decode()
+        assert text.splitlines()[0] == DEVICES_HEADER, run
+        got = rows(text)
+        assert len(got) == len(expect), run
+        for x in got:
+            want = expect[(x["host"], x["gpu_pid"])]
+            assert x["device"], x
+            for k in METRICS:
+                col = k[: -len("_time")] + "_ms"
+                assert abs(float(x[col]) - want[k]) <= 1e-6, (run, col, x[col], want[k])
+                if want[k] == 0:
+                    assert x[col] == "0", x
+            total = want["total_time"]
+            assert abs(float(x["busy_pct"]) - want["busy_time"] / total * 100) <= 1e-6
+            assert abs(float(x["busy_pct"]) + float(x["idle_pct"]) - 100) <= 2e-6
+            assert int(x["events"]) > 0
 
 
 def test_pytorch_many_graph_launches(tmp_path, xcat):
