@@ -89,8 +89,18 @@ static int open_tool_dir(const struct ui_req *q, const char *tag, struct ui_repl
     return fd < 0 ? -1 : fd;
 }
 
+/* errors.txt starts each line with its time, "2026-12-03T21:40:12.345Z ". */
+#define LOG_TIME_LEN 25
+
+static int has_log_time(const char *line, size_t n)
+{
+    return n > LOG_TIME_LEN && line[4] == '-' && line[10] == 'T' && line[23] == 'Z' &&
+           line[24] == ' ';
+}
+
 /* Copies into reason the last line of errors.txt about name: one that
- * holds "name: " (the mount writes "<file?query>: <reason>"). */
+ * holds "name: " (the mount writes "<time> <file?query>: <reason>"),
+ * without its time. */
 static void find_reason(const struct ui_req *q, const char *name, char *reason, size_t n)
 {
     struct ui_reply ignored;
@@ -123,6 +133,10 @@ static void find_reason(const struct ui_req *q, const char *name, char *reason, 
             best = line;
             best_len = (size_t)(end - line);
         }
+    }
+    if (best && has_log_time(best, best_len)) {
+        best += LOG_TIME_LEN;
+        best_len -= LOG_TIME_LEN;
     }
     if (best) {
         if (best_len >= n)

@@ -3,6 +3,8 @@
  */
 #include "out.h"
 
+#include "base/shortest.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -361,6 +363,57 @@ void out_double17(struct out *o, double v)
     }
     n = snprintf(buf, sizeof(buf), "%.17g", v);
     out_write(o, buf, (size_t)n);
+}
+
+void out_decimal(struct out *o, double v, int shift)
+{
+    char d[24], buf[48];
+    int k, e, n = 0, i;
+
+    if (!isfinite(v)) {
+        out_write(o, "null", 4);
+        return;
+    }
+    if (v == 0) {
+        out_write(o, "0", 1);
+        return;
+    }
+    if (shift == 0 && v == floor(v) && fabs(v) < 1e15) {
+        out_i64(o, (int64_t)v);
+        return;
+    }
+    k = shortest_digits(v, d, &e); /* v = d[0].d[1..] x 10^e */
+    e += shift;
+    if (v < 0)
+        buf[n++] = '-';
+    if (e >= 0 && e < 15) { /* ddd.ddd */
+        for (i = 0; i <= e; i++)
+            buf[n++] = i < k ? d[i] : '0';
+        if (k > e + 1)
+            buf[n++] = '.';
+        for (i = e + 1; i < k; i++)
+            buf[n++] = d[i];
+    } else if (e < 0 && e >= -6) { /* 0.000ddd */
+        buf[n++] = '0';
+        buf[n++] = '.';
+        for (i = -1; i > e; i--)
+            buf[n++] = '0';
+        for (i = 0; i < k; i++)
+            buf[n++] = d[i];
+    } else { /* d.ddde+XX */
+        buf[n++] = d[0];
+        if (k > 1)
+            buf[n++] = '.';
+        for (i = 1; i < k; i++)
+            buf[n++] = d[i];
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "e%c%02d", e < 0 ? '-' : '+', abs(e));
+    }
+    out_write(o, buf, (size_t)n);
+}
+
+void out_number(struct out *o, double v)
+{
+    out_decimal(o, v, 0);
 }
 
 const uint64_t out_pow10[20] = {1ull,

@@ -154,6 +154,17 @@ void out_csv_str(struct out *o, const char *s, size_t n);
  * NaN and infinities are written as null (JSON has no spelling for them). */
 void out_double17(struct out *o, double v);
 
+/* Append a number as a person reads it and JSON parses it: a whole number
+ * (below 1e15) as an integer, else the fewest digits that read back as v,
+ * in plain decimal from 1e-6 to 1e15 and with an exponent outside that;
+ * NaN and infinities as null. For our own files (report, steps, compare);
+ * XProf's and TraceLens's keep their tools' spellings. */
+void out_number(struct out *o, double v);
+
+/* The same for v x 10^shift, shifting the decimal digits of v (exact: no
+ * second rounding): out_decimal(o, ps, -6) writes picoseconds as us. */
+void out_decimal(struct out *o, double v, int shift);
+
 /* Append an int64 / uint64 in decimal. */
 void out_i64(struct out *o, int64_t v);
 void out_u64(struct out *o, uint64_t v);

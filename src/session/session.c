@@ -612,17 +612,27 @@ int snapshot_part(struct snapshot *snap, const struct snapshot_part *part, const
 
 void snapshot_log(struct snapshot *snap, const char *fmt, ...)
 {
-    char line[XP_ERR_MAX + 64];
+    char line[SNAPSHOT_LOG_TIME_LEN + XP_ERR_MAX + 64];
+    const char *msg = line + SNAPSHOT_LOG_TIME_LEN;
+    struct timespec now;
+    struct tm tm;
     va_list ap;
     uint32_t i;
     char **v;
 
+    /* "2026-12-03T21:40:12.345Z ": when it happened, in UTC. */
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    snprintf(line, SNAPSHOT_LOG_TIME_LEN + 1, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ ",
+             (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+             tm.tm_sec, now.tv_nsec / 1000000);
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vsnprintf(line + SNAPSHOT_LOG_TIME_LEN, sizeof(line) - SNAPSHOT_LOG_TIME_LEN, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&snap->lock);
+    /* A reason already logged keeps its first line (and time). */
     for (i = 0; i < snap->nerrors; i++) {
-        if (strcmp(snap->errors[i], line) == 0)
+        if (strcmp(snap->errors[i] + SNAPSHOT_LOG_TIME_LEN, msg) == 0)
             goto out;
     }
     if (snap->nerrors >= 1000)

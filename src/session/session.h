@@ -57,7 +57,7 @@ struct snapshot {
     pthread_mutex_t lock;       /* guards inter and errors */
     pthread_cond_t cond;        /* signalled when an intermediate is ready */
     struct intermediate *inter; /* computed values */
-    char **errors;              /* lines of errors.txt */
+    char **errors;              /* lines of errors.txt, each after its time */
     uint32_t nerrors;           /* entries in errors */
 };
 
@@ -182,7 +182,9 @@ struct ctrace;
 int snapshot_ctrace(struct snapshot *snap, const char *host, const struct ctrace **ctp,
                     struct xp_err *err);
 
-/* Add a line to errors.txt (duplicates are dropped). */
+/* Add a line to errors.txt, after the time it happened ("2026-12-03T21:40:12.345Z ",
+ * UTC, SNAPSHOT_LOG_TIME_LEN bytes); a reason already there is not added again. */
+#define SNAPSHOT_LOG_TIME_LEN 25
 void snapshot_log(struct snapshot *snap, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -627,10 +627,7 @@ static int gather(struct tool_ctx *ctx, struct report *r)
 
 static void json_num(struct out *o, double v)
 {
-    if (!isfinite(v))
-        out_puts(o, "null");
-    else
-        out_printf(o, "%.6g", v);
+    out_number(o, v);
 }
 
 static void json_key(struct out *o, const char *k, int *first)

@@ -4,8 +4,12 @@
  *
  * steps.csv: one row per step occurrence, then one per region inside it
  * (events of the step's thread that start inside it, nested by containment),
- * ordered by step start; times in microseconds on the profile clock (XLine
- * times, i.e. the trace viewer's ts), exact to the picosecond.
+ * ordered by step start; times in microseconds from the profile start,
+ * exact to the picosecond: XLine times for an xplane (the profiler counts
+ * them from the capture's start; the trace viewer's ts), and for a Chrome
+ * trace the time since its earliest event (steps.json's clock_origin_us
+ * holds that event's ts; to the nanosecond past 2^32 us, where a double
+ * holds no finer time).
  *   host               host of the profile
  *   thread_id          XLine id (Chrome trace: tid)
  *   thread             line / thread name
@@ -36,7 +40,8 @@
  *   linearly, as numpy does), and share_of_step_time = incl_total_us / the
  *   steps' incl total. incl_total_us is the union of the name's intervals per
  *   thread, so a name nested in itself is not counted twice.
- * steps.json / regions.json: {"hosts": [{host, source, step_names, reason}],
+ * steps.json / regions.json: {"hosts": [{host, source, step_names, steps,
+ * clock_origin_us, reason}],
  * "rows": [...]} with the same keys; empty fields are null, fits a boolean.
  * Options (all four files): step=NAME (the step annotation), thread=NAME or
  * id, min_depth=N, max_depth=N. No steps: the header (or no rows) and a
@@ -118,31 +123,46 @@ static void put_us(struct out *o, int64_t ps)
 }
 
 /* Microseconds of a fractional ps value (means, percentiles): exact when it
- * is a whole number of ps, else to 1e-6 ps. */
+ * is a whole number of ps, else to 1e-6 ps, the decimal digits of ps with
+ * the point moved (no second rounding through a division). */
 static void put_us_f(struct out *o, double ps)
 {
-    char buf[64];
-    int n;
+    char buf[80], res[90];
+    int n, dot, i, r = 0;
 
     if (ps == floor(ps) && fabs(ps) < 9e18) {
         put_us(o, (int64_t)ps);
         return;
     }
-    n = snprintf(buf, sizeof(buf), "%.12f", ps / 1e6);
-    while (n > 0 && buf[n - 1] == '0')
-        buf[--n] = '\0';
-    if (n > 0 && buf[n - 1] == '.')
-        buf[--n] = '\0';
-    out_write(o, buf, (size_t)n);
-}
-
-/* A start time: the model's origin plus ps. */
-static void put_start(struct out *o, const struct xp_steps *m, int64_t ps)
-{
-    if (m->origin_us == 0)
-        put_us(o, ps);
-    else
-        put_us_f(o, m->origin_us * 1e6 + (double)ps);
+    if (!isfinite(ps) || fabs(ps) >= 9e18) {
+        out_number(o, ps / 1e6);
+        return;
+    }
+    n = snprintf(buf, sizeof(buf), "%.6f", fabs(ps)); /* "ddd.dddddd" */
+    dot = n - 7;
+    if (ps < 0)
+        res[r++] = '-';
+    if (dot <= 6) { /* under 1 us */
+        res[r++] = '0';
+        res[r++] = '.';
+        for (i = dot; i < 6; i++)
+            res[r++] = '0';
+        memcpy(res + r, buf, (size_t)dot);
+        r += dot;
+    } else {
+        memcpy(res + r, buf, (size_t)(dot - 6));
+        r += dot - 6;
+        res[r++] = '.';
+        memcpy(res + r, buf + dot - 6, 6);
+        r += 6;
+    }
+    memcpy(res + r, buf + dot + 1, 6);
+    r += 6;
+    while (res[r - 1] == '0')
+        r--;
+    if (res[r - 1] == '.')
+        r--;
+    out_write(o, res, (size_t)r);
 }
 
 /* ---- steps.csv / steps.json ---------------------------------------------- */
@@ -270,7 +290,7 @@ static void write_step_row(struct out *o, int json, int *first, const char *host
     else
         fw_str(&w, m->rows[row->parent].name);
     fw_key(&w);
-    put_start(o, m, row->start_ps);
+    put_us(o, row->start_ps);
     fw_us(&w, row->dur_ps);
     fw_us(&w, row->self_ps);
     fw_us(&w, row->dur_ps - row->self_ps);
@@ -359,6 +379,8 @@ static void write_host_info(struct out *o, const char *host, const struct xp_ste
     }
     out_puts(o, "],\"steps\":");
     out_u64(o, m->nsteps);
+    out_puts(o, ",\"clock_origin_us\":");
+    out_number(o, m->origin_us);
     out_puts(o, ",\"reason\":");
     if (m->reason[0])
         out_json_cstr(o, m->reason);

@@ -69,8 +69,8 @@ struct xp_steps {
     enum xp_steps_source source;     /* how the steps were found */
     const char **step_names;         /* the step annotation names (sorted) */
     uint32_t nstep_names;            /* entries in step_names */
-    double origin_us;                /* added to start_ps / 1e6 for start_us (0 unless
-                                      * a Chrome trace's clock did not fit in ps) */
+    double origin_us;                /* the source clock at start_ps 0 (us): a Chrome
+                                      * trace's earliest event; 0 for an xplane */
     char reason[256];                /* why there are no steps ("" if there are) */
     struct xp_steps_row *rows;       /* every row */
     uint32_t nrows;                  /* entries in rows */

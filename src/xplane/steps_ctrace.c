@@ -13,7 +13,7 @@
 #include "reader/stats.h"
 #include "steps_build.h"
 
-#define PS_LIMIT_US 9.0e12 /* |µs| beyond which ps no longer fit an int64 */
+#define EXACT_PS_US 4294967296.0 /* 2^32 us: a double holds a ps below it */
 
 #define PROFILER_STEP "ProfilerStep#" /* PyTorch's step: ProfilerStep#<n> */
 
@@ -229,10 +229,10 @@ static struct track_key *step_tracks(const struct ctrace *ct, const char **tab, 
     return keys;
 }
 
-/* Clock origin: 0 unless some time would overflow ps, then the earliest ts. */
+/* Clock origin: the earliest start of a span (the profile start), 0 without one. */
 static double clock_origin(const struct ctrace *ct)
 {
-    double lo = 0, hi = 0;
+    double lo = 0;
     int first = 1;
     uint32_t i;
 
@@ -242,11 +242,21 @@ static double clock_origin(const struct ctrace *ct)
             continue;
         if (first || ev->ts < lo)
             lo = ev->ts;
-        if (first || ev->ts + ev->dur > hi)
-            hi = ev->ts + ev->dur;
         first = 0;
     }
-    return fabs(lo) < PS_LIMIT_US && fabs(hi) < PS_LIMIT_US ? 0 : lo;
+    return lo;
+}
+
+/* ps from the clock origin to ts. Past 2^32 us a double holds a time more
+ * coarsely than a picosecond (a trace on an epoch clock, written to the
+ * nanosecond): the noise below a nanosecond is rounded away there. */
+static int64_t ps_since_origin(double ts, double origin_us)
+{
+    int64_t ps = llround((ts - origin_us) * 1e6);
+
+    if (fabs(origin_us) < EXACT_PS_US)
+        return ps;
+    return (ps >= 0 ? ps + 500 : ps - 500) / 1000 * 1000;
 }
 
 /* Feed the threads' events in members[0..n) (sorted by thread) to the builder. */
@@ -271,7 +281,7 @@ static int feed_tracks(struct st_builder *b, const struct ctrace *ct, const char
             int64_t lo, dur;
             if (xp_event_is_internal(name))
                 continue;
-            lo = llround((e->ts - b->m->origin_us) * 1e6);
+            lo = ps_since_origin(e->ts, b->m->origin_us);
             dur = e->dur > 0 ? llround(e->dur * 1e6) : 0;
             k = cnt++;
             ev[k] = (struct st_ev){lo, lo + dur, tab[e->name] ? tab[e->name] : name, mem[j].event,

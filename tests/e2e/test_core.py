@@ -151,6 +151,34 @@ def test_corrupt_source_gives_eio_and_errors_txt(corpus, tmp_path, mount):
     assert (mnt / "broken" / "hosts.json").read_text().startswith("[{")
 
 
+def test_errors_txt_lines_carry_utc_time(corpus, tmp_path, mount):
+    """Each errors.txt line starts with the UTC time it was noted,
+    "YYYY-MM-DDTHH:MM:SS.mmmZ ", and the same reason is noted once."""
+    import datetime
+    logdir = tmp_path / "logs"
+    bad_dir = logdir / "plugins" / "profile" / "broken"
+    bad_dir.mkdir(parents=True)
+    (bad_dir / "h.xplane.pb").write_bytes(b"\x0a\xff\xff\xff\xff\x0f")
+    mnt = mount(logdir)
+    before = datetime.datetime.now(datetime.timezone.utc)
+    with pytest.raises(OSError):
+        (mnt / "broken" / "summary.json").read_bytes()
+    first = (mnt / "broken" / "errors.txt").read_text().splitlines()
+    with pytest.raises(OSError):
+        (mnt / "broken" / "summary.json").read_bytes()
+    after = datetime.datetime.now(datetime.timezone.utc)
+    lines = (mnt / "broken" / "errors.txt").read_text().splitlines()
+    assert lines == first and lines, lines
+    slack = datetime.timedelta(seconds=1)
+    for line in lines:
+        stamp, rest = line.split(" ", 1)
+        assert len(stamp) == 24 and stamp.endswith("Z"), line
+        when = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc)
+        assert before - slack <= when <= after + slack, (before, when, after)
+        assert "h.xplane.pb: corrupt profile" in rest, rest
+
+
 def test_ls_does_not_convert(corpus, mount):
     mnt = mount(corpus)
     listing = subprocess.run(["ls", "-lR", str(mnt)], capture_output=True, text=True, check=True)

@@ -572,7 +572,7 @@ def test_no_steps_reason_in_errors_txt(corpus, mount):
     header = (run / "steps.csv").read_text()
     assert header.count("\n") == 1
     errors = (run / "errors.txt").read_text().splitlines()
-    lines = [e for e in errors if e.startswith("steps: host ")]
+    lines = [e for e in errors if e[25:].startswith("steps: host ")]
     assert len(lines) == 1 and "no steps" in lines[0], errors
     assert os.stat(run / "steps.csv").st_size == len(header)
 
@@ -612,11 +612,39 @@ def test_perfetto_trace_steps(tmp_path, xcat):
         [Decimal("50.5"), Decimal("0.5"), Decimal("200.5"), Decimal("30.5")]
     assert not any(r["thread"] == "pjrt" for r in rows)
     assert len(rows) == 12
+    # Times count from the trace's earliest event, named in steps.json.
+    origin = min(e["ts"] for e in evs)
+    assert [Decimal(r["start_us"]) for r in steps] == [t[0] - origin for t in STEPS4]
     doc = json.loads(xcat(tmp_path, f"{RUN}/steps.json"))
     assert doc["hosts"] == [{"host": "perfetto_trace", "source": "step_num",
-                             "step_names": ["learner_step"], "steps": 4, "reason": None}]
+                             "step_names": ["learner_step"], "steps": 4,
+                             "clock_origin_us": origin, "reason": None}]
     asked = rows_of(xcat(tmp_path, f"{RUN}/steps.csv?step=learner_step"))
     assert asked == rows
     reg = {r["region"]: r for r in rows_of(xcat(tmp_path, f"{RUN}/regions.csv"))}
     assert reg["learner_step"]["incl_total_us"] == "3600"
     assert reg["model_and_wait"]["incl_total_us"] == "2568"
+
+
+def test_pytorch_epoch_clock_counts_from_profile_start(corpus, xcat):
+    """A Kineto trace on an epoch clock (ts ~1.4e12 us): steps.csv counts from
+    its earliest event, to the nanosecond the trace is written in, and
+    steps.json names that event's ts. Checked against the trace's own text,
+    read as decimals here."""
+    import gzip
+    name = "h100_bert_small"
+    raw = gzip.decompress((corpus / "pytorch" / name / f"{name}.pt.trace.json.gz").read_bytes())
+    doc = json.loads(raw, parse_float=Decimal)
+    spans = [e for e in doc["traceEvents"] if e.get("ph") == "X" and "ts" in e]
+    origin = min(Decimal(e["ts"]) for e in spans)
+    steps = [e for e in spans if str(e.get("name", "")).startswith("ProfilerStep#")
+             and e.get("cat") != "gpu_user_annotation"]  # the GPU copy is no step
+    assert origin > 10**12 and steps
+    info = json.loads(xcat(corpus, f"pytorch/{name}/steps.json"))["hosts"][0]
+    assert Decimal(str(info["clock_origin_us"])) == origin
+    rows = [r for r in rows_of(xcat(corpus, f"pytorch/{name}/steps.csv")) if r["depth"] == "0"]
+    assert [Decimal(r["start_us"]) for r in rows] == \
+        sorted(Decimal(e["ts"]) - origin for e in steps)
+    # Every region starts on a whole nanosecond: no noise of the double clock.
+    for r in rows_of(xcat(corpus, f"pytorch/{name}/steps.csv")):
+        assert Decimal(r["start_us"]) * 1000 == int(Decimal(r["start_us"]) * 1000), r

@@ -1189,3 +1189,5 @@ def test_each_bad_request_gets_its_own_reason(tmp_path, synth, mount, serve):
         assert st == 400, body
         assert body.decode().rstrip().endswith(f"trace_viewer.json?resolution={v}: option resolution: "
                                       f"'{v}' is not a number"), body
+        # errors.txt's time stays in errors.txt.
+        assert not re.search(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", body), body

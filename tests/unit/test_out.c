@@ -131,6 +131,53 @@ static void test_numbers(void **state)
     free(s);
 }
 
+/* out_number: integers as integers, shortest digits, plain decimal in
+ * 1e-6..1e15; out_decimal shifts the digits without a second rounding. */
+static void test_people_numbers(void **state)
+{
+    static const struct {
+        double v;
+        int shift;
+        const char *want;
+    } cases[] = {
+        {0, 0, "0"},
+        {-0.0, 0, "0"},
+        {1234567, 0, "1234567"},
+        {-42, 0, "-42"},
+        {0.1, 0, "0.1"},
+        {21.3, 0, "21.3"},
+        {1e-6, 0, "0.000001"},
+        {1.5e-7, 0, "1.5e-07"},
+        {1e15, 0, "1e+15"},
+        {123456789012345.0, 0, "123456789012345"},
+        {NAN, 0, "null"},
+        {INFINITY, 0, "null"},
+        {1500000, -6, "1.5"},
+        {1, -6, "0.000001"},
+        {1234567, -3, "1234.567"},
+        {1500, 3, "1500000"},
+        {0.1, -3, "0.0001"},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct out o;
+        char *s;
+
+        out_init(&o);
+        if (cases[i].shift == 0)
+            out_number(&o, cases[i].v);
+        else
+            out_decimal(&o, cases[i].v, cases[i].shift);
+        s = finish(&o);
+        if (strcmp(s, cases[i].want) != 0)
+            fail_msg("case %zu: %g shift %d gave %s, want %s", i, cases[i].v, cases[i].shift, s,
+                     cases[i].want);
+        free(s);
+    }
+}
+
 static void test_format_i64(void **state)
 {
     char buf[OUT_I64_MAX];
@@ -747,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_json_escape),
         cmocka_unit_test(test_csv_escape),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_people_numbers),
         cmocka_unit_test(test_format_i64),
         cmocka_unit_test(test_integers_match_printf),
         cmocka_unit_test(test_chunk_boundaries),

@@ -402,7 +402,7 @@ static void test_steps_detection(void **state)
 }
 
 /* Chrome trace: "name N" steps, args step_num as a string, two threads; and a
- * clock in epoch microseconds, rebased so picoseconds fit. */
+ * clock in epoch microseconds; both count from the earliest event. */
 static void test_steps_chrome_trace(void **state)
 {
     static const char json[] =
@@ -433,7 +433,9 @@ static void test_steps_chrome_trace(void **state)
     assert_int_equal(m->steps[0].nrows, 2);
     assert_string_equal(m->rows[0].name, "train");
     assert_int_equal(m->rows[0].self_ps, 16 * US);
-    assert_int_equal(m->rows[1].start_ps, 11 * US + US / 2);
+    assert_true(m->origin_us == 10.0); /* times count from the earliest event */
+    assert_int_equal(m->rows[0].start_ps, 0);
+    assert_int_equal(m->rows[1].start_ps, US + US / 2);
     assert_string_equal(m->threads[0].name, "main");
     assert_int_equal(m->threads[0].id, 5);
     xp_steps_free(m);
