@@ -112,10 +112,10 @@ int gt_pt_links(const struct ctrace *ct, uint32_t **parentp);
 int snapshot_gpu_timeline(struct snapshot *snap, const char *host, const struct gt_host **gp,
                           struct xp_err *err);
 
-/* (gt_pyrepr.c) A double as TraceLens's published CSVs print it: Python's repr() layout
- * ("0.0", "100.0", "1e-05") with the shortest round-trip digits, capped at 16
- * significant digits ("15.76130099999998"). Returns the text's length (at
- * most n - 1; 32 bytes always suffice). */
+/* (gt_pyrepr.c) A double as TraceLens's CSVs print it: Python's repr() layout
+ * ("0.0", "100.0", "1e-05") with the shortest round-trip digits, up to 17
+ * ("14.570259033203126"). Returns the text's length (at most n - 1; 32 bytes
+ * always suffice). */
 size_t gt_pyrepr(double v, char *buf, size_t n);
 
 #endif

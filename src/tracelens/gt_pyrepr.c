@@ -1,6 +1,6 @@
 /*
- * gt_pyrepr.c - doubles as TraceLens's published CSVs print them (Python's
- * repr, at most 16 significant digits; see gt_pyrepr in gpu_timeline.h):
+ * gt_pyrepr.c - doubles as TraceLens's CSVs print them (pandas writes
+ * Python's repr: the shortest digits that read back, up to 17):
  * exact integer arithmetic for the magnitudes the tables hold, printf and
  * strtod for the rest.
  */
@@ -23,11 +23,11 @@ struct pydigits {
 };
 
 /* Digits of the general search with printf and strtod: the shortest
- * precision (1..16, by bisection) whose %e text reads back as a. */
+ * precision (1..17, by bisection) whose %e text reads back as a. */
 static void digits_search(double a, struct pydigits *d)
 {
     char tmp[40], *e;
-    int lo = 1, hi = 16, k;
+    int lo = 1, hi = 17, k;
 
     while (lo < hi) {
         int mid = (lo + hi) / 2;
@@ -130,8 +130,9 @@ static void digits_from(uint64_t rounded, int q, int exp10, struct pydigits *d)
  * search's precisions that read back form a run up to 15 (DBL_DIG: distinct
  * 15-digit decimals stay distinct as doubles, so a shorter decimal that reads
  * back as a is a's 15-digit rounding with trailing zeros), so its answer is
- * the 15-digit rounding trimmed if that reads back, else the 16-digit one.
- * Returns 0 outside that range. */
+ * the 15-digit rounding trimmed if that reads back, else the 16-digit one
+ * if that does, else the 17-digit one (which always does). Returns 0 outside
+ * that range. */
 static int digits_exact(double a, struct pydigits *d)
 {
     struct rounding r;
@@ -155,7 +156,13 @@ static int digits_exact(double a, struct pydigits *d)
     }
     if (!round_to_digits(m, k, 16, r.exp10, &r))
         return 0;
-    digits_from(r.rounded, 16, r.exp10, d);
+    if (reads_back(&r, m, k)) {
+        digits_from(r.rounded, 16, r.exp10, d);
+        return 1;
+    }
+    if (!round_to_digits(m, k, 17, r.exp10, &r))
+        return 0;
+    digits_from(r.rounded, 17, r.exp10, d);
     return 1;
 }
 
