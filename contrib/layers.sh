@@ -26,6 +26,7 @@ session 2
 hlo 3
 xplane 4
 op_stats 5
+memory 5
 trace 5
 tracelens 5
 tools 6

@@ -12,6 +12,8 @@ extern const struct tool tool_tools_json;
 extern const struct tool tool_errors_txt;
 extern const struct tool tool_module_list_json;
 extern const struct tool tool_memory_viewer_json;
+extern const struct tool tool_memory_profile_json;
+extern const struct tool tool_memory_profile_csv;
 extern const struct tool tool_graph_viewer_json;
 
 extern const struct tool tool_overview_page_json;
@@ -71,6 +73,9 @@ const struct tool *const tool_table[] = {
     &tool_roofline_model_csv,
     /* XProf's memory viewer of one HLO module (memory_viewer.c) */
     &tool_memory_viewer_json,
+    /* XProf's memory profile of one host's allocators (memory_profile.c) */
+    &tool_memory_profile_json,
+    &tool_memory_profile_csv,
     /* XProf's graph viewer of one HLO module (graph_viewer.c) */
     &tool_graph_viewer_json,
     /* XProf's trace viewer (trace_viewer.c, trace_viewer_legacy.c) */
