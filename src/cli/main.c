@@ -22,7 +22,7 @@
 
 #include "base/malloc_tune.h"
 #include "base/version.h"
-#include "cli/agent.h"
+#include "agent.h"
 #include "vfs/vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)
