@@ -106,7 +106,7 @@ static int compile_both(struct agent_ctx *ctx, const char *what, struct agent_re
 {
     const char *plane = agent_str(ctx, "plane_regex", ".*");
     const char *event = agent_str(ctx, "event_regex", ".*");
-    char msg[512], text[700];
+    char msg[512], text[1200];
     int rc;
 
     memset(pr, 0, sizeof(*pr));
@@ -120,7 +120,9 @@ static int compile_both(struct agent_ctx *ctx, const char *what, struct agent_re
     if (rc == -ENOMEM)
         return agent_fail(ctx, AGENT_E_INTERNAL, "out of memory");
     if (rc == 1) {
-        snprintf(text, sizeof(text), "Error %s XPlane events: error('%s')", what, msg);
+        char repr[1100];
+        py_str_repr(msg, repr, sizeof(repr));
+        snprintf(text, sizeof(text), "Error %s XPlane events: error(%s)", what, repr);
         return agent_answer_text(ctx, text) == 0 ? 1 : AGENT_E_INTERNAL;
     }
     if (rc == 2)

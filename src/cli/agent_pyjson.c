@@ -75,6 +75,38 @@ void py_float_repr(double v, char *buf, size_t n)
     buf[at < n ? at : n - 1] = '\0';
 }
 
+void py_str_repr(const char *s, char *buf, size_t n)
+{
+    char quote = strchr(s, '\'') != NULL && strchr(s, '"') == NULL ? '"' : '\'';
+    size_t at = 0;
+
+    if (n < 3) {
+        if (n > 0)
+            buf[0] = '\0';
+        return;
+    }
+    buf[at++] = quote;
+    for (; *s && at + 5 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\\' || c == (unsigned char)quote) {
+            buf[at++] = '\\';
+            buf[at++] = (char)c;
+        } else if (c == '\n') {
+            buf[at++] = '\\';
+            buf[at++] = 'n';
+        } else if (c == '\t') {
+            buf[at++] = '\\';
+            buf[at++] = 't';
+        } else if (c < 0x20 || c == 0x7f) {
+            at += (size_t)snprintf(buf + at, n - at, "\\x%02x", c);
+        } else {
+            buf[at++] = (char)c;
+        }
+    }
+    buf[at++] = quote;
+    buf[at] = '\0';
+}
+
 double py_round(double v, int ndigits)
 {
     char buf[400];

@@ -17,6 +17,9 @@
  * NaN and Infinity as json.dumps spells them) into buf (32 bytes). */
 void py_float_repr(double v, char *buf, size_t n);
 
+/* Python's repr of a str (quotes chosen as Python chooses them). */
+void py_str_repr(const char *s, char *buf, size_t n);
+
 /* Python's round(v, ndigits). */
 double py_round(double v, int ndigits);
 
