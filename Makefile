@@ -107,6 +107,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(LIB) $(LIBS) -lcmocka
 
+# The agent CLI's flag parser lives in src/cli/ (not in the library): its
+# unit test links those objects too.
+AGENT_UNIT_OBJ = $(BUILD)/src/cli/agent_flags.o $(BUILD)/src/cli/agent_pylit.o \
+                 $(BUILD)/src/cli/agent_pyjson.o
+$(BUILD)/tests/test_agent_flags: tests/unit/test_agent_flags.c $(AGENT_UNIT_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(AGENT_UNIT_OBJ) $(LIB) $(LIBS) -lcmocka
+
 # --- ui-proxy (issue 7): bundled page and object rules ----------------------
 # The page in ui-proxy/static/ is embedded into xprofs-ui: embed.sh turns the
 # files into a generated C file under $(BUILD). ui-proxy objects need no

@@ -22,20 +22,24 @@
 
 #include "base/malloc_tune.h"
 #include "base/version.h"
+#include "agent.h"
 #include "vfs/vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xprofs cat LOGDIR PATH...\n"
-               "       xprofs ls [-l] LOGDIR [PATH]\n"
-               "       xprofs check [-j THREADS] FILE.xplane.pb\n"
-               "       xprofs --version | help\n"
-               "PATH is what the mount shows under its mount point, options after '?':\n"
-               "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
-               "A file past 4 MiB is written while it is produced (no temporary file).\n"
-               "Environment: XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
+    fprintf(f,
+            "usage: xprofs cat LOGDIR PATH...\n"
+            "       xprofs ls [-l] LOGDIR [PATH]\n"
+            "       xprofs check [-j THREADS] FILE.xplane.pb\n"
+            "       xprofs COMMAND SESSION [--flag=value ...]   XProf's agent CLI:\n"
+            "         get_overview, get_top_hlo_ops, list_xplane_events, ... (docs/agent-cli.md)\n"
+            "       xprofs --version | help\n"
+            "PATH is what the mount shows under its mount point, options after '?':\n"
+            "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
+            "A file past 4 MiB is written while it is produced (no temporary file).\n"
+            "Environment: XPROFS_PLAIN_MALLOC=1 (glibc's default malloc).\n");
 }
 
 /* A log directory without runs is a mistake here: -1 with the reason. */
@@ -232,6 +236,9 @@ int main(int argc, char **argv)
         printf("xprofs %s\n", XPROFS_VERSION);
         return 0;
     }
+    /* XProf's agent commands (docs/agent-cli.md) */
+    if (agent_is_command(cmd))
+        return agent_main(argc, argv);
     if (strcmp(cmd, "check") == 0) {
         int threads = 0;
         if (argc == 5 && strcmp(argv[2], "-j") == 0) {

@@ -1,0 +1,313 @@
+"""XProf's agent CLI from xprofs (issue 39): every command on every XPlane run
+of the corpus answers valid JSON (or XProf's text) with exit 0, values agree
+with the tool files they come from and with events decoded by python3-protobuf,
+and flags, errors and exit codes behave as XProf's Fire program does."""
+import json
+import math
+import re
+import subprocess
+
+import pytest
+
+import xplane_py
+
+XPLANE_RUNS = ["jax_conv_rocm/plugins/profile/2025_01_01_00_00_00",
+               "jax08_conv_rocm/plugins/profile/s1",
+               "jax08_elementwise_rocm/plugins/profile/s1",
+               "jax08_gemm_rocm/plugins/profile/s1",
+               "tf_gpu_multiworker/plugins/profile/s1"]
+# the same runs as the mount names them (xprofs cat LOGDIR PATH)
+MOUNT_NAMES = {r: r.replace("/plugins/profile", "") for r in XPLANE_RUNS}
+
+JSON_COMMANDS = ["get_overview", "get_kpi_metrics", "get_device_information", "get_hosts",
+                 "get_memory_profile", "get_top_hlo_ops", "get_hlo_op_profile",
+                 "list_xplane_events", "aggregate_xplane_events", "get_utilization_viewer",
+                 "get_llo_analysis", "get_llo_debug_string"]
+
+
+def agent(build, *args, env=None):
+    r = subprocess.run([str(build / "xprofs"), *map(str, args)], capture_output=True,
+                       timeout=600, env=env)
+    return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+@pytest.mark.parametrize("command", JSON_COMMANDS)
+def test_every_command_answers_json(xprofs_build, corpus, run, command):
+    rc, out, err = agent(xprofs_build, command, corpus / run)
+    assert rc == 0, err
+    json.loads(out)
+    assert out.endswith("\n") and not out.endswith("\n\n")
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_profile_summary_text(xprofs_build, corpus, run, xcat):
+    rc, out, err = agent(xprofs_build, "get_profile_summary", corpus / run)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"Profile Summary for {corpus / run}"
+    prof = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/op_profile.json"))
+    total = prof["byProgram"]["metrics"]["rawTime"]
+    assert lines[1] == "Total Time: %.4f s" % (total / 1e12)
+    assert "| Name | Self Time (s) | Fraction |" in lines
+
+
+def leaves(node, prefix=""):
+    """(full name, node) of the op profile's XLA nodes with time."""
+    full = f"{prefix}/{node['name']}" if prefix else node["name"]
+    if "xla" in node and float(node["metrics"].get("rawTime", 0)) > 0:
+        yield full, node
+    for c in node.get("children", []):
+        yield from leaves(c, full)
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_top_hlo_ops_agree_with_op_profile_and_hlo_stats(xprofs_build, corpus, run, xcat):
+    rc, out, err = agent(xprofs_build, "get_top_hlo_ops", corpus / run, "--limit=5")
+    assert rc == 0, err
+    got = json.loads(out)
+    prof = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/op_profile.json"))
+    ops = [(name, n) for name, n in leaves(prof["byProgram"])]
+    assert got["total_matched"] == len(ops)
+    want_times = sorted((float(n["metrics"]["rawTime"]) / 1e9 for _, n in ops), reverse=True)[:5]
+    assert [o["total_self_time_ms"] for o in got["top_by_time"]] == pytest.approx(want_times)
+    # every named op with time is an HLO op of hlo_stats.json with the same self time
+    stats = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/hlo_stats.json"))
+    ids = [c["id"] for c in stats["cols"]]
+    name_col, time_col = ids.index("hlo_op_name"), ids.index("total_self_time")
+    self_us, rows_of = {}, {}
+    for row in stats["rows"]:
+        v = [c.get("v") for c in row["c"]]
+        self_us[v[name_col]] = v[time_col]
+        rows_of[v[name_col]] = rows_of.get(v[name_col], 0) + 1
+    leaf_count = {}
+    for name, _ in ops:
+        leaf_count[name.rsplit("/", 1)[-1]] = leaf_count.get(name.rsplit("/", 1)[-1], 0) + 1
+    compared = 0
+    for op in got["top_by_time"]:
+        leaf = op["name"].rsplit("/", 1)[-1]
+        # an op name used in one program only: one row, one leaf
+        if rows_of.get(leaf) == 1 and leaf_count[leaf] == 1:
+            compared += 1
+            assert op["total_self_time_ms"] == pytest.approx(self_us[leaf] / 1000, rel=1e-6)
+
+
+def test_top_hlo_ops_category_filter(xprofs_build, corpus):
+    run = corpus / XPLANE_RUNS[0]
+    rc, out, _ = agent(xprofs_build, "get_top_hlo_ops", run, "--category_filter", " Custom-Call ",
+                       "--limit", "0")
+    assert rc == 0
+    got = json.loads(out)
+    assert got["total_matched"] > 0
+    assert {o["category"] for o in got["top_by_time"]} == {"custom-call"}
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_overview_and_kpi_agree_with_overview_page(xprofs_build, corpus, run, xcat):
+    page = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/overview_page.json"))
+    props = {}
+    for section in page:
+        props.update(section.get("p", {}))
+    rc, out, _ = agent(xprofs_build, "get_overview", corpus / run)
+    ov = json.loads(out)
+    assert ov["performance_summary"]["steptime_ms_average"] == props["steptime_ms_average"]
+    assert ov["run_environment"]["device_type"] == props["device_type"]
+    rc, out, _ = agent(xprofs_build, "get_kpi_metrics", corpus / run)
+    kpi = json.loads(out)
+    assert kpi["step_time_ms"] == props["steptime_ms_average"]
+    assert kpi["accelerator_info"]["device_core_count"] == props["device_core_count"]
+
+
+def test_device_information_floats(xprofs_build, corpus, xcat):
+    run = XPLANE_RUNS[3]
+    rc, out, _ = agent(xprofs_build, "get_device_information", corpus / run)
+    info = json.loads(out)
+    props = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/roofline_model.json"))[0]["p"]
+    for k, v in props.items():
+        try:
+            assert info[k] == float(v)
+        except ValueError:
+            assert info[k] == v
+
+
+def test_hosts_of_multiworker(xprofs_build, corpus):
+    rc, out, _ = agent(xprofs_build, "get_hosts", corpus / "tf_gpu_multiworker")
+    files = sorted((corpus / XPLANE_RUNS[4]).glob("*.xplane.pb"))
+    want = sorted({f.name[:-len(".xplane.pb")].split(".")[-1] for f in files})
+    assert json.loads(out) == {"hosts": [{"hostname": h} for h in want]}
+
+
+def decoded_events(run_dir, plane_re=".*", event_re=".*"):
+    """(plane, line, name, start_ps, duration_ps) as XProf's profile_data computes them."""
+    pr, er = re.compile(plane_re), re.compile(event_re)
+    for f in sorted(run_dir.glob("**/*.xplane.pb")):
+        space = xplane_py.load(f)
+        for plane in space.planes:
+            if not pr.search(plane.name):
+                continue
+            meta = {m.key: m.value for m in plane.event_metadata}
+            for line in plane.lines:
+                for ev in line.events:
+                    md = meta.get(ev.metadata_id)
+                    name = md.name if md is not None else str(ev.metadata_id)
+                    if not er.search(name):
+                        continue
+                    start = int((float(line.timestamp_ns) + ev.offset_ps / 1000.0) * 1000)
+                    yield plane.name, line.name, name, start, int(ev.duration_ps / 1000.0 * 1000)
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_list_events_counts_agree_with_summary(xprofs_build, corpus, run, xcat):
+    rc, out, _ = agent(xprofs_build, "list_xplane_events", corpus / run, "--max_events=3")
+    got = json.loads(out)
+    summary = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/summary.json"))
+    assert got["total_matched"] == sum(h["event_count"] for h in summary["hosts"])
+    assert got["returned"] == 3 and got["truncated"] is True
+    want = list(decoded_events(corpus / run))[:3]
+    assert [(e["plane"], e["line_id"], e["event"], e["offset_ps"], e["duration_ps"])
+            for e in got["events"]] == want
+
+
+def test_list_events_window_and_offset(xprofs_build, corpus):
+    run = corpus / XPLANE_RUNS[3]
+    evs = [e for e in decoded_events(run, "GPU", "^Cijk")]
+    t0, t1 = evs[1][3], evs[-1][3] + evs[-1][4]
+    rc, out, _ = agent(xprofs_build, "list_xplane_events", run, "--plane_regex=GPU",
+                       "--event_regex", "^Cijk", f"--start_time_ps={t0}", f"--end_time_ps={t1}",
+                       "--offset=1", "--max_events=0")
+    got = json.loads(out)
+    inside = [e for e in evs if e[3] >= t0 and e[3] + e[4] <= t1]
+    assert got["total_matched"] == len(inside)
+    assert [e["offset_ps"] for e in got["events"]] == [e[3] for e in inside[1:]]
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+@pytest.mark.parametrize("plane_re,event_re", [(".*", ".*"), ("GPU|CPU", r"(?i)^(dot|fusion)"),
+                                               (r"device:\w+:\d$", r"[a-z]+\.\d+")])
+def test_aggregate_sums_agree_with_protobuf(xprofs_build, corpus, run, plane_re, event_re):
+    rc, out, err = agent(xprofs_build, "aggregate_xplane_events", corpus / run, plane_re,
+                         event_re)
+    assert rc == 0, err
+    got = {a["event"]: a for a in json.loads(out)["aggregates"]}
+    want = {}
+    for _, _, name, _, d in decoded_events(corpus / run, plane_re, event_re):
+        want.setdefault(name, []).append(d)
+    assert set(got) == set(want)
+    for name, ds in want.items():
+        a = got[name]
+        assert a["count"] == len(ds) and a["total_duration_ps"] == sum(ds)
+        assert a["min_duration_ps"] == min(ds) and a["max_duration_ps"] == max(ds)
+        if len(ds) > 1:
+            mean = sum(ds) / len(ds)
+            sd = math.sqrt(sum((d - mean) ** 2 for d in ds) / (len(ds) - 1))
+            assert a["std_dev_ps"] == pytest.approx(sd, rel=1e-9, abs=1e-6)
+    totals = [a["total_duration_ps"] for a in json.loads(out)["aggregates"]]
+    assert totals == sorted(totals, reverse=True)
+
+
+def test_xspace_proto_bytes(xprofs_build, corpus, tmp_path):
+    run = corpus / XPLANE_RUNS[3]
+    target = tmp_path / "x.pb"
+    rc, out, _ = agent(xprofs_build, "get_xspace_proto", run, "--output_path", target)
+    assert rc == 0 and out == f"{target}\n"
+    src = next(run.glob("*.xplane.pb"))
+    assert target.read_bytes() == src.read_bytes()
+    rc, out, _ = agent(xprofs_build, "get_xspace_proto", corpus / XPLANE_RUNS[4])
+    assert rc == 1 and json.loads(out)["reason"] == "INTERNAL_ERROR"
+
+
+# --- sessions -------------------------------------------------------------
+
+def test_session_forms_agree(xprofs_build, corpus):
+    run = corpus / XPLANE_RUNS[0]
+    xplane = next(run.glob("*.xplane.pb"))
+    logdir = corpus / "jax_conv_rocm"
+    answers = set()
+    for args in ([run], [logdir], [xplane], ["2025_01_01_00_00_00", f"--logdir={logdir}"],
+                 [f"--session_dir={run}"], ["--session_path", run],
+                 ["--source", run], ["2025_01_01_00_00_00".replace("_", ""), f"--logdir={logdir}"]):
+        rc, out, err = agent(xprofs_build, "get_top_hlo_ops", *args, "--limit=1")
+        assert rc == 0, (args, err)
+        answers.add(out)
+    assert len(answers) == 1
+
+
+def test_pytorch_run_is_a_path_error(xprofs_build, corpus):
+    rc, out, err = agent(xprofs_build, "get_overview", corpus / "pytorch/h100_bert_small")
+    assert rc == 3
+    got = json.loads(out)
+    assert got["status"] == "ERROR" and got["reason"] == "PATH_ERROR"
+    assert got["error"].endswith("(DATA_ABSENT).")
+    assert err.startswith("PATH_ERROR: ")
+
+
+# --- flags, errors and exit codes -------------------------------------------
+
+@pytest.mark.parametrize("args,code,reason", [
+    (["/no/such/dir"], 3, "PATH_ERROR"),
+    (["no_such_run", "--logdir=/no/such"], 3, "PATH_ERROR"),
+    (["RUN", "--limit=abc"], 4, "INVALID_VALUE"),
+    (["RUN", "--limit", "1.5x"], 4, "INVALID_VALUE"),
+    (["RUN", "--logdir"], 2, "USAGE_ERROR"),
+])
+def test_errors(xprofs_build, corpus, args, code, reason):
+    args = [str(corpus / XPLANE_RUNS[0]) if a == "RUN" else a for a in args]
+    rc, out, err = agent(xprofs_build, "get_top_hlo_ops", *args)
+    assert rc == code
+    got = json.loads(out)
+    assert list(got) == ["status", "reason", "error"]
+    assert got["status"] == "ERROR" and got["reason"] == reason
+    assert err.startswith(reason + ": ")
+    assert out.startswith('{\n  "status": "ERROR",\n')
+
+
+@pytest.mark.parametrize("args", [["RUN", "--bogus=1"], [], ["RUN", "extra"], ["RUN", "-l", "3"],
+                                  ["--logdir", "RUN"]])
+def test_fire_usage_errors(xprofs_build, corpus, args):
+    args = [str(corpus / XPLANE_RUNS[0]) if a == "RUN" else a for a in args]
+    rc, out, err = agent(xprofs_build, "get_top_hlo_ops", *args)
+    assert rc == 2 and out == ""
+    assert err.startswith("ERROR: ")
+
+
+def test_help(xprofs_build):
+    rc, out, _ = agent(xprofs_build, "list_xplane_events", "--help")
+    assert rc == 0 and "--plane_regex" in out and "SYNOPSIS" in out
+
+
+@pytest.mark.parametrize("pattern", ["(", "a)", "[abc", "*a", "a**", "\\", r"\q", "a{3,1}"])
+def test_bad_regex_gets_pythons_message(xprofs_build, corpus, pattern):
+    try:
+        re.compile(pattern)
+        pytest.fail("python accepts " + pattern)
+    except re.error as e:
+        want = f"Error listing XPlane events: error({str(e)!r})"
+    rc, out, _ = agent(xprofs_build, "list_xplane_events", corpus / XPLANE_RUNS[3],
+                       f"--event_regex={pattern}")
+    assert rc == 0 and out == want + "\n"
+
+
+@pytest.mark.parametrize("pattern", [r"^Cijk", r"\.kd$", r"(?i)CUSTOM", r"custom|fusion",
+                                     r"[0-9]+\.\d", r"\w+-call\.\d", r"^(?:cus|fus)t?",
+                                     r"x{2,}", r"\s", r"[^a-z]$"])
+def test_regex_matches_as_python(xprofs_build, corpus, pattern):
+    run = corpus / XPLANE_RUNS[3]
+    want = sum(1 for _ in decoded_events(run, ".*", pattern))
+    rc, out, _ = agent(xprofs_build, "list_xplane_events", run, "--event_regex", pattern,
+                       "--max_events=1")
+    assert rc == 0 and json.loads(out)["total_matched"] == want
+
+
+def test_spill_past_10_mb(xprofs_build, corpus, tmp_path):
+    import os
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    run = corpus / XPLANE_RUNS[4]
+    rc, out, _ = agent(xprofs_build, "list_xplane_events", run, "--max_events=0", env=env)
+    got = json.loads(out)
+    assert got["status"] == "SAVED_TO_FILE" and got["size_bytes"] > 10 * 1024 * 1024
+    path = got["file_path"]
+    assert re.fullmatch(re.escape(str(tmp_path)) + r"/xprof_spill_list_xplane_events_[0-9a-f]{8}\.json", path)
+    with open(path) as f:
+        full = json.load(f)
+    assert full["returned"] == full["total_matched"]
+    assert os.path.getsize(path) == got["size_bytes"]
