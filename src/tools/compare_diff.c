@@ -54,7 +54,7 @@ static int test_steps(struct compare *c)
 
     c->median_delta_us = r->step_us.median - b->step_us.median;
     c->median_ratio = b->step_us.median > 0 ? r->step_us.median / b->step_us.median : NAN;
-    c->mean_delta_us = r->step_us.mean - b->step_us.mean;
+    c->mean_delta_us = b->nsteps && r->nsteps ? r->step_us.mean - b->step_us.mean : NAN;
     if (b->nsteps < COMPARE_MIN_STEPS || r->nsteps < COMPARE_MIN_STEPS)
         return 0;
     x = malloc(b->nsteps * sizeof(*x));
@@ -148,7 +148,7 @@ static int match_regions(struct compare *c)
         qsort(c->regions, c->nregions, sizeof(*c->regions), region_delta_desc);
     for (k = 0; k < c->nregions; k++) {
         struct cmp_region *g = &c->regions[k];
-        g->share = c->mean_delta_us != 0
+        g->share = isfinite(c->mean_delta_us) && c->mean_delta_us != 0
                        ? (g->run_self_per_step - g->base_self_per_step) / c->mean_delta_us
                        : NAN;
         if (c->most == NULL && g->min_depth >= 1 && abs_delta(g) > 0)

@@ -305,8 +305,9 @@ static void md_pct(struct out *o, double share)
 static void md_steps(struct out *o, const struct compare *c)
 {
     const struct stat5 *b = &c->base.step_us, *r = &c->run.step_us;
+    const char *step = c->run.step_name ? c->run.step_name : c->base.step_name;
 
-    out_printf(o, "\n## Step time (`%s`)\n\n", c->run.step_name ? c->run.step_name : "no steps");
+    out_printf(o, "\n## Step time (`%s`)\n\n", step ? step : "no steps");
     out_puts(o,
              "| | steps | median µs | p90 µs | mean µs |\n| --- | ---: | ---: | ---: | ---: |\n");
     out_printf(o, "| base %s | %u | ", c->base.name, b->n);
