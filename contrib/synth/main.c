@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "learner_plan.h"
 #include "profile.h"
 #include "sink.h"
 #include "inference.h"
@@ -22,30 +23,38 @@
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
-        "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
-        "                    [--vendor amd|nvidia]\n"
-        "                    [--scenario train|steps4|tpu|tpu_sc|tpu_raw|tpu_sc_raw|inference]\n"
-        "\n"
-        "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
-        "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
-        "\n"
-        "  --out LOGDIR     log directory (default synth-logdir)\n"
-        "  --run NAME       run directory (default 2025_01_01_00_00_00)\n"
-        "  --size-mb N      about N MB (10^6 bytes, uncompressed) per host file\n"
-        "  --steps N        number of training steps (default 10)\n"
-        "  --seed S         PRNG seed, same seed = same bytes (default 1)\n"
-        "  --hosts H        number of host files (default 1, at most %d)\n"
-        "  --gpus G         GPU planes per host (default 2, at most %d)\n"
-        "  --gz             write .xplane.pb.gz (gzip level 1)\n"
-        "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
-        "  --scenario S     train (default), steps4, tpu, tpu_sc, tpu_raw, tpu_sc_raw or\n"
-        "                   inference (small fixed profiles; tpu_sc: tpu with two\n"
-        "                   SparseCores; *_raw: without group_id stats; tpu and\n"
-        "                   tpu_raw grow with --steps or --size-mb)\n",
-        SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
+    fprintf(f,
+            "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
+            "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
+            "                    [--vendor amd|nvidia]\n"
+            "                    [--scenario train|steps4|compare|tpu|tpu_sc|tpu_raw|tpu_sc_raw|\n"
+            "                     inference]\n"
+            "                    [--slow-region NAME:US] [--drop-op HLO] [--slow-op HLO:F]\n"
+            "                    [--plan FILE]\n"
+            "\n"
+            "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
+            "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
+            "\n"
+            "  --out LOGDIR     log directory (default synth-logdir)\n"
+            "  --run NAME       run directory (default 2025_01_01_00_00_00)\n"
+            "  --size-mb N      about N MB (10^6 bytes, uncompressed) per host file\n"
+            "  --steps N        number of training steps (default 10)\n"
+            "  --seed S         PRNG seed, same seed = same bytes (default 1)\n"
+            "  --hosts H        number of host files (default 1, at most %d)\n"
+            "  --gpus G         GPU planes per host (default 2, at most %d)\n"
+            "  --gz             write .xplane.pb.gz (gzip level 1)\n"
+            "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
+            "  --scenario S     train (default), steps4, compare, tpu, tpu_sc, tpu_raw,\n"
+            "                   tpu_sc_raw or inference (small fixed profiles; tpu_sc: tpu\n"
+            "                   with two SparseCores; *_raw: without group_id stats; tpu\n"
+            "                   and tpu_raw grow with --steps or --size-mb; compare: steps4's\n"
+            "                   shape with --steps steps and seeded jitter)\n"
+            "  --slow-region NAME:US  compare: region NAME (input_wait, model_and_wait) US\n"
+            "                   microseconds longer in every step\n"
+            "  --drop-op HLO    compare: the kernel of HLO op HLO never runs\n"
+            "  --slow-op HLO:F  compare: the kernel of HLO op HLO F times longer\n"
+            "  --plan FILE      steps4, compare: write every step's times as JSON to FILE\n",
+            SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
 /* Parses a whole decimal integer in [lo, hi]; 0 or -1 after printing a message. */
@@ -119,26 +128,50 @@ enum {
     O_GZ,
     O_VENDOR,
     O_SCENARIO,
+    O_SLOW_REGION,
+    O_DROP_OP,
+    O_SLOW_OP,
+    O_PLAN,
     O_HELP
 };
 
 static const struct option long_opts[] = {
+    {"drop-op", required_argument, NULL, O_DROP_OP},
     {"gpus", required_argument, NULL, O_GPUS},
     {"gz", no_argument, NULL, O_GZ},
     {"help", no_argument, NULL, O_HELP},
     {"hosts", required_argument, NULL, O_HOSTS},
     {"out", required_argument, NULL, O_OUT},
+    {"plan", required_argument, NULL, O_PLAN},
     {"run", required_argument, NULL, O_RUN},
     {"scenario", required_argument, NULL, O_SCENARIO},
     {"seed", required_argument, NULL, O_SEED},
     {"size-mb", required_argument, NULL, O_SIZE},
+    {"slow-op", required_argument, NULL, O_SLOW_OP},
+    {"slow-region", required_argument, NULL, O_SLOW_REGION},
     {"steps", required_argument, NULL, O_STEPS},
     {"vendor", required_argument, NULL, O_VENDOR},
     {NULL, 0, NULL, 0},
 };
 
+/* Splits "NAME:N" into *name (arg, cut at the colon) and N in [lo, hi];
+ * 0 or -1 after printing a message. */
+static int parse_named_int(const char *opt, char *arg, int64_t lo, int64_t hi, const char **name,
+                           int64_t *n)
+{
+    char *colon = strrchr(arg, ':');
+
+    if (colon == NULL || colon == arg) {
+        fprintf(stderr, "xprofs-synth: bad value '%s' for %s (want NAME:N)\n", arg, opt);
+        return -1;
+    }
+    *colon = '\0';
+    *name = arg;
+    return parse_int(opt, colon + 1, lo, hi, n);
+}
+
 /* Applies one option; returns 0, 1 (help printed) or -1 (error printed). */
-static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
+static int apply_opt(struct synth_opts *o, int c, char *arg, int *given)
 {
     int64_t v;
 
@@ -179,8 +212,10 @@ static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
         return -1;
     case O_SCENARIO:
         if (strcmp(arg, "train") == 0 || strcmp(arg, "steps4") == 0 ||
-            strncmp(arg, "tpu", 3) == 0 || strcmp(arg, "inference") == 0) {
-            o->steps4 = strcmp(arg, "steps4") == 0;
+            strcmp(arg, "compare") == 0 || strncmp(arg, "tpu", 3) == 0 ||
+            strcmp(arg, "inference") == 0) {
+            o->compare = strcmp(arg, "compare") == 0;
+            o->steps4 = o->compare || strcmp(arg, "steps4") == 0;
             o->tpu_sc = strcmp(arg, "tpu_sc") == 0 || strcmp(arg, "tpu_sc_raw") == 0;
             o->tpu_raw = strcmp(arg, "tpu_raw") == 0 || strcmp(arg, "tpu_sc_raw") == 0;
             o->tpu = o->tpu_sc || o->tpu_raw || strcmp(arg, "tpu") == 0;
@@ -188,11 +223,26 @@ static int apply_opt(struct synth_opts *o, int c, const char *arg, int *given)
             if (strncmp(arg, "tpu", 3) != 0 || o->tpu)
                 return 0;
         }
-        fprintf(stderr,
-                "xprofs-synth: unknown scenario '%s' (train, steps4, tpu, tpu_sc, tpu_raw, "
-                "tpu_sc_raw, inference)\n",
-                arg);
+        fprintf(
+            stderr,
+            "xprofs-synth: unknown scenario '%s' (train, steps4, compare, tpu, tpu_sc, tpu_raw, "
+            "tpu_sc_raw, inference)\n",
+            arg);
         return -1;
+    case O_SLOW_REGION:
+        *given |= 4;
+        return parse_named_int("--slow-region", arg, 1, 1000000, &o->slow_region,
+                               &o->slow_region_us);
+    case O_DROP_OP:
+        *given |= 4;
+        o->drop_op = arg;
+        return 0;
+    case O_SLOW_OP:
+        *given |= 4;
+        return parse_named_int("--slow-op", arg, 1, 100, &o->slow_op, &o->slow_op_factor);
+    case O_PLAN:
+        o->plan_path = arg;
+        return 0;
     case O_HELP:
         usage(stdout);
         return 1;
@@ -229,8 +279,21 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
         fprintf(stderr, "xprofs-synth: --size-mb and --steps exclude each other\n");
         return -1;
     }
-    if (o->steps4 && (o->size_mb > 0 || given != 0)) {
+    if (o->steps4 && !o->compare && (o->size_mb > 0 || given != 0)) {
         fprintf(stderr, "xprofs-synth: --scenario steps4 has fixed steps and one GPU\n");
+        return -1;
+    }
+    if (o->compare && (o->size_mb > 0 || (given & 2))) {
+        fprintf(stderr, "xprofs-synth: --scenario compare takes --steps and one GPU\n");
+        return -1;
+    }
+    if ((given & 4) && !o->compare) {
+        fprintf(stderr, "xprofs-synth: --slow-region, --drop-op and --slow-op need "
+                        "--scenario compare\n");
+        return -1;
+    }
+    if (o->plan_path != NULL && !o->steps4) {
+        fprintf(stderr, "xprofs-synth: --plan needs --scenario steps4 or compare\n");
         return -1;
     }
     if (o->tpu_sc && (o->size_mb > 0 || given != 0)) {
@@ -313,6 +376,13 @@ static int run(struct synth *sy)
     for (h = 0; h < o->n_hosts && rc == 0; h++)
         rc = write_host(sy, dir, h, n_steps);
     free(dir);
+    if (rc == 0 && o->plan_path != NULL) {
+        struct learner_plan lp;
+        rc = learner_plan_build(&lp, o, &sy->prog);
+        if (rc == 0)
+            rc = learner_plan_write_json(&lp, o, &sy->prog, o->plan_path);
+        learner_plan_release(&lp);
+    }
     return rc;
 }
 

@@ -163,6 +163,7 @@ static const struct tpl metrics[] = {
 static const struct tpl tiny[] = {
     {'f', "loop_add_fusion", 0, "add", 100},
     {'g', "up", 0, "dot_general", 0},
+    {'f', "loop_multiply_fusion", 0, "mul", 150}, /* compare only */
 };
 
 /* State while ops of one module are appended. */
@@ -492,10 +493,10 @@ static void fill_metrics(struct builder *b, const void *arg)
     add_tpl(b, metrics, N_OF(metrics), "jit(update_metrics)/jit(main)", 160);
 }
 
+/* arg: the number of tiny's ops to add. */
 static void fill_tiny(struct builder *b, const void *arg)
 {
-    (void)arg;
-    add_tpl(b, tiny, N_OF(tiny), "jit(learner_step)/jit(main)", 12);
+    add_tpl(b, tiny, *(const size_t *)arg, "jit(learner_step)/jit(main)", 12);
 }
 
 int program_build(struct program *pr, enum program_shape shape, const struct vendor *v,
@@ -508,9 +509,10 @@ int program_build(struct program *pr, enum program_shape shape, const struct ven
     b.pr = pr;
     b.v = v;
     b.seed = seed;
-    if (shape == PROGRAM_TINY) {
-        /* steps4 lays out its own exact times; dur_ns is unused there */
-        build_module(&b, 0, "jit_learner_step", "learner_step", 1, fill_tiny, NULL);
+    if (shape == PROGRAM_TINY || shape == PROGRAM_COMPARE) {
+        /* learner_plan.c lays out their times; dur_ns is unused there */
+        size_t n = shape == PROGRAM_TINY ? 2 : N_OF(tiny);
+        build_module(&b, 0, "jit_learner_step", "learner_step", 1, fill_tiny, &n);
     } else {
         build_module(&b, 0, "jit_train_step", "train_step", 7, fill_train, NULL);
         build_module(&b, 1, "jit_update_metrics", "update_metrics", 9, fill_metrics, NULL);

@@ -59,8 +59,9 @@ struct program {
 };
 
 enum program_shape {
-    PROGRAM_TRAIN, /* transformer training step + metrics update */
-    PROGRAM_TINY   /* one module of one fusion and one gemm (steps4) */
+    PROGRAM_TRAIN,  /* transformer training step + metrics update */
+    PROGRAM_TINY,   /* one module of one fusion and one gemm (steps4) */
+    PROGRAM_COMPARE /* the same and one more fusion (compare) */
 };
 
 /*

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The steps4 scenario. Thread 1 ("python3") holds 4 learner_step steps, each
- * with input_wait then model_and_wait; inside model_and_wait a
- * PjitFunction(learner_step) hands work (_p/_c) to thread 2, whose
- * ExecuteHelper launches one fusion and one gemm, run on /device:GPU:0.
- * Every time is a fixed number of microseconds: see README.md.
+ * The learner_step scenarios (steps4, compare). Thread 1 ("python3") holds
+ * the learner_step steps, each with input_wait then model_and_wait; inside
+ * model_and_wait a PjitFunction(learner_step) hands work (_p/_c) to thread
+ * 2, whose ExecuteHelper launches one kernel per op, run on /device:GPU:0.
+ * Every time comes from the scenario's plan (learner_plan.h, README.md).
  */
 #include "steps4.h"
 
@@ -12,34 +12,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "learner_plan.h"
 #include "lines.h"
 #include "planes.h"
 #include "xplane.h"
 
 #define US 1000
-#define N_STEPS 4
 #define HOST_TS_NS 50000   /* timestamp_ns of both host lines */
 #define DEVICE_TS_NS 60000 /* timestamp_ns of the GPU stream line */
 #define CONTEXT_PJRT 5
 
-/* Step k in microseconds since the profile start. */
-static const struct step_us {
-    int64_t step0, step1; /* learner_step */
-    int64_t iw0, iw1;     /* input_wait */
-    int64_t mw0, mw1;     /* model_and_wait */
-} steps[N_STEPS] = {
-    {100, 1100, 110, 310, 320, 1070},
-    {1200, 2000, 1200, 1300, 1300, 2000},
-    {2100, 3300, 2150, 2550, 2600, 3200},
-    {3400, 4000, 3410, 3460, 3470, 3990},
-};
-
-/* Per op (0 = fusion, 1 = gemm), relative to model_and_wait start, in us. */
-static const struct op_us {
-    int64_t thunk0;  /* thunk on thread 2, 20 us; launch at +5 us, 10 us */
-    int64_t kernel0; /* kernel on the GPU */
-    int64_t kernel;  /* kernel duration */
-} op_times[2] = {{40, 60, 100}, {70, 170, 300}};
+/* Op i's thunk on thread 2 starts this long after model_and_wait (20 us;
+ * its launch at +5 us, 10 us). */
+#define THUNK_US(i) (40 + 30 * (int64_t)(i))
 
 /* Host stat names (ids 1..13 in this order). */
 enum {
@@ -96,14 +81,16 @@ static const char *const dev_stats[] = {"device_vendor",
 /* Metadata tables and ids of the scenario. */
 struct s4 {
     struct synth *sy;                 /* tiny program and vendor */
+    struct learner_plan plan;         /* every time */
     struct strtab hev, hst, dev, dst; /* host/device event and stat names */
     int64_t e_step, e_input, e_model, e_pjit, e_execute, e_helper;
-    int64_t e_thunk[2], e_launch[2];            /* host events per op */
-    int64_t h_xla, h_module;                    /* host refs */
-    int64_t h_hlo[2], h_scope[2];               /* host refs per op */
-    int64_t d_kernel[2];                        /* device events per op */
-    int64_t d_xla, d_module;                    /* device refs */
-    int64_t d_hlo[2], d_scope[2], d_details[2]; /* device refs per op */
+    int64_t e_thunk[LEARNER_MAX_OPS], e_launch[LEARNER_MAX_OPS]; /* host events per op */
+    int64_t h_xla, h_module;                                     /* host refs */
+    int64_t h_hlo[LEARNER_MAX_OPS], h_scope[LEARNER_MAX_OPS];    /* host refs per op */
+    int64_t d_kernel[LEARNER_MAX_OPS];                           /* device events per op */
+    int64_t d_xla, d_module;                                     /* device refs */
+    int64_t d_hlo[LEARNER_MAX_OPS], d_scope[LEARNER_MAX_OPS];    /* device refs per op */
+    int64_t d_details[LEARNER_MAX_OPS];
 };
 
 /* Interns every name (stat names first, in enum order); 0 or -ENOMEM. */
@@ -128,7 +115,7 @@ static int s4_tables(struct s4 *t)
     t->h_module = strtab_id(&t->hst, m->name);
     t->d_xla = strtab_id(&t->dst, "XlaModule:");
     t->d_module = strtab_id(&t->dst, m->name);
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < (size_t)t->plan.nops; i++) {
         const struct op *op = &m->ops[i];
 
         t->e_thunk[i] = strtab_id(&t->hev, op->hlo);
@@ -155,11 +142,11 @@ static void span_us(struct emit *em, int64_t ts_ns, int64_t meta, int64_t t0, in
 static int s4_python(void *ctx, int unused, struct emit *em)
 {
     const struct s4 *t = ctx;
-    int k;
+    int64_t k;
 
     (void)unused;
-    for (k = 0; k < N_STEPS; k++) {
-        const struct step_us *s = &steps[k];
+    for (k = 0; k < t->plan.nsteps; k++) {
+        const struct learner_step *s = &t->plan.steps[k];
 
         span_us(em, HOST_TS_NS, t->e_step, s->step0, s->step1);
         xev_int(em, S_STEP_NUM, k);
@@ -179,16 +166,22 @@ static int s4_python(void *ctx, int unused, struct emit *em)
     return em->err;
 }
 
-/* Thunk and launch on thread 2 of op i of step k. */
-static void s4_launch(const struct s4 *t, struct emit *em, int k, int i)
+/* The correlation id of op i's launch and kernel in step k. */
+static uint64_t s4_correlation(const struct s4 *t, int64_t k, int i)
 {
-    int64_t t0 = steps[k].mw0 + op_times[i].thunk0;
+    return (uint64_t)(t->plan.nops * k + 1 + i);
+}
+
+/* Thunk and launch on thread 2 of op i of step k. */
+static void s4_launch(const struct s4 *t, struct emit *em, int64_t k, int i)
+{
+    int64_t t0 = t->plan.steps[k].mw0 + THUNK_US(i);
 
     span_us(em, HOST_TS_NS, t->e_thunk[i], t0, t0 + 20);
     xev_end(em);
     span_us(em, HOST_TS_NS, t->e_launch[i], t0 + 5, t0 + 15);
     xev_uint(em, S_DEVICE_ID, 0);
-    xev_uint(em, S_CORR, (uint64_t)(2 * k + 1 + i));
+    xev_uint(em, S_CORR, s4_correlation(t, k, i));
     xev_ref(em, S_TF_OP, t->h_xla);
     xev_ref(em, S_NAME, t->h_scope[i]);
     xev_ref(em, S_HLO_OP, t->h_hlo[i]);
@@ -201,16 +194,20 @@ static void s4_launch(const struct s4 *t, struct emit *em, int k, int i)
 static int s4_execute(void *ctx, int unused, struct emit *em)
 {
     const struct s4 *t = ctx;
-    int k;
+    int64_t k, mw0;
+    int i;
 
     (void)unused;
-    for (k = 0; k < N_STEPS; k++) {
-        span_us(em, HOST_TS_NS, t->e_helper, steps[k].mw0 + 30, steps[k].mw0 + 130);
+    for (k = 0; k < t->plan.nsteps; k++) {
+        mw0 = t->plan.steps[k].mw0;
+        span_us(em, HOST_TS_NS, t->e_helper, mw0 + 30, mw0 + 70 + 30 * t->plan.nops);
         xev_int(em, S_CT, CONTEXT_PJRT);
         xev_int(em, S_C, k + 1);
         xev_end(em);
-        s4_launch(t, em, k, 0);
-        s4_launch(t, em, k, 1);
+        for (i = 0; i < t->plan.nops; i++) {
+            if (t->plan.steps[k].kernel_us[i] > 0)
+                s4_launch(t, em, k, i);
+        }
     }
     return em->err;
 }
@@ -219,15 +216,18 @@ static int s4_execute(void *ctx, int unused, struct emit *em)
 static int s4_gpu(void *ctx, int unused, struct emit *em)
 {
     const struct s4 *t = ctx;
-    int k, i;
+    int64_t k;
+    int i;
 
     (void)unused;
-    for (k = 0; k < N_STEPS; k++) {
-        for (i = 0; i < 2; i++) {
-            int64_t t0 = steps[k].mw0 + op_times[i].kernel0;
-
-            span_us(em, DEVICE_TS_NS, t->d_kernel[i], t0, t0 + op_times[i].kernel);
-            xev_uint(em, D_CORR, (uint64_t)(2 * k + 1 + i));
+    for (k = 0; k < t->plan.nsteps; k++) {
+        for (i = 0; i < t->plan.nops; i++) {
+            const struct learner_step *st = &t->plan.steps[k];
+            if (st->kernel_us[i] == 0)
+                continue;
+            span_us(em, DEVICE_TS_NS, t->d_kernel[i], st->kernel0[i],
+                    st->kernel0[i] + st->kernel_us[i]);
+            xev_uint(em, D_CORR, s4_correlation(t, k, i));
             xev_ref(em, D_DETAILS, t->d_details[i]);
             xev_ref(em, D_TF_OP, t->d_xla);
             xev_ref(em, D_NAME, t->d_scope[i]);
@@ -285,7 +285,7 @@ static int s4_planes(struct s4 *t, struct sink *sink, const char *host, uint64_t
     if (rc == 0)
         rc = xplane_write(sink, &cpu, &bytes);
     if (rc == 0)
-        rc = planes_write_task_env(sink, start, start + 4100 * US, &bytes);
+        rc = planes_write_task_env(sink, start, start + (uint64_t)t->plan.stop_us * US, &bytes);
     if (rc == 0)
         rc = xspace_write_hostname(sink, host, &bytes);
     wb_release(&htail);
@@ -301,7 +301,9 @@ int steps4_write(struct synth *sy, int h, struct sink *sink)
     memset(&t, 0, sizeof(t));
     t.sy = sy;
     synth_set_host(sy, h);
-    rc = s4_tables(&t);
+    rc = learner_plan_build(&t.plan, sy->opt, &sy->prog);
+    if (rc == 0)
+        rc = s4_tables(&t);
     if (rc == 0)
         rc = s4_planes(&t, sink, sy->hostname, planes_wall_start(h));
     if (rc == -ENOMEM)
@@ -310,5 +312,6 @@ int steps4_write(struct synth *sy, int h, struct sink *sink)
     strtab_release(&t.hst);
     strtab_release(&t.dev);
     strtab_release(&t.dst);
+    learner_plan_release(&t.plan);
     return rc;
 }

@@ -249,7 +249,11 @@ int synth_init(struct synth *sy, const struct synth_opts *opt)
     sy->opt = opt;
     sy->v = opt->vendor;
     sy->step_name = opt->steps4 ? "learner_step" : "train_step";
-    rc = program_build(&sy->prog, opt->steps4 ? PROGRAM_TINY : PROGRAM_TRAIN, sy->v, opt->seed);
+    rc = program_build(&sy->prog,
+                       opt->compare  ? PROGRAM_COMPARE
+                       : opt->steps4 ? PROGRAM_TINY
+                                     : PROGRAM_TRAIN,
+                       sy->v, opt->seed);
     if (rc == 0 && !opt->steps4)
         rc = init_train(sy);
     if (rc != 0) {

@@ -20,15 +20,22 @@
 
 /* Command-line options. */
 struct synth_opts {
-    const char *out_dir;         /* LOGDIR */
-    const char *run;             /* run (session) directory name */
-    double size_mb;              /* target MB per host file, 0 = use n_steps */
-    uint64_t seed;               /* PRNG seed */
-    int n_hosts;                 /* files to write */
-    int n_gpus;                  /* /device:GPU:<n> planes per host */
-    int64_t n_steps;             /* steps when size_mb is 0 */
-    int gzip;                    /* write .xplane.pb.gz */
-    int steps4;                  /* --scenario steps4 */
+    const char *out_dir;     /* LOGDIR */
+    const char *run;         /* run (session) directory name */
+    double size_mb;          /* target MB per host file, 0 = use n_steps */
+    uint64_t seed;           /* PRNG seed */
+    int n_hosts;             /* files to write */
+    int n_gpus;              /* /device:GPU:<n> planes per host */
+    int64_t n_steps;         /* steps when size_mb is 0 */
+    int gzip;                /* write .xplane.pb.gz */
+    int steps4;              /* --scenario steps4 or compare (the learner_step ones) */
+    int compare;             /* --scenario compare: seeded steps, injections below */
+    const char *slow_region; /* --slow-region NAME:US: that region US longer */
+    int64_t slow_region_us;
+    const char *drop_op; /* --drop-op HLO: that op's kernel never runs */
+    const char *slow_op; /* --slow-op HLO:F: that op's kernel F times longer */
+    int64_t slow_op_factor;
+    const char *plan_path;       /* --plan FILE: the learner_step plan as JSON */
     int tpu;                     /* --scenario tpu, tpu_sc, tpu_raw or tpu_sc_raw */
     int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */
     int tpu_raw;                 /* --scenario tpu_raw / tpu_sc_raw: no group_id stats */

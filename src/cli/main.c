@@ -3,9 +3,11 @@
  *
  *   xprofs cat LOGDIR PATH...     print the files the mount shows at PATH...
  *   xprofs ls [-l] LOGDIR [PATH]  list a directory of the mount's tree
+ *   xprofs compare LOGDIR A B     print B's compare.md against base A
  *   xprofs check [-j N] FILE      read one .xplane.pb[.gz] completely (N decode
  *                                 threads) and print what it holds and how long
  *                                 reading took: a validator and the reader's benchmark
+ *   xprofs COMMAND SESSION ...    XProf's agent CLI (agent.c, docs/agent-cli.md)
  *
  * Output is byte for byte what the mount serves; errors go to stderr as one
  * line with a non-zero exit code (1 not found, 2 usage or bad option, 3 bad
@@ -32,6 +34,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: xprofs cat LOGDIR PATH...\n"
             "       xprofs ls [-l] LOGDIR [PATH]\n"
+            "       xprofs compare LOGDIR BASE RUN   (RUN/compare.md?base=BASE)\n"
             "       xprofs check [-j THREADS] FILE.xplane.pb\n"
             "       xprofs COMMAND SESSION [--flag=value ...]   XProf's agent CLI:\n"
             "         get_overview, get_top_hlo_ops, list_xplane_events, ... (docs/agent-cli.md)\n"
@@ -125,6 +128,34 @@ done:
 fail:
     fprintf(stderr, "xprofs: %s: %s\n", path, err.msg[0] ? err.msg : strerror(-rc));
     return exit_code(rc);
+}
+
+/* RUN/compare.md?base=BASE, BASE percent-encoded where a query needs it. */
+static int cmd_compare(struct vfs *v, const char *base, const char *run)
+{
+    static const char keep[] = "-._~/";
+    size_t n = strlen(run) + 3 * strlen(base) + 32, len;
+    char *path = malloc(n);
+    const char *p;
+    int rc;
+
+    if (path == NULL) {
+        fprintf(stderr, "xprofs: out of memory\n");
+        return 3;
+    }
+    len = (size_t)snprintf(path, n, "%s/compare.md?base=", run);
+    for (p = base; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            strchr(keep, c) != NULL)
+            path[len++] = (char)c;
+        else
+            len += (size_t)snprintf(path + len, n - len, "%%%02X", c);
+    }
+    path[len] = '\0';
+    rc = cmd_cat(v, path);
+    free(path);
+    return rc;
 }
 
 struct ls_ctx {
@@ -264,7 +295,8 @@ int main(int argc, char **argv)
     }
     if ((strcmp(cmd, "cat") == 0 && argc - argi < 2) ||
         (strcmp(cmd, "ls") == 0 && (argc - argi < 1 || argc - argi > 2)) ||
-        (strcmp(cmd, "cat") != 0 && strcmp(cmd, "ls") != 0)) {
+        (strcmp(cmd, "compare") == 0 && argc - argi != 3) ||
+        (strcmp(cmd, "cat") != 0 && strcmp(cmd, "ls") != 0 && strcmp(cmd, "compare") != 0)) {
         usage(stderr);
         return 2;
     }
@@ -286,7 +318,9 @@ int main(int argc, char **argv)
             if (one > rc)
                 rc = one;
         }
-    } else
+    } else if (strcmp(cmd, "compare") == 0)
+        rc = cmd_compare(v, argv[argi + 1], argv[argi + 2]);
+    else
         rc = cmd_ls(v, argi + 1 < argc ? argv[argi + 1] : "", longfmt);
     if (fflush(stdout) != 0 && rc == 0)
         rc = 3;

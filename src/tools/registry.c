@@ -49,6 +49,12 @@ extern const struct tool tool_modules_txt;   /* PyTorch runs: pt_modules.c */
 extern const struct tool tool_roofline_csv;  /* PyTorch runs: pt_roofline.c */
 extern const struct tool tool_report_md;
 extern const struct tool tool_report_json;
+extern const struct tool tool_compare_md;
+extern const struct tool tool_compare_json;
+extern const struct tool tool_compare_steps_csv;
+extern const struct tool tool_compare_ops_csv;
+extern const struct tool tool_compare_kernels_csv;
+extern const struct tool tool_compare_gpu_timeline_csv;
 
 /* clang-format off */
 const struct tool *const tool_table[] = {
@@ -101,6 +107,13 @@ const struct tool *const tool_table[] = {
     /* ours: the one-page report of the run (report.c) */
     &tool_report_md,
     &tool_report_json,
+    /* ours: this run against ?base=RUN, found by lookup only (compare.c) */
+    &tool_compare_md,
+    &tool_compare_json,
+    &tool_compare_steps_csv,
+    &tool_compare_ops_csv,
+    &tool_compare_kernels_csv,
+    &tool_compare_gpu_timeline_csv,
     NULL,
 };
 /* clang-format on */

@@ -46,6 +46,7 @@
 #include "base/sort.h"
 #include "op_stats/op_stats.h"
 #include "op_stats/op_stats_input.h"
+#include "run_numbers.h"
 #include "tool.h"
 #include "out/datatable.h"
 #include "reader/ctrace.h"
@@ -54,44 +55,11 @@
 #include "xplane/steps.h"
 
 #define TOP_N 10
-#define MAX_WARNINGS 16
-
-/* Summary statistics of a sample. */
-struct stat5 {
-    uint32_t n;
-    double median, p90, min, max, mean;
-};
-
-struct report_op {
-    const char *name, *category;
-    uint64_t occurrences;
-    double self_us, share_pct, gflops_per_s;
-};
-
-struct report_kernel {
-    const char *name, *op;
-    uint64_t occurrences;
-    double total_us, share_pct;
-    int tensor_core;
-};
-
-/* A kernel name of a PyTorch run: its "kernel" events on every host. */
-struct report_pt_kernel {
-    const char *name; /* owned by the snapshot's trace */
-    int host;         /* first host it was seen on (the order of sums) */
-    uint64_t occurrences;
-    double total_us, max_us, share_pct;
-};
 
 struct report_annotation {
     const char *host, *source;
     const char *name; /* the first step annotation, NULL if none */
     struct stat5 incl_us, unattributed_us;
-};
-
-struct report_gpu {
-    const char *host, *device;
-    double busy_us, idle_us, total_us, exposed_comm_us, exposed_memcpy_us;
 };
 
 struct report {
@@ -103,24 +71,23 @@ struct report {
     struct ip_analysis ip;     /* valid when os */
     int has_ip;
     struct stat5 step_ms;
-    double comp_ms[11]; /* averages of XProf's components (GPU and CPU runs) */
-    double tpu_ms[7];   /* averages of XProf's TPU components (TPU runs) */
-    int tpu;            /* 1: the breakdown is the TPU one */
-    double group_ms[5]; /* compute, input, communication, host, idle */
-    struct report_op ops[TOP_N];
-    int nops;
-    struct report_kernel kernels[TOP_N];
-    int nkernels;
-    int pt;                   /* 1: PyTorch run, the pt_* top ops and kernels */
-    struct pt_summary pt_ops; /* kernel_launchers_summary.csv's rows */
-    struct report_pt_kernel pt_kernels[TOP_N];
-    int npt_kernels;
-    struct report_gpu *gpus;
+    double comp_ms[11];    /* averages of XProf's components (GPU and CPU runs) */
+    double tpu_ms[7];      /* averages of XProf's TPU components (TPU runs) */
+    int tpu;               /* 1: the breakdown is the TPU one */
+    double group_ms[5];    /* compute, input, communication, host, idle */
+    struct run_fw_op *ops; /* every framework op (the writers show TOP_N) */
+    uint32_t nops;
+    struct run_kernel *kernels; /* every kernel (the writers show TOP_N) */
+    uint32_t nkernels;
+    int pt;                           /* 1: PyTorch run, the pt_* top ops and kernels */
+    struct pt_summary pt_ops;         /* kernel_launchers_summary.csv's rows */
+    struct run_pt_kernel *pt_kernels; /* every kernel name (the writers show TOP_N) */
+    size_t npt_kernels;
+    struct run_gpu *gpus;
     int ngpus;
     struct report_annotation *ann;
     int nann;
-    char warnings[MAX_WARNINGS][512];
-    int nwarnings;
+    struct run_warnings warnings;
 };
 
 static const char *const comp_names[11] = {
@@ -134,50 +101,9 @@ static const char *const tpu_names[7] = {
 };
 static const char *const group_names[5] = {"compute", "input", "communication", "host", "idle"};
 
-static int cmp_i64(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-    return (a > b) - (a < b);
-}
-
-/* The summary of the times ps[0..n) (sorted in place) in units of unit_ps
- * (1e9: ms, 1e6: µs); the median and p90 as numpy.percentile. */
-static void stat5_of(int64_t *ps, uint32_t n, double unit_ps, struct stat5 *s)
-{
-    double sum = 0;
-    uint32_t i;
-
-    memset(s, 0, sizeof(*s));
-    s->n = n;
-    if (n == 0)
-        return;
-    qsort(ps, n, sizeof(*ps), cmp_i64);
-    for (i = 0; i < n; i++)
-        sum += (double)ps[i];
-    s->median = np_percentile_sorted(ps, n, 0.5) / unit_ps;
-    s->p90 = np_percentile_sorted(ps, n, 0.9) / unit_ps;
-    s->min = (double)ps[0] / unit_ps;
-    s->max = (double)ps[n - 1] / unit_ps;
-    s->mean = sum / n / unit_ps;
-}
-
 static void warn(struct report *r, const char *fmt, const char *a, const char *b)
 {
-    if (r->nwarnings == MAX_WARNINGS)
-        return;
-    snprintf(r->warnings[r->nwarnings], sizeof(r->warnings[0]), fmt, a, b);
-    r->nwarnings++;
-}
-
-/* Kernels by total time, longest first, then name. */
-static int kernel_total_desc(const void *a, const void *b)
-{
-    const struct report_kernel *x = a, *y = b;
-
-    if (x->total_us != y->total_us)
-        return x->total_us > y->total_us ? -1 : 1;
-    return strcmp(x->name, y->name);
+    run_warn(&r->warnings, fmt, a, b);
 }
 
 /* ---- gathering ----------------------------------------------------------------- */
@@ -245,90 +171,28 @@ static int gather_steps(struct report *r)
 
 static int gather_ops(struct report *r)
 {
-    struct op_metrics_db tf;
-    struct arena arena;
-    const struct op_metrics **rows;
-    uint32_t n, i;
-    double total;
-    int rc = 0;
-
-    arena_init(&arena);
-    op_db_tf_from_device(&tf, &arena, &r->os->device_db, 0);
-    rows = tf.oom ? NULL : op_db_sorted(&tf, 0, &n);
-    if (rows == NULL) {
-        op_db_free(&tf);
-        arena_free(&arena);
-        return -ENOMEM;
-    }
-    total = (double)tf.total_op_time_ps / 1e6;
-    for (i = 0; i < n && r->nops < TOP_N && rc == 0; i++) {
-        const struct op_metrics *m = rows[i];
-        struct report_op *op = &r->ops[r->nops];
-        if (op_is_idle(m))
-            continue;
-        /* Copies: the framework db and its names go below. */
-        op->name = strdup(m->name);
-        op->category = strdup(m->category);
-        op->occurrences = m->occurrences;
-        op->self_us = (double)m->self_time_ps / 1e6;
-        op->share_pct = total > 0 ? op->self_us / total * 100 : 0;
-        op->gflops_per_s = m->time_ps > 0 ? m->flops_v2 / ((double)m->time_ps / 1e12) / 1e9 : 0;
-        r->nops++;
-        if (op->name == NULL || op->category == NULL)
-            rc = -ENOMEM;
-    }
-    free((void *)rows);
-    op_db_free(&tf);
-    arena_free(&arena);
-    return rc;
+    return run_fw_ops(r->os, &r->ops, &r->nops);
 }
 
-/* 1 if two kernel reports are the same kernel of the same op (the
- * combined op_stats keeps each host's report). */
-static int same_kernel(const struct report_kernel *k, const struct kernel_report *r)
-{
-    return strcmp(k->name, r->name) == 0 && strcmp(k->op ? k->op : "", r->op_name) == 0;
-}
-
-/* The top kernels by total time, each host's report of a kernel added up. */
+/* Every kernel by total time, each host's report of a kernel added up. */
 static int gather_kernels(struct report *r)
 {
     const struct op_stats *os = r->os;
-    struct report_kernel *all = calloc(os->nkernels ? os->nkernels : 1, sizeof(*all));
-    double total = 0;
-    uint32_t i, n = 0, j;
-    int warned = 0;
+    uint32_t i;
 
-    if (all == NULL)
-        return -ENOMEM;
     for (i = 0; i < os->nkernels; i++) {
         const struct kernel_report *k = &os->kernels[i];
-        total += (double)k->total_duration_ns / 1e3;
         /* as kernel_stats warns: no GPU has more than 512 registers a thread */
-        if (k->registers_per_thread > 512 && !warned) {
+        if (k->registers_per_thread > 512) {
             warn(r,
                  "kernel_stats: %s has %s registers per thread in the profile, shown as "
                  "written (the ROCm tracer writes such values)",
                  k->name, "more than 512");
-            warned = 1;
+            break;
         }
-        for (j = 0; j < n && !same_kernel(&all[j], k); j++)
-            ;
-        if (j == n) {
-            all[n].name = k->name;
-            all[n].op = k->op_name;
-            all[n].tensor_core = k->is_kernel_using_tensor_core;
-            n++;
-        }
-        all[j].occurrences += k->occurrences;
-        all[j].total_us += (double)k->total_duration_ns / 1e3;
     }
-    qsort(all, n, sizeof(*all), kernel_total_desc);
-    for (j = 0; j < n && r->nkernels < TOP_N; j++) {
-        all[j].share_pct = total > 0 ? all[j].total_us / total * 100 : 0;
-        r->kernels[r->nkernels++] = all[j];
-    }
-    free(all);
+    if (run_xp_kernels(os, &r->kernels, &r->nkernels) != 0)
+        return -ENOMEM;
     if (r->nops == 0 && os->nkernels > 0)
         warn(r, "top_ops: %s%s",
              "no device time is attributed to a framework op (the kernels "
@@ -339,37 +203,7 @@ static int gather_kernels(struct report *r)
 
 static int gather_gpus(struct report *r, struct tool_ctx *ctx)
 {
-    int h;
-
-    for (h = 0; h < r->nhosts; h++) {
-        const struct gt_host *g;
-        struct xp_err err = {0};
-        struct report_gpu *v;
-        uint32_t d;
-        int rc = snapshot_gpu_timeline(ctx->snap, r->hosts[h], &g, &err);
-        if (rc == -ENOMEM)
-            return rc;
-        if (rc != 0) {
-            warn(r, "gpus: %s: %s", r->hosts[h], err.msg);
-            continue;
-        }
-        v = realloc(r->gpus, (size_t)(r->ngpus + (int)g->ndevices + 1) * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        r->gpus = v;
-        for (d = 0; d < g->ndevices; d++) {
-            const struct gt_device *dev = &g->devices[d];
-            struct report_gpu *o = &r->gpus[r->ngpus++];
-            o->host = r->hosts[h];
-            o->device = dev->name;
-            o->busy_us = dev->metric[GT_BUSY_TIME];
-            o->idle_us = dev->metric[GT_IDLE_TIME];
-            o->total_us = dev->metric[GT_TOTAL_TIME];
-            o->exposed_comm_us = dev->metric[GT_EXPOSED_COMM_TIME];
-            o->exposed_memcpy_us = dev->metric[GT_EXPOSED_MEMCPY_TIME];
-        }
-    }
-    return 0;
+    return run_gpus(ctx->snap, r->hosts, r->nhosts, &r->gpus, &r->ngpus, &r->warnings);
 }
 
 static int gather_annotations(struct report *r, struct tool_ctx *ctx)
@@ -442,128 +276,19 @@ static int gather_pt_ops(struct report *r, const struct host_list *hl)
     return 0;
 }
 
-/* Kernel sums by name, then by first host. */
-static int pt_kernel_name_cmp(const void *a, const void *b)
-{
-    const struct report_pt_kernel *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-
-    if (c != 0)
-        return c;
-    return (x->host > y->host) - (x->host < y->host);
-}
-
-/* Kernel sums by total time, longest first, then name. */
-static int pt_kernel_total_desc(const void *a, const void *b)
-{
-    const struct report_pt_kernel *x = a, *y = b;
-
-    if (x->total_us != y->total_us)
-        return x->total_us > y->total_us ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* Append to *v the sums by name of the "kernel" complete events of trace ct
- * (host h), in file order, and add their time to *total. Returns 0 or
- * -ENOMEM. */
-static int host_kernel_sums(const struct ctrace *ct, int h, struct report_pt_kernel **v, size_t *n,
-                            size_t *cap, double *total)
-{
-    uint32_t cat = ctrace_str_find(ct, "kernel"), *slot, i;
-
-    if (cat == 0)
-        return 0;
-    slot = malloc(((size_t)ctrace_str_count(ct) + 1) * sizeof(*slot));
-    if (slot == NULL)
-        return -ENOMEM;
-    memset(slot, 0xff, ((size_t)ctrace_str_count(ct) + 1) * sizeof(*slot));
-    for (i = 0; i < ct->nevents; i++) {
-        const struct ctrace_event *ev = &ct->events[i];
-        struct report_pt_kernel *k;
-        if (ev->cat != cat || ev->ph != 'X')
-            continue;
-        if (slot[ev->name] == UINT32_MAX) {
-            if (*n == *cap) {
-                size_t c = *cap ? *cap * 2 : 256;
-                struct report_pt_kernel *nv = realloc(*v, c * sizeof(*nv));
-                if (nv == NULL) {
-                    free(slot);
-                    return -ENOMEM;
-                }
-                *v = nv;
-                *cap = c;
-            }
-            memset(&(*v)[*n], 0, sizeof(**v));
-            (*v)[*n].name = ctrace_str(ct, ev->name);
-            (*v)[*n].host = h;
-            slot[ev->name] = (uint32_t)(*n)++;
-        }
-        k = &(*v)[slot[ev->name]];
-        if (k->occurrences++ == 0 || ev->dur > k->max_us)
-            k->max_us = ev->dur;
-        k->total_us += ev->dur;
-        *total += ev->dur;
-    }
-    free(slot);
-    return 0;
-}
-
 /* The top kernels of a PyTorch run: every "kernel" event of every host,
  * grouped by name over the hosts (a host's sums added in host order). */
 static int gather_pt_kernels(struct report *r, struct tool_ctx *ctx)
 {
-    struct report_pt_kernel *v = NULL;
-    size_t n = 0, cap = 0, i, m = 0;
-    double total = 0;
-    int h, rc = 0;
-
-    for (h = 0; h < r->nhosts && rc == 0; h++) {
-        const struct ctrace *ct;
-        struct xp_err err = {0};
-        if (snapshot_host_file(ctx->snap, r->hosts[h], SRC_PT_TRACE) == NULL)
-            continue;
-        rc = snapshot_ctrace(ctx->snap, r->hosts[h], &ct, &err);
-        if (rc == 0)
-            rc = host_kernel_sums(ct, h, &v, &n, &cap, &total);
-        else if (rc != -ENOMEM) {
-            warn(r, "top_kernels: %s: %s", r->hosts[h], err.msg);
-            rc = 0;
-        }
-    }
-    if (rc != 0) {
-        free(v);
-        return rc;
-    }
-    if (n > 1)
-        qsort(v, n, sizeof(*v), pt_kernel_name_cmp);
-    for (i = 0; i < n; i++) {
-        if (m > 0 && strcmp(v[m - 1].name, v[i].name) == 0) {
-            v[m - 1].occurrences += v[i].occurrences;
-            v[m - 1].total_us += v[i].total_us;
-            if (v[i].max_us > v[m - 1].max_us)
-                v[m - 1].max_us = v[i].max_us;
-            continue;
-        }
-        v[m++] = v[i];
-    }
-    if (m > 1)
-        qsort(v, m, sizeof(*v), pt_kernel_total_desc);
-    for (i = 0; i < m && r->npt_kernels < TOP_N; i++) {
-        v[i].share_pct = total > 0 ? v[i].total_us / total * 100 : 0;
-        r->pt_kernels[r->npt_kernels++] = v[i];
-    }
-    free(v);
-    return 0;
+    return run_pt_kernels(ctx->snap, r->hosts, r->nhosts, &r->pt_kernels, &r->npt_kernels,
+                          &r->warnings);
 }
 
 static void report_free(struct report *r)
 {
-    int i;
-
-    for (i = 0; i < r->nops; i++) {
-        free((void *)r->ops[i].name);
-        free((void *)r->ops[i].category);
-    }
+    run_fw_ops_free(r->ops, r->nops);
+    free(r->kernels);
+    free(r->pt_kernels);
     if (r->has_ip)
         ip_free(&r->ip);
     free(r->gpus);
@@ -723,8 +448,8 @@ static void write_json_ops(struct out *o, const struct report *r, int *first)
                      "device rows, IDLE left out");
     json_key(o, "top_ops", first);
     out_putc(o, '[');
-    for (i = 0; i < r->nops; i++) {
-        const struct report_op *op = &r->ops[i];
+    for (i = 0; i < (int)r->nops && i < TOP_N; i++) {
+        const struct run_fw_op *op = &r->ops[i];
         int f = 1;
         out_puts(o, i ? ",{" : "{");
         json_key(o, "name", &f);
@@ -749,8 +474,8 @@ static void write_json_ops(struct out *o, const struct report *r, int *first)
                      "report of a kernel and op added up");
     json_key(o, "top_kernels", first);
     out_putc(o, '[');
-    for (i = 0; i < r->nkernels; i++) {
-        const struct report_kernel *k = &r->kernels[i];
+    for (i = 0; i < (int)r->nkernels && i < TOP_N; i++) {
+        const struct run_kernel *k = &r->kernels[i];
         int f = 1;
         out_puts(o, i ? ",{" : "{");
         json_key(o, "name", &f);
@@ -835,8 +560,8 @@ static void write_json_pt_kernels(struct out *o, const struct report *r, int *fi
                      "max_us the longest dur, total_pct the share of all kernel events' time");
     json_key(o, "top_kernels", first);
     out_putc(o, '[');
-    for (i = 0; i < r->npt_kernels; i++) {
-        const struct report_pt_kernel *k = &r->pt_kernels[i];
+    for (i = 0; i < (int)r->npt_kernels && i < TOP_N; i++) {
+        const struct run_pt_kernel *k = &r->pt_kernels[i];
         int f = 1;
         out_puts(o, i ? ",{" : "{");
         json_key(o, "name", &f);
@@ -887,7 +612,7 @@ static void write_json(struct out *o, const struct report *r)
     json_key(o, "gpus", &first);
     out_putc(o, '[');
     for (i = 0; i < r->ngpus; i++) {
-        const struct report_gpu *g = &r->gpus[i];
+        const struct run_gpu *g = &r->gpus[i];
         f = 1;
         out_puts(o, i ? ",{" : "{");
         json_key(o, "host", &f);
@@ -926,9 +651,9 @@ static void write_json(struct out *o, const struct report *r)
     out_putc(o, ']');
     json_key(o, "warnings", &first);
     out_putc(o, '[');
-    for (i = 0; i < r->nwarnings; i++) {
+    for (i = 0; i < r->warnings.n; i++) {
         out_puts(o, i ? "," : "");
-        out_json_cstr(o, r->warnings[i]);
+        out_json_cstr(o, r->warnings.msg[i]);
     }
     out_puts(o, "]}\n");
 }
@@ -1025,8 +750,8 @@ static void write_md_ops(struct out *o, const struct report *r)
     else
         out_puts(o, "| op | type | count | self µs | % | GFLOP/s |\n"
                     "| --- | --- | ---: | ---: | ---: | ---: |\n");
-    for (i = 0; i < r->nops; i++) {
-        const struct report_op *op = &r->ops[i];
+    for (i = 0; i < (int)r->nops && i < TOP_N; i++) {
+        const struct run_fw_op *op = &r->ops[i];
         out_puts(o, "| ");
         md_cell(o, op->name, 80);
         out_puts(o, " | ");
@@ -1039,8 +764,8 @@ static void write_md_ops(struct out *o, const struct report *r)
         out_puts(o, "None.\n");
     else
         out_puts(o, "| kernel | op | count | µs | % |\n| --- | --- | ---: | ---: | ---: |\n");
-    for (i = 0; i < r->nkernels; i++) {
-        const struct report_kernel *k = &r->kernels[i];
+    for (i = 0; i < (int)r->nkernels && i < TOP_N; i++) {
+        const struct run_kernel *k = &r->kernels[i];
         out_puts(o, "| ");
         md_cell(o, k->name, 80);
         out_puts(o, " | ");
@@ -1083,8 +808,8 @@ static void write_md_pt(struct out *o, const struct report *r)
     else
         out_puts(o, "| kernel | count | µs | mean µs | max µs | % |\n"
                     "| --- | ---: | ---: | ---: | ---: | ---: |\n");
-    for (k = 0; k < r->npt_kernels; k++) {
-        const struct report_pt_kernel *kn = &r->pt_kernels[k];
+    for (k = 0; k < (int)r->npt_kernels && k < TOP_N; k++) {
+        const struct run_pt_kernel *kn = &r->pt_kernels[k];
         out_puts(o, "| ");
         md_cell(o, kn->name, 80);
         out_printf(o, " | %llu | %.3f | %.3f | %.3f | %.1f |\n",
@@ -1125,7 +850,7 @@ static void write_md(struct out *o, const struct report *r)
         out_puts(o, "| host | device | busy µs | idle µs | idle % | exposed comm µs | exposed "
                     "memcpy µs |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
     for (i = 0; i < r->ngpus; i++) {
-        const struct report_gpu *g = &r->gpus[i];
+        const struct run_gpu *g = &r->gpus[i];
         out_printf(o, "| %s | %s | %.3f | %.3f | %.1f | %.3f | %.3f |\n", g->host, g->device,
                    g->busy_us, g->idle_us, g->total_us > 0 ? g->idle_us / g->total_us * 100 : 0,
                    g->exposed_comm_us, g->exposed_memcpy_us);
@@ -1145,10 +870,10 @@ static void write_md(struct out *o, const struct report *r)
                    a->host, a->name, a->source, a->incl_us.n, a->incl_us.median,
                    a->unattributed_us.median);
     }
-    if (r->nwarnings > 0)
+    if (r->warnings.n > 0)
         out_puts(o, "\n## Warnings\n\n");
-    for (i = 0; i < r->nwarnings; i++)
-        out_printf(o, "- %s\n", r->warnings[i]);
+    for (i = 0; i < r->warnings.n; i++)
+        out_printf(o, "- %s\n", r->warnings.msg[i]);
 }
 
 static int produce(struct tool_ctx *ctx, struct out *o, int json)

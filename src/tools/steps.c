@@ -56,8 +56,9 @@
 
 #include "base/np_arith.h"
 #include "base/sort.h"
-#include "xplane/steps.h"
+#include "region_stats.h"
 #include "tool.h"
+#include "xplane/steps.h"
 
 static const struct query_key steps_keys[] = {
     {"max_depth", Q_INT, 0, 1e9}, {"min_depth", Q_INT, 0, 1e9}, {"step", Q_STRING, 0, 0},
@@ -66,10 +67,8 @@ static const struct query_key steps_keys[] = {
 
 /* The options of one request. */
 struct opts {
-    const char *step;   /* step annotation, NULL to detect */
-    const char *thread; /* thread name or id, NULL for all */
-    int64_t min_depth;  /* rows with depth below are left out */
-    int64_t max_depth;  /* rows with depth above are left out */
+    const char *step;         /* step annotation, NULL to detect */
+    struct region_filter sel; /* the thread (name or id, NULL for all) and depths kept */
 };
 
 static int get_opts(const struct tool_ctx *ctx, struct opts *op)
@@ -77,33 +76,17 @@ static int get_opts(const struct tool_ctx *ctx, struct opts *op)
     double v;
 
     op->step = query_get(ctx->q, "step");
-    op->thread = query_get(ctx->q, "thread");
+    op->sel.thread = query_get(ctx->q, "thread");
     if (op->step != NULL && op->step[0] == '\0')
         return xp_err_set(ctx->err, -EINVAL, "step= needs the name of a step annotation");
-    if (op->thread != NULL && op->thread[0] == '\0')
+    if (op->sel.thread != NULL && op->sel.thread[0] == '\0')
         return xp_err_set(ctx->err, -EINVAL, "thread= needs a thread name or id");
-    op->min_depth = query_num(ctx->q, "min_depth", &v) ? (int64_t)v : 0;
-    op->max_depth = query_num(ctx->q, "max_depth", &v) ? (int64_t)v : INT64_MAX;
-    if (op->min_depth > op->max_depth)
+    op->sel.min_depth = query_num(ctx->q, "min_depth", &v) ? (int64_t)v : 0;
+    op->sel.max_depth = query_num(ctx->q, "max_depth", &v) ? (int64_t)v : INT64_MAX;
+    if (op->sel.min_depth > op->sel.max_depth)
         return xp_err_set(ctx->err, -EINVAL, "min_depth %" PRId64 " is above max_depth %" PRId64,
-                          op->min_depth, op->max_depth);
+                          op->sel.min_depth, op->sel.max_depth);
     return 0;
-}
-
-/* 1 if thread matches the thread option (name or decimal id). */
-static int thread_selected(const struct opts *op, const struct xp_steps_thread *t)
-{
-    char id[24];
-
-    if (op->thread == NULL)
-        return 1;
-    snprintf(id, sizeof(id), "%" PRId64, t->id);
-    return strcmp(op->thread, t->name) == 0 || strcmp(op->thread, id) == 0;
-}
-
-static int depth_selected(const struct opts *op, uint32_t depth)
-{
-    return (int64_t)depth >= op->min_depth && (int64_t)depth <= op->max_depth;
 }
 
 /* Microseconds of ps exactly ("12.5", "-0.000001", "3"). */
@@ -337,14 +320,14 @@ static int check_selection(const struct tool_ctx *ctx, const struct opts *op,
             continue;
         nsteps += m->nsteps;
         for (s = 0; s < m->nsteps; s++)
-            selected += thread_selected(op, &m->threads[m->steps[s].thread]);
+            selected += region_thread_selected(&op->sel, &m->threads[m->steps[s].thread]);
     }
     if (op->step != NULL && nsteps == 0)
         return xp_err_set(ctx->err, -EINVAL, "step=%s: no event of that name in this %s", op->step,
                           ctx->host != NULL ? "host" : "run");
-    if (op->thread != NULL && nsteps > 0 && selected == 0)
+    if (op->sel.thread != NULL && nsteps > 0 && selected == 0)
         return xp_err_set(ctx->err, -EINVAL, "thread=%s: no step on a thread of that name or id",
-                          op->thread);
+                          op->sel.thread);
     return 0;
 }
 
@@ -397,10 +380,10 @@ static void write_host_rows(struct out *o, int json, int *first, const char *hos
 
     for (s = 0; s < m->nsteps; s++) {
         const struct xp_steps_step *st = &m->steps[s];
-        if (!thread_selected(op, &m->threads[st->thread]))
+        if (!region_thread_selected(&op->sel, &m->threads[st->thread]))
             continue;
         for (r = st->row; r < st->row + st->nrows; r++) {
-            if (depth_selected(op, m->rows[r].depth))
+            if (region_depth_selected(&op->sel, m->rows[r].depth))
                 write_step_row(o, json, first, host, m, st, r);
         }
     }
@@ -458,141 +441,6 @@ static int steps_json_produce(struct tool_ctx *ctx, struct out *o)
 
 /* ---- regions.csv / regions.json ------------------------------------------ */
 
-/* One selected row, for aggregation by name. */
-struct entry {
-    const char *name; /* region name */
-    uint32_t thread;  /* thread number across hosts (union per thread) */
-    uint32_t depth;   /* its depth */
-    int64_t lo;       /* start */
-    int64_t incl;     /* inclusive ps */
-    int64_t self;     /* self ps */
-};
-
-/* Per name: the summary written as one row. */
-struct agg {
-    const char *name;        /* region name */
-    uint32_t min_depth;      /* smallest depth it occurs at */
-    uint64_t count;          /* occurrences */
-    int64_t incl_total;      /* union of its intervals per thread */
-    int64_t self_total;      /* sum of self */
-    double incl[5], self[5]; /* min, median, mean, max, p90 */
-};
-
-static int entry_cmp(const void *pa, const void *pb)
-{
-    const struct entry *a = pa, *b = pb;
-    int c = a->name == b->name ? 0 : strcmp(a->name, b->name);
-
-    if (c != 0)
-        return c;
-    if (a->thread != b->thread)
-        return a->thread < b->thread ? -1 : 1;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    return a->incl > b->incl ? -1 : a->incl < b->incl;
-}
-
-static int i64_cmp(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-    return a < b ? -1 : a > b;
-}
-
-/* min, median, mean, max, p90 of v[0..n) (sorted here) with sum. */
-static void summarize(int64_t *v, uint64_t n, int64_t sum, double out5[5])
-{
-    xp_qsort(v, n, sizeof(*v), i64_cmp);
-    out5[0] = (double)v[0];
-    out5[1] = np_percentile_sorted(v, n, 0.5);
-    out5[2] = (double)sum / (double)n;
-    out5[3] = (double)v[n - 1];
-    out5[4] = np_percentile_sorted(v, n, 0.9);
-}
-
-/* Aggregate e[lo..hi) (one name, sorted by thread then start) into *a. */
-static void aggregate(const struct entry *e, uint64_t lo, uint64_t hi, int64_t *tmp, struct agg *a)
-{
-    int64_t incl_sum = 0, self_sum = 0, run_lo = 0, run_hi = 0;
-    uint64_t i, n = hi - lo;
-
-    a->name = e[lo].name;
-    a->count = n;
-    a->min_depth = UINT32_MAX;
-    a->incl_total = 0;
-    for (i = lo; i < hi; i++) {
-        int64_t end = e[i].lo + e[i].incl;
-        if (e[i].depth < a->min_depth)
-            a->min_depth = e[i].depth;
-        incl_sum += e[i].incl;
-        self_sum += e[i].self;
-        if (i == lo || e[i].thread != e[i - 1].thread || e[i].lo > run_hi) {
-            a->incl_total += run_hi - run_lo;
-            run_lo = e[i].lo;
-            run_hi = end;
-        } else if (end > run_hi) {
-            run_hi = end;
-        }
-    }
-    a->incl_total += run_hi - run_lo;
-    a->self_total = self_sum;
-    for (i = 0; i < n; i++)
-        tmp[i] = e[lo + i].incl;
-    summarize(tmp, n, incl_sum, a->incl);
-    for (i = 0; i < n; i++)
-        tmp[i] = e[lo + i].self;
-    summarize(tmp, n, self_sum, a->self);
-}
-
-static int agg_cmp(const void *pa, const void *pb)
-{
-    const struct agg *a = pa, *b = pb;
-
-    if (a->min_depth != b->min_depth)
-        return a->min_depth < b->min_depth ? -1 : 1;
-    if (a->incl_total != b->incl_total)
-        return a->incl_total > b->incl_total ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
-/* Collected rows of a request. */
-struct collect {
-    struct entry *e;  /* selected rows */
-    uint64_t n;       /* entries used */
-    uint64_t cap;     /* entries allocated */
-    uint32_t threads; /* threads numbered so far */
-    int64_t step_ps;  /* inclusive time of the selected steps */
-};
-
-static int collect_model(struct collect *c, const struct xp_steps *m, const struct opts *op)
-{
-    uint32_t s, r, base = c->threads;
-
-    c->threads += m->nthreads;
-    for (s = 0; s < m->nsteps; s++) {
-        const struct xp_steps_step *st = &m->steps[s];
-        if (!thread_selected(op, &m->threads[st->thread]))
-            continue;
-        c->step_ps += m->rows[st->row].dur_ps;
-        for (r = st->row; r < st->row + st->nrows; r++) {
-            const struct xp_steps_row *row = &m->rows[r];
-            if (!depth_selected(op, row->depth))
-                continue;
-            if (c->n == c->cap) {
-                uint64_t cap = c->cap ? 2 * c->cap : 1024;
-                struct entry *ne = realloc(c->e, cap * sizeof(*ne));
-                if (ne == NULL)
-                    return -ENOMEM;
-                c->e = ne;
-                c->cap = cap;
-            }
-            c->e[c->n++] = (struct entry){row->name,     base + st->thread, row->depth,
-                                          row->start_ps, row->dur_ps,       row->self_ps};
-        }
-    }
-    return 0;
-}
-
 static const char *const region_cols[] = {
     "region",       "min_depth",      "count",        "incl_total_us",
     "incl_min_us",  "incl_median_us", "incl_mean_us", "incl_max_us",
@@ -601,7 +449,8 @@ static const char *const region_cols[] = {
     NULL,
 };
 
-static void write_agg(struct out *o, int json, int first, const struct agg *a, int64_t step_ps)
+static void write_agg(struct out *o, int json, int first, const struct region_stat *a,
+                      int64_t step_ps)
 {
     struct fw w = {o, json, 0, region_cols};
     int k;
@@ -627,43 +476,27 @@ static void write_agg(struct out *o, int json, int first, const struct agg *a, i
 }
 
 /* Group the collected rows by name, summarize, sort and write. */
-static int write_aggs(struct out *o, int json, struct collect *c)
+static int write_aggs(struct out *o, int json, struct region_collect *c)
 {
-    struct agg *aggs = NULL;
-    int64_t *tmp = NULL;
-    uint64_t i, j, na = 0;
+    struct region_stat *stats;
+    uint64_t i, n;
 
-    if (c->n > 0) {
-        xp_qsort(c->e, c->n, sizeof(*c->e), entry_cmp);
-        aggs = malloc(c->n * sizeof(*aggs));
-        tmp = malloc(c->n * sizeof(*tmp));
-        if (aggs == NULL || tmp == NULL) {
-            free(aggs);
-            free(tmp);
-            return -ENOMEM;
-        }
-    }
-    for (i = 0; i < c->n; i = j) {
-        for (j = i + 1; j < c->n && strcmp(c->e[j].name, c->e[i].name) == 0; j++)
-            ;
-        aggregate(c->e, i, j, tmp, &aggs[na++]);
-    }
-    if (na > 1)
-        xp_qsort(aggs, na, sizeof(*aggs), agg_cmp);
-    for (i = 0; i < na; i++)
-        write_agg(o, json, i == 0, &aggs[i], c->step_ps);
-    free(aggs);
-    free(tmp);
+    if (region_stats_of(c, &stats, &n) != 0)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        write_agg(o, json, i == 0, &stats[i], c->step_ps);
+    free(stats);
     return 0;
 }
 
 static int regions_write(struct tool_ctx *ctx, struct out *o, int json)
 {
-    struct collect c = {NULL, 0, 0, 0, 0};
+    struct region_collect c;
     const struct xp_steps **models;
     struct opts op;
     int i, n = tool_host_count(ctx), rc, first = 1;
 
+    memset(&c, 0, sizeof(c));
     rc = get_opts(ctx, &op);
     if (rc != 0)
         return rc;
@@ -686,7 +519,7 @@ static int regions_write(struct tool_ctx *ctx, struct out *o, int json)
         if (json)
             write_host_info(o, tool_host(ctx, i), m, first);
         first = 0;
-        if (collect_model(&c, m, &op) != 0)
+        if (region_collect_model(&c, m, &op.sel) != 0)
             rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
     }
     if (rc == 0 && json)
@@ -695,7 +528,7 @@ static int regions_write(struct tool_ctx *ctx, struct out *o, int json)
         rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
     if (rc == 0 && json)
         out_puts(o, "]}\n");
-    free(c.e);
+    region_collect_free(&c);
     free(models);
     return rc;
 }

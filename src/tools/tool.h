@@ -17,6 +17,7 @@
 #include "base/err.h"
 #include "out/out.h"
 #include "base/query.h"
+#include "session/catalog.h"
 #include "session/session.h"
 
 /* Where a tool's file appears. */
@@ -30,6 +31,8 @@ enum tool_flags {
     TOOL_UNCACHED = 1, /* recomputed on every open (errors.txt) */
     TOOL_ONE_HOST = 2, /* takes one host: listed in a run of several hosts
                         * under hosts/<host>/ only (a lookup still says why) */
+    TOOL_UNLISTED = 4, /* found by lookup only: meaningless without its
+                        * options (compare.*?base=RUN) */
 };
 
 struct tool_ctx {
@@ -37,6 +40,8 @@ struct tool_ctx {
     const char *host;      /* TOOL_HOST: the host; NULL for the whole run */
     const struct query *q; /* parsed, already checked against the tool's keys */
     struct xp_err *err;    /* failure reason */
+    struct catalog *cat;   /* the runs of the mount, for a tool that reads
+                            * another run too (compare.*); NULL if none */
 };
 
 struct tool {

@@ -118,7 +118,9 @@ static int bad_component(const char *s, size_t n)
            memchr(s, '/', n) != NULL;
 }
 
-/* Split "a/b/c" into up to max components (pointers into buf). */
+/* Split "a/b/c" into up to max components (pointers into buf). Options are
+ * not split: in "run/compare.md?base=jax/s1" the last component is
+ * "compare.md?base=jax/s1" (xprofs cat; a FUSE lookup never holds '/'). */
 static int split_path(char *buf, char **parts, int max)
 {
     int n = 0;
@@ -127,7 +129,9 @@ static int split_path(char *buf, char **parts, int max)
     while (*p == '/')
         p++;
     while (*p != '\0') {
-        char *slash = strchr(p, '/');
+        char *slash = strchr(p, '/'), *qm = strchr(p, '?');
+        if (qm != NULL && (slash == NULL || qm < slash))
+            slash = NULL;
         if (n == max)
             return -1;
         parts[n++] = p;
@@ -341,6 +345,8 @@ static int list_tools(struct snapshot *snap, unsigned scope,
         const struct tool *t = tool_table[i];
         if (scope == TOOL_RUN && (t->flags & TOOL_ONE_HOST) && snap->nhosts > 1)
             continue;
+        if ((t->flags & TOOL_UNLISTED) != 0)
+            continue;
         if ((t->scope & scope) && (t->listed == NULL || t->listed(snap)))
             rc = fn(arg, t->file, 0);
     }
@@ -461,6 +467,7 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     ctx.host = a->node->host;
     ctx.q = &q;
     ctx.err = err;
+    ctx.cat = a->v->cat;
     /* Its transient arrays' pages go to the arrays made after them. */
     big_pool_hold();
     rc = t->produce(&ctx, o);
