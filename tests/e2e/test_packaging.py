@@ -42,7 +42,7 @@ MUST_MENTION = {
     "xprofs-ui": ["--port", "--host", "--static", "--quiet", "8791"],
 }
 # The exit codes each program has (src/cli/main.c, src/fs/main.c, ui-proxy/main.c).
-EXIT_CODES = {"xprofs": {0, 1, 2, 3}, "xprofs-mount": {0, 1}, "xprofs-ui": {0, 1, 2}}
+EXIT_CODES = {"xprofs": {0, 1, 2, 3, 4}, "xprofs-mount": {0, 1}, "xprofs-ui": {0, 1, 2}}
 # Settings that give a service a mount namespace of its own: a FUSE mount made
 # inside one is invisible to the rest of the system.
 NAMESPACING = {"ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices",
