@@ -56,6 +56,8 @@ static int64_t compare_step(struct learner_step *st, const struct synth_opts *op
          rng_range(rng_key(opt->seed, (uint64_t)k, 0x6977ULL, 0), 0, COMPARE_IW_JITTER_US);
     if (opt->slow_region != NULL && strcmp(opt->slow_region, "input_wait") == 0)
         iw += opt->slow_region_us;
+    if (k == 0)
+        iw += opt->cold_first_us; /* a warm-up step */
     st->step0 = s;
     st->iw0 = s + 10;
     st->iw1 = st->iw0 + iw;

@@ -30,6 +30,7 @@ static void usage(FILE *f)
             "                    [--scenario train|steps4|compare|tpu|tpu_sc|tpu_raw|tpu_sc_raw|\n"
             "                     inference]\n"
             "                    [--slow-region NAME:US] [--drop-op HLO] [--slow-op HLO:F]\n"
+            "                    [--cold-first-step US]\n"
             "                    [--plan FILE]\n"
             "\n"
             "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
@@ -53,6 +54,7 @@ static void usage(FILE *f)
             "                   microseconds longer in every step\n"
             "  --drop-op HLO    compare: the kernel of HLO op HLO never runs\n"
             "  --slow-op HLO:F  compare: the kernel of HLO op HLO F times longer\n"
+            "  --cold-first-step US  compare: the first step's input_wait US longer (a warm-up)\n"
             "  --plan FILE      steps4, compare: write every step's times as JSON to FILE\n",
             SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
@@ -131,12 +133,14 @@ enum {
     O_SLOW_REGION,
     O_DROP_OP,
     O_SLOW_OP,
+    O_COLD_FIRST,
     O_PLAN,
     O_HELP
 };
 
 static const struct option long_opts[] = {
     {"drop-op", required_argument, NULL, O_DROP_OP},
+    {"cold-first-step", required_argument, NULL, O_COLD_FIRST},
     {"gpus", required_argument, NULL, O_GPUS},
     {"gz", no_argument, NULL, O_GZ},
     {"help", no_argument, NULL, O_HELP},
@@ -240,6 +244,9 @@ static int apply_opt(struct synth_opts *o, int c, char *arg, int *given)
     case O_SLOW_OP:
         *given |= 4;
         return parse_named_int("--slow-op", arg, 1, 100, &o->slow_op, &o->slow_op_factor);
+    case O_COLD_FIRST:
+        *given |= 4;
+        return parse_int("--cold-first-step", arg, 1, 100000000, &o->cold_first_us);
     case O_PLAN:
         o->plan_path = arg;
         return 0;
@@ -288,8 +295,8 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
         return -1;
     }
     if ((given & 4) && !o->compare) {
-        fprintf(stderr, "xprofs-synth: --slow-region, --drop-op and --slow-op need "
-                        "--scenario compare\n");
+        fprintf(stderr, "xprofs-synth: --slow-region, --drop-op, --slow-op and "
+                        "--cold-first-step need --scenario compare\n");
         return -1;
     }
     if (o->plan_path != NULL && !o->steps4) {

@@ -35,6 +35,7 @@ struct synth_opts {
     const char *drop_op; /* --drop-op HLO: that op's kernel never runs */
     const char *slow_op; /* --slow-op HLO:F: that op's kernel F times longer */
     int64_t slow_op_factor;
+    int64_t cold_first_us;       /* --cold-first-step US: step 0's input_wait US longer */
     const char *plan_path;       /* --plan FILE: the learner_step plan as JSON */
     int tpu;                     /* --scenario tpu, tpu_sc, tpu_raw or tpu_sc_raw */
     int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */

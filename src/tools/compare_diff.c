@@ -11,6 +11,57 @@
 
 #include "compare.h"
 
+/* A run whose first step took COLD_FACTOR times the median of its others
+ * looks cold (compilation, caches and allocators warming up). */
+#define COLD_FACTOR 3.0
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The first step's time over the median of the later ones; 0 when the run
+ * has fewer than COMPARE_MIN_STEPS steps (or no memory to sort them). */
+static double first_step_ratio(const struct cmp_run *r)
+{
+    int64_t *later, median2;
+    uint32_t n;
+
+    if (r->nsteps < COMPARE_MIN_STEPS)
+        return 0;
+    n = r->nsteps - 1;
+    later = malloc(n * sizeof(*later));
+    if (later == NULL)
+        return 0;
+    memcpy(later, r->step_ps + 1, n * sizeof(*later));
+    qsort(later, n, sizeof(*later), cmp_i64);
+    median2 = n % 2 ? 2 * later[n / 2] : later[n / 2 - 1] + later[n / 2];
+    free(later);
+    return median2 > 0 ? 2.0 * (double)r->step_ps[0] / (double)median2 : 0;
+}
+
+/* One run cold and the other warm: their step times measure different things. */
+static void check_warm(struct compare *c)
+{
+    const struct cmp_run *runs[2] = {&c->base, &c->run};
+    double ratio[2];
+    int i;
+
+    for (i = 0; i < 2; i++)
+        ratio[i] = first_step_ratio(runs[i]);
+    for (i = 0; i < 2; i++) {
+        if (ratio[i] >= COLD_FACTOR && ratio[1 - i] > 0 && ratio[1 - i] < COLD_FACTOR)
+            run_warn(&c->warnings,
+                     "%s looks cold and %s warm: the first step of %s took %.1f times the "
+                     "median of its others (compilation or warm-up), of %s %.1f times; "
+                     "compare runs that both include or both skip their first steps",
+                     runs[i]->name, runs[1 - i]->name, runs[i]->name, ratio[i], runs[1 - i]->name,
+                     ratio[1 - i]);
+    }
+}
+
 static void check_comparable(struct compare *c)
 {
     const struct cmp_run *b = &c->base, *r = &c->run;
@@ -39,6 +90,7 @@ static void check_comparable(struct compare *c)
                  r->step_name ? r->step_name : "none");
     if (b->steps_per_host == 0 || r->steps_per_host == 0)
         run_warn(&c->warnings, "%s", "a run without steps: times per step are its totals");
+    check_warm(c);
     for (i = 0; i < b->warnings.n; i++)
         run_warn(&c->warnings, "%s", b->warnings.msg[i]);
     for (i = 0; i < r->warnings.n; i++)

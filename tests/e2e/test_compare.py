@@ -84,6 +84,7 @@ def runs(xprofs_build, tmp_path_factory):
         "region": ["--seed", "1", "--slow-region", "input_wait:2000"],
         "dropped": ["--seed", "1", "--drop-op", "loop_multiply_fusion"],
         "slow": ["--seed", "1", "--slow-op", "custom-call.1:3"],
+        "cold": ["--seed", "1", "--cold-first-step", "5000"],
     }
     plans = {}
     for name, args in variants.items():
@@ -193,6 +194,25 @@ def test_same_workload_other_seed(runs, xcat):
     assert d["warnings"] == []
     md = xcat(logdir, "seed2/compare.md?base=base").decode()
     assert "No significant difference in step time" in md
+
+
+def test_cold_run_against_warm(runs, xcat):
+    """A first step 5 ms longer (a warm-up) in one run only: the files warn
+    that one run is cold, with the ratios the plan gives."""
+    logdir, plans = runs
+
+    def ratio(name):
+        v = plans[name].step_us()
+        return v[0] / median(v[1:])
+    assert ratio("cold") >= 3 > ratio("base")
+    d = cat_json(xcat, logdir, "cold", "base")
+    want = (f"cold looks cold and base warm: the first step of cold took {ratio('cold'):.1f} "
+            f"times the median of its others (compilation or warm-up), of base "
+            f"{ratio('base'):.1f} times")
+    assert any(w.startswith(want) for w in d["warnings"]), d["warnings"]
+    assert any(w.startswith("cold looks cold") for w in
+               cat_json(xcat, logdir, "base", "cold")["warnings"])
+    assert not any("looks cold" in w for w in cat_json(xcat, logdir, "slow", "base")["warnings"])
 
 
 def test_cli_compare(runs, xprofs_build, xcat):
