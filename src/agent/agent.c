@@ -113,8 +113,9 @@ static int has_param(const struct agent_command *cmd, const char *name)
 }
 
 /* Resolve the run, list its traces and open the engine's session. */
-static int open_run(struct agent_ctx *ctx, const char *logdir)
+int agent_open_run(struct agent_ctx *ctx)
 {
+    const char *logdir = ctx->logdir;
     struct xp_err err = {0};
     const char *name;
     int rc;
@@ -275,7 +276,7 @@ int agent_execute(const struct agent_command *cmd, const struct agent_args *args
             return agent_fail(ctx, AGENT_E_INTERNAL, "out of memory");
     }
     if (cmd->needs_session) {
-        rc = open_run(ctx, logdir);
+        rc = agent_open_run(ctx);
         if (rc != 0)
             return rc;
     }

@@ -89,6 +89,9 @@ int agent_render(const struct agent_command *cmd, const struct agent_args *args,
  * applied. Returns the exit code; ctx->msg on failure. */
 int agent_execute(const struct agent_command *cmd, const struct agent_args *args,
                   struct agent_ctx *ctx);
+/* Resolve ctx->session_id (with ctx->logdir), list its traces and open
+ * it, as agent_execute does for a command that needs its session. */
+int agent_open_run(struct agent_ctx *ctx);
 /* The same on the run of snap (run_dir: its directory and session id). */
 int agent_execute_on(const struct agent_command *cmd, const struct agent_args *args,
                      struct snapshot *snap, const char *run_dir, struct agent_ctx *ctx);
@@ -126,5 +129,24 @@ int agent_tool_bytes(struct agent_ctx *ctx, const char *file, const char *query,
  * with indent 2. */
 int agent_answer_error(struct agent_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+struct xspace;
+struct xp_stat;
+/* Open and decode a trace: 0, or AGENT_E_VALUE (CORRUPT_TRACE: ...). */
+int agent_open_xspace(struct agent_ctx *ctx, const char *path, struct xspace **xs);
+/* A stat's value as XProf's profile_data API spells it (a ref: its id,
+ * bytes: "<bytes>", a double: "%f"), in buf or a constant. */
+const char *agent_stat_text(const struct xp_stat *st, char *buf, size_t n);
+
+/* Python's float(v) of a JSON value (a number, a bool, a numeric
+ * string): 1 and *out, or 0 where float() would raise. */
+int agent_py_float(const cJSON *v, double *out);
+/* safe_float of XProf's tools: float(v), or dflt when it raises. */
+double agent_safe_float(const cJSON *v, double dflt);
+/* dict(zip(col ids, cell values)) of a DataTable row (its "c" cells, or
+ * an array of values); NULL when out of memory. */
+cJSON *agent_row_dict(const cJSON *cols, const cJSON *row);
+/* The length of Python's list[:stop] of a list of n. */
+long agent_py_slice(long n, long long stop);
 
 #endif
