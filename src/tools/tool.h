@@ -33,10 +33,11 @@ enum tool_flags {
 };
 
 struct tool_ctx {
-    struct snapshot *snap; /* the run, fixed for the whole call */
-    const char *host;      /* TOOL_HOST: the host; NULL for the whole run */
-    const struct query *q; /* parsed, already checked against the tool's keys */
-    struct xp_err *err;    /* failure reason */
+    struct snapshot *snap;   /* the run, fixed for the whole call */
+    const char *host;        /* TOOL_HOST: the host; NULL for the whole run */
+    const struct query *q;   /* parsed, already checked against the tool's keys */
+    struct xp_err *err;      /* failure reason */
+    const struct tool *tool; /* the tool called (one produce() may serve several) */
 };
 
 struct tool {
