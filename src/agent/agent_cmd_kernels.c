@@ -620,6 +620,8 @@ int agent_get_kernel_stats(struct agent_ctx *ctx)
     if (source == NULL || source[0] == '\0')
         source = agent_str(ctx, "session_id", NULL);
     if (source == NULL || source[0] == '\0')
+        source = ctx->session_id; /* the mount's run */
+    if (source == NULL || source[0] == '\0')
         return agent_fail(ctx, AGENT_E_VALUE, "Must provide either 'source' or 'session_id'.");
     if ((rc = agent_int(ctx, "limit", 10, &limit)) != 0)
         return rc;
@@ -664,6 +666,8 @@ int agent_get_avg_step_time(struct agent_ctx *ctx)
     int n, i, rc;
     cJSON *out;
 
+    if (source == NULL)
+        source = ctx->session_id; /* the mount's run */
     if (source == NULL)
         source = "None";
     rc = source_traces(ctx, source, &paths, &n, msg, sizeof(msg));

@@ -201,6 +201,15 @@ cJSON *agent_memory_peak_gib(struct agent_ctx *ctx)
 
 /* --- get_peak_allocations --- */
 
+/* A number of a tool file as json.loads reads it: a float unless
+ * integral (cJSON keeps no difference between 1.0 and 1). */
+static cJSON *number_of(const cJSON *v)
+{
+    if (cJSON_IsNumber(v) && v->valuedouble != (double)(long long)v->valuedouble)
+        return pyj_float(v->valuedouble);
+    return v ? cJSON_Duplicate(v, 1) : cJSON_CreateNumber(0);
+}
+
 struct buffer {
     char *instruction;
     double size_mib;
@@ -509,7 +518,7 @@ int agent_get_peak_allocations(struct agent_ctx *ctx)
         }
         total = cJSON_GetObjectItemCaseSensitive(doc, "totalBufferAllocationMib");
         mods[n].name = strdup(names[i]);
-        mods[n].total = total ? cJSON_Duplicate(total, 1) : cJSON_CreateNumber(0);
+        mods[n].total = number_of(total);
         mods[n].total_num = agent_safe_float(total, 0);
         mods[n].seq = n;
         if (module_buffers(doc, min_mib, min_text, aggregate, &mods[n].buffers) != 0)
