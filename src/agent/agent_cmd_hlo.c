@@ -72,6 +72,10 @@ static int modules_of(struct agent_ctx *ctx, struct modules *m)
         m->n++;
     }
     cJSON_Delete(doc);
+    if (m->n == 0) {
+        modules_free(m);
+        return 0;
+    }
     qsort(m->names, (size_t)m->n, sizeof(*m->names), by_file_name);
     return 0;
 }

@@ -320,7 +320,8 @@ static int module_buffers(const cJSON *mod, double min_mib, const char *min_text
         }
     }
     if (!aggregate) {
-        qsort(top.v, (size_t)top.n, sizeof(*top.v), by_size_desc);
+        if (top.n > 0)
+            qsort(top.v, (size_t)top.n, sizeof(*top.v), by_size_desc);
         *out = top;
         return 0;
     }
@@ -360,7 +361,8 @@ static int module_buffers(const cJSON *mod, double min_mib, const char *min_text
             goto oom;
     }
     buffers_free(&top);
-    qsort(out->v, (size_t)out->n, sizeof(*out->v), by_size_desc);
+    if (out->n > 0)
+        qsort(out->v, (size_t)out->n, sizeof(*out->v), by_size_desc);
     return 0;
 oom:
     buffers_free(&top);

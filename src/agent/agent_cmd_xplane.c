@@ -318,7 +318,8 @@ int agent_aggregate_xplane_events(struct agent_ctx *ctx)
     agent_regex_free(&pr);
     agent_regex_free(&er);
     if (rc == 0) {
-        qsort(t.v, (size_t)t.n, sizeof(*t.v), by_total);
+        if (t.n > 0)
+            qsort(t.v, (size_t)t.n, sizeof(*t.v), by_total);
         out = cJSON_CreateObject();
         list = cJSON_CreateArray();
         for (i = 0; i < t.n; i++) {
