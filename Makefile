@@ -38,7 +38,7 @@ FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
 PROTOS      = $(wildcard proto/*.proto)
 PROTO_C     = $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.c,$(PROTOS))
 PROTO_H     = $(PROTO_C:.c=.h)
-CORE_DIRS   = base out reader session hlo xplane op_stats memory trace tracelens tools vfs
+CORE_DIRS   = base out reader session hlo xplane op_stats memory trace tracelens tools agent vfs
 CORE_SRC    = $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 CORE_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(PROTO_C:.c=.o)
 FS_SRC      = $(wildcard src/fs/*.c)
@@ -106,14 +106,6 @@ $(BUILD)/xprofs-ui: $(patsubst %.c,$(BUILD)/%.o,$(UI_SRC))
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(LIB) $(LIBS) -lcmocka
-
-# The agent CLI's flag parser lives in src/cli/ (not in the library): its
-# unit test links those objects too.
-AGENT_UNIT_OBJ = $(BUILD)/src/cli/agent_flags.o $(BUILD)/src/cli/agent_pylit.o \
-                 $(BUILD)/src/cli/agent_pyjson.o
-$(BUILD)/tests/test_agent_flags: tests/unit/test_agent_flags.c $(AGENT_UNIT_OBJ) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(AGENT_UNIT_OBJ) $(LIB) $(LIBS) -lcmocka
 
 # --- ui-proxy (issue 7): bundled page and object rules ----------------------
 # The page in ui-proxy/static/ is embedded into xprofs-ui: embed.sh turns the

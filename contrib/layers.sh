@@ -30,9 +30,10 @@ memory 5
 trace 5
 tracelens 5
 tools 6
-vfs 7
-fs 8
-cli 8'
+agent 7
+vfs 8
+fs 9
+cli 9'
 
 bad=$(mktemp)
 trap 'rm -f "$bad"' EXIT

@@ -24,7 +24,8 @@
 
 #include "base/malloc_tune.h"
 #include "base/version.h"
-#include "agent.h"
+#include "agent/agent.h"
+#include "agent_main.h"
 #include "vfs/vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)

@@ -42,6 +42,7 @@ struct tool_ctx {
     struct xp_err *err;    /* failure reason */
     struct catalog *cat;   /* the runs of the mount, for a tool that reads
                             * another run too (compare.*); NULL if none */
+    const struct tool *tool; /* the tool called (one produce() may serve several) */
 };
 
 struct tool {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agent/agent_tools.h"
 #include "base/bigalloc.h"
 #include "trace/trace_index.h"
 
@@ -35,6 +36,8 @@ static const char readme_text[] =
     "  errors.txt        why a file of this run could not be made\n"
     "  hosts/<host>/     the same files for one host\n"
     "  raw/              the source files, unchanged\n"
+    "  cli/<command>.json  XProf's agent CLI: what `xprofs <command> RUN --flag=v`\n"
+    "                    prints, as cli/<command>.json?flag=v\n"
     "\n"
     "Files are computed when first read, then served from the page cache.\n"
     "A file past 64 MiB is read while it is being made: it shows size 0 until\n"
@@ -145,8 +148,9 @@ static int split_path(char *buf, char **parts, int max)
     return n;
 }
 
-/* Fill a VFS_TOOL node for file[?query] in the run (host may be NULL). */
-static int resolve_tool(struct session *s, struct snapshot *snap, const char *host,
+/* Fill a VFS_TOOL node for file[?query] in the run (host may be NULL;
+ * cli: an agent command of cli/). */
+static int resolve_tool(struct session *s, struct snapshot *snap, const char *host, int cli,
                         const char *file, struct vfs_node *node, struct xp_err *err)
 {
     const char *qm = strchr(file, '?');
@@ -162,7 +166,7 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
         return -ENOENT;
     memcpy(name, file, nlen);
     name[nlen] = '\0';
-    t = tool_find(name, host ? TOOL_HOST : TOOL_RUN);
+    t = cli ? agent_cli_tool(name) : tool_find(name, host ? TOOL_HOST : TOOL_RUN);
     if (t == NULL || (t->listed != NULL && !t->listed(snap)))
         return -ENOENT;
     rc = query_parse(qm ? qm + 1 : "", t->keys, &q, err);
@@ -170,8 +174,8 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
         /* errors.txt says why, under the name asked for (the query too, so
          * each request finds its own reason), since read() can only say
          * EINVAL */
-        snapshot_log(snap, "%s%s%s%s: %s", host ? "hosts/" : "", host ? host : "", host ? "/" : "",
-                     file, err->msg);
+        snapshot_log(snap, "%s%s%s%s%s: %s", host ? "hosts/" : "", host ? host : "",
+                     host ? "/" : "", cli ? "cli/" : "", file, err->msg);
         return rc;
     }
     query_canonical(&q, canon, sizeof(canon));
@@ -184,11 +188,11 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
         return -ENOMEM;
     if (qm != NULL && (node->query = strdup(qm + 1)) == NULL)
         return -ENOMEM;
-    klen = strlen(s->name) + strlen(name) + strlen(canon) + (host ? strlen(host) : 0) + 16;
+    klen = strlen(s->name) + strlen(t->file) + strlen(canon) + (host ? strlen(host) : 0) + 16;
     node->key = malloc(klen);
     if (node->key == NULL)
         return -ENOMEM;
-    snprintf(node->key, klen, "%s|%s|%s?%s", s->name, host ? host : "", name, canon);
+    snprintf(node->key, klen, "%s|%s|%s?%s", s->name, host ? host : "", t->file, canon);
     return 0;
 }
 
@@ -239,11 +243,19 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
                 node->session = session_ref(s);
                 rc = 0;
             } else if (n == 3) {
-                rc = resolve_tool(s, snap, parts[1], parts[2], node, err);
+                rc = resolve_tool(s, snap, parts[1], 0, parts[2], node, err);
             }
         }
+    } else if (strcmp(parts[0], "cli") == 0 && tool_listed_xplane(snap)) {
+        if (n == 1) {
+            node->kind = VFS_DIR;
+            node->session = session_ref(s);
+            rc = 0;
+        } else if (n == 2) {
+            rc = resolve_tool(s, snap, NULL, 1, parts[1], node, err);
+        }
     } else if (n == 1) {
-        rc = resolve_tool(s, snap, NULL, parts[0], node, err);
+        rc = resolve_tool(s, snap, NULL, 0, parts[0], node, err);
     }
     snapshot_unref(snap);
     return rc;
@@ -408,12 +420,16 @@ int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *n
                     rc = fn(arg, "hosts", 1);
                 if (rc == 0)
                     rc = fn(arg, "raw", 1);
+                if (rc == 0 && tool_listed_xplane(snap))
+                    rc = fn(arg, "cli", 1);
                 if (rc == 0 && catalog_is_dir(v->cat, s->name))
                     rc = catalog_children(v->cat, s->name, list_child, &lc);
             } else if (depth == 1 && strcmp(sub[0], "hosts") == 0) {
                 uint32_t i;
                 for (i = 0; rc == 0 && i < snap->nhosts; i++)
                     rc = fn(arg, snap->hosts[i], 1);
+            } else if (depth == 1 && strcmp(sub[0], "cli") == 0) {
+                rc = agent_cli_list(fn, arg);
             } else if (depth == 1 && strcmp(sub[0], "raw") == 0) {
                 uint32_t i;
                 for (i = 0; rc == 0 && i < snap->nfiles; i++)
@@ -468,6 +484,7 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     ctx.q = &q;
     ctx.err = err;
     ctx.cat = a->v->cat;
+    ctx.tool = t;
     /* Its transient arrays' pages go to the arrays made after them. */
     big_pool_hold();
     rc = t->produce(&ctx, o);

@@ -9,6 +9,7 @@
  *       <tool files>                 from tool_table, TOOL_RUN scope
  *       hosts/<host>/<tool files>    TOOL_HOST scope
  *       raw/<source file>            the source files, passed through
+ *       cli/<command>.json           XProf's agent commands (agent/agent_tools.h)
  *
  * A file name may carry `?options`; such names are found by lookup only.
  */

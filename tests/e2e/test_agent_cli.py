@@ -20,6 +20,8 @@ XPLANE_RUNS = ["jax_conv_rocm/plugins/profile/2025_01_01_00_00_00",
 MOUNT_NAMES = {r: r.replace("/plugins/profile", "") for r in XPLANE_RUNS}
 
 JSON_COMMANDS = ["get_overview", "get_kpi_metrics", "get_device_information", "get_hosts",
+                 "get_roofline_model", "get_hlo_stats", "get_kernel_stats", "get_avg_step_time",
+                 "get_peak_allocations",
                  "get_memory_profile", "get_top_hlo_ops", "get_hlo_op_profile",
                  "list_xplane_events", "aggregate_xplane_events", "get_utilization_viewer",
                  "get_llo_analysis", "get_llo_debug_string"]
@@ -311,3 +313,224 @@ def test_spill_past_10_mb(xprofs_build, corpus, tmp_path):
         full = json.load(f)
     assert full["returned"] == full["total_matched"]
     assert os.path.getsize(path) == got["size_bytes"]
+
+
+TEXT_COMMANDS = ["list_hlo_modules", "get_hlo_module_content", "get_hlo_text", "get_graph_viewer"]
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+@pytest.mark.parametrize("command", TEXT_COMMANDS)
+def test_text_commands_answer(xprofs_build, corpus, run, command):
+    rc, out, err = agent(xprofs_build, command, corpus / run)
+    assert rc == 0, err
+    assert out.endswith("\n") and len(out) > 1
+
+
+def table_rows(table):
+    ids = [c["id"] for c in table["cols"]]
+    return [dict(zip(ids, [c.get("v") for c in r["c"]])) for r in table["rows"]]
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_roofline_model_agrees_with_tool_file(xprofs_build, corpus, run, xcat):
+    table = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/roofline_model.json"))[0]
+    rows = table_rows(table)
+    rc, out, err = agent(xprofs_build, "get_roofline_model", corpus / run, "--top_n=3")
+    assert rc == 0, err
+    got = json.loads(out)
+    assert got["device_info"] == {k: float(v) if re.fullmatch(r"[-+0-9.e]+", v) else v
+                                  for k, v in table["p"].items()}
+    prog = rows[0]
+    assert got["program"]["total_time_ms"] == round(float(prog["total_time"]) / 1000, 3)
+    assert got["program"]["bound_by"] == prog["bound_by"]
+    assert got["program"]["roofline_efficiency_percent"] == \
+        "%.2f%%" % (float(prog["roofline_efficiency"]) * 100)
+    ops = {}
+    for r in rows[1:]:
+        if float(r["total_self_time"] or 0) > 0:
+            ops.setdefault((int(r["rank"]), r["operation"]), r)
+    assert got["total_operations_analyzed"] == len(ops)
+    want = sorted((round(float(r["total_self_time"]) / 1000, 3) for r in ops.values()),
+                  reverse=True)[:3]
+    assert [o["total_self_time_ms"] for o in got["top_operations"]] == want
+
+
+def kernel_totals(run_dir):
+    """XProf's kernel_stats_tools walk, re-done over python3-protobuf."""
+    totals = {}
+    for f in sorted(run_dir.glob("**/*.xplane.pb")):
+        for plane in xplane_py.load(f).planes:
+            if not plane.name.startswith("/device:"):
+                continue
+            meta = {m.key: m.value.name for m in plane.event_metadata}
+            smeta = {m.key: m.value.name for m in plane.stat_metadata}
+            tpu = "TPU" in plane.name.upper()
+            for line in plane.lines:
+                up = line.name.upper()
+                if tpu and not any(w in up for w in ("XLA OPS", "PALLAS", "LLO OPS")):
+                    continue
+                if not tpu and any(w in up for w in ("COUNTER", "MODULES", "OVERLAY",
+                                                      "SYNC FLAG", "SENSOR")):
+                    continue
+                for ev in line.events:
+                    name = meta.get(ev.metadata_id, str(ev.metadata_id))
+                    stats = [(smeta.get(s.metadata_id), s) for s in ev.stats]
+                    tf = [s.str_value for n, s in stats if n == "tf_op_name"
+                          and s.WhichOneof("value") == "str_value" and s.str_value]
+                    if tf:
+                        name = tf[0]
+                    totals.setdefault(name, []).append(ev.duration_ps / 1000.0 / 1000.0)
+    return totals
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_kernel_stats_agree_with_decoded_events(xprofs_build, corpus, run):
+    totals = kernel_totals(corpus / run)
+    rc, out, err = agent(xprofs_build, "get_kernel_stats", corpus / run, "--limit=5")
+    assert rc == 0, err
+    got = json.loads(out)
+    want = sorted((round(sum(d), 4) for d in totals.values()), reverse=True)[:5]
+    assert [k["total_duration_us"] for k in got] == pytest.approx(want)
+    for k in got:
+        assert k["execution_count"] == len(totals[k["kernel_name"]])
+    rc, out, _ = agent(xprofs_build, "get_kernel_stats", corpus / run, "--include_summary")
+    summary = json.loads(out)
+    assert summary["total_device_duration_ns"] <= sum(sum(d) for d in totals.values()) * 1000 + 1
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_avg_step_time_from_xla_modules_lines(xprofs_build, corpus, run):
+    steps = [ev.duration_ps / 1e9 for f in sorted((corpus / run).glob("**/*.xplane.pb"))
+             for p in xplane_py.load(f).planes if p.name.startswith("/device:")
+             for ln in p.lines if "XLA MODULES" in ln.name.upper() for ev in ln.events]
+    rc, out, _ = agent(xprofs_build, "get_avg_step_time", corpus / run)
+    got = json.loads(out)
+    if steps:
+        assert got == {"avg_step_time_ms": round(sum(steps) / len(steps), 4),
+                       "step_count": len(steps)}
+    else:
+        assert got == {"error": f"No steps matching func_name 'None' found in {corpus / run}."}
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_hlo_modules_agree_with_module_list(xprofs_build, corpus, run, xcat):
+    names = sorted((m for m in json.loads(xcat(corpus, MOUNT_NAMES[run] + "/module_list.json"))
+                    if m != "NO_MODULE"), key=lambda m: m + ".hlo_proto.pb")
+    rc, out, _ = agent(xprofs_build, "list_hlo_modules", corpus / run)
+    if not names:
+        assert out.startswith("No HLO modules found.")
+        return
+    assert out.splitlines() == [f"Found {len(names)} HLO modules:"] + \
+        [f"{i}. {m}" for i, m in enumerate(names)]
+    text = xcat(corpus, MOUNT_NAMES[run] + "/graph_viewer.json?type=short_txt&module_name="
+                + names[-1]).decode()
+    rc, out, _ = agent(xprofs_build, "get_hlo_module_content", corpus / run,
+                       f"--module_name={names[-1]}", "--max_lines=-1")
+    assert rc == 0 and out == text + "\n"
+    rc, out, _ = agent(xprofs_build, "get_hlo_module_content", corpus / run,
+                       f"--module_name={names[-1]}", "--max_lines=3")
+    lines = text.splitlines()
+    if len(lines) > 3:
+        assert out.splitlines()[:3] == lines[:3]
+        assert out.splitlines()[3] == (f"... (truncated after 3 lines, total {len(lines)}). "
+                                       "Use 'max_lines=-1' to see all)")
+    # an instruction of the module: the neighborhood starts with it
+    instr = next(ln.strip().split()[0] for ln in lines if " = " in ln and "HloModule" not in ln)
+    rc, out, _ = agent(xprofs_build, "get_hlo_neighborhood", corpus / run, instr,
+                       f"--module_name={names[-1]}")
+    assert rc == 0 and out.splitlines()[0] == f"Neighborhood of '{instr}' (radius=2):"
+    assert out.splitlines()[1].startswith("  [dist=0] ")
+    rc, out, _ = agent(xprofs_build, "get_hlo_module_content", corpus / run, "--module_name=nope")
+    assert out == f"Module 'nope' not found. Available: {', '.join(names)}\n"
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_memory_profile_agrees_with_tool_file(xprofs_build, corpus, run, xcat):
+    summary = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/summary.json"))
+    hosts = sorted(h["host"] for h in summary["hosts"])
+    best = None
+    for h in hosts:
+        q = "" if len(hosts) == 1 else "?host=" + h
+        prof = json.loads(xcat(corpus, MOUNT_NAMES[run] + "/memory_profile.json" + q))
+        cap, peak = -1, -1
+        for a in prof.get("memoryProfilePerAllocator", {}).values():
+            cap = max(cap, int(a["profileSummary"].get("memoryCapacity", -1)))
+            peak = max(peak, int(a["profileSummary"]["peakStats"].get("peakBytesInUse", -1)))
+        best = best or (cap, peak)
+        if cap > 0 and peak > 0:
+            best = (cap, peak)
+            break
+    rc, out, _ = agent(xprofs_build, "get_memory_profile", corpus / run)
+    got = json.loads(out)
+    assert got["memory_capacity_gib"] == (round(best[0] / 2**30, 2) if best[0] > 0 else -1.0)
+    assert got["peak_memory_usage_gib"] == (round(best[1] / 2**30, 2) if best[1] > 0 else -1.0)
+    rc, out, _ = agent(xprofs_build, "get_kpi_metrics", corpus / run)
+    assert json.loads(out)["peak_hbm_gib"] == got["peak_memory_usage_gib"]
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS[:4])
+def test_peak_allocations_agree_with_memory_viewer(xprofs_build, corpus, run, xcat):
+    names = [m for m in json.loads(xcat(corpus, MOUNT_NAMES[run] + "/module_list.json"))
+             if m != "NO_MODULE"]
+    totals = {m: json.loads(xcat(corpus, MOUNT_NAMES[run] + "/memory_viewer.json?module_name="
+                                 + m))["totalBufferAllocationMib"] for m in names}
+    rc, out, _ = agent(xprofs_build, "get_peak_allocations", corpus / run, "--limit=2")
+    got = json.loads(out)
+    assert got["summary"]["total_modules"] == len(names)
+    assert [m["total_hbm_mib"] for m in got["modules"]] == \
+        pytest.approx(sorted(totals.values(), reverse=True)[:2])
+    for m in got["modules"]:
+        assert totals[m["module_name"]] == pytest.approx(m["total_hbm_mib"])
+
+
+@pytest.mark.parametrize("args,code", [
+    (["get_roofline_model", "RUN", "--top_n=abc"], 4),
+    (["get_kernel_stats", "RUN", "--limit=x"], 4),
+    (["get_hlo_neighborhood", "RUN"], 2),
+    (["get_peak_allocations", "RUN", "--min_size_mib=big"], 4),
+    (["get_roofline_model", "/no/such/run"], 3),
+    (["verify_numerical_parity", "a:f", "b:g", "(8,)"], 1),
+])
+def test_new_commands_bad_values(xprofs_build, corpus, args, code):
+    args = [str(corpus / XPLANE_RUNS[0]) if a == "RUN" else a for a in args]
+    rc, out, err = agent(xprofs_build, *args)
+    assert rc == code, (out, err)
+    if code != 2:
+        assert json.loads(out)["status"] == "ERROR"
+
+
+def test_upload_trace_copies_into_logdir(xprofs_build, corpus, tmp_path):
+    src = sorted((corpus / XPLANE_RUNS[1]).glob("*.xplane.pb"))[0]
+    rc, out, _ = agent(xprofs_build, "upload_trace", src)
+    assert rc == 0 and json.loads(out) == {"error": "Logdir not set in client. Provide logdir."}
+    rc, out, _ = agent(xprofs_build, "upload_trace", src, "--logdir", tmp_path, "--run_name=r1")
+    got = json.loads(out)
+    dest = tmp_path / "plugins/profile/r1" / src.name
+    assert rc == 0 and got["status"] == "success" and got["imported_file"] == str(dest)
+    assert dest.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("path,argv", [
+    ("get_overview.json", ["get_overview"]),
+    ("get_top_hlo_ops.json?limit=3&category_filter=fusion",
+     ["get_top_hlo_ops", "--limit=3", "--category_filter=fusion"]),
+    ("get_roofline_model.json?top_n=2", ["get_roofline_model", "--top_n=2"]),
+    ("get_kernel_stats.json?limit=4&include_summary=True",
+     ["get_kernel_stats", "--limit=4", "--include_summary=True"]),
+    ("list_hlo_modules.json", ["list_hlo_modules"]),
+    ("get_memory_profile.json", ["get_memory_profile"]),
+])
+@pytest.mark.parametrize("run", [XPLANE_RUNS[0], XPLANE_RUNS[4]])
+def test_mount_cli_files_are_the_cli_bytes(xprofs_build, corpus, xcat, run, path, argv):
+    import os
+    run_dir = os.path.realpath(corpus / run)
+    mounted = xcat(corpus, MOUNT_NAMES[run] + "/cli/" + path)
+    r = subprocess.run([str(xprofs_build / "xprofs"), argv[0], run_dir, *argv[1:]],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0 and mounted == r.stdout
+
+
+def test_mount_cli_bad_flag_is_einval(xcat, corpus):
+    r = xcat(corpus, MOUNT_NAMES[XPLANE_RUNS[0]] + "/cli/get_top_hlo_ops.json?limit=abc",
+             check=False)
+    assert r.returncode != 0

@@ -1,6 +1,6 @@
 /*
  * test_agent_flags.c - Python Fire's binding of the agent CLI's words
- * (src/cli/agent_flags.c, agent_pylit.c), as a table of cases: each
+ * (src/agent/agent_flags.c, agent_pylit.c), as a table of cases: each
  * expected value is what Fire and Python's literal parsing give.
  */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "cli/agent_flags.h"
-#include "cli/agent_pyjson.h"
+#include "agent/agent_flags.h"
+#include "agent/agent_pyjson.h"
 
 static const struct agent_param params[] = {{"session_id", AP_POSITIONAL | AP_REQUIRED},
                                             {"top_n", AP_POSITIONAL},

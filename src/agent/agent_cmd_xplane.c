@@ -86,19 +86,6 @@ static long long duration_ps(const struct xp_event *e)
     return (long long)(((double)e->duration_ps / 1000.0) * 1000.0);
 }
 
-static int open_file(struct agent_ctx *ctx, const char *path, struct xspace **xs)
-{
-    struct xp_err err = {0};
-
-    if (xspace_open(path, xs, &err) != 0)
-        return agent_fail(ctx, AGENT_E_VALUE, "CORRUPT_TRACE: %s", err.msg);
-    if (xspace_decode(*xs, 0, &err) != 0) {
-        xspace_close(*xs);
-        return agent_fail(ctx, AGENT_E_VALUE, "CORRUPT_TRACE: %s", err.msg);
-    }
-    return 0;
-}
-
 /* Compile both regex flags; a bad one answers XProf's text. 0, 1 (the
  * answer is set), or an AGENT_E_* code. */
 static int compile_both(struct agent_ctx *ctx, const char *what, struct agent_regex *pr,
@@ -162,7 +149,7 @@ int agent_list_xplane_events(struct agent_ctx *ctx)
     for (f = 0; f < ctx->nxplanes && rc == 0; f++) {
         struct xspace *xs;
         uint32_t p, l, i;
-        rc = open_file(ctx, ctx->xplanes[f], &xs);
+        rc = agent_open_xspace(ctx, ctx->xplanes[f], &xs);
         if (rc != 0)
             break;
         for (p = 0; p < xs->nplanes; p++) {
@@ -291,7 +278,7 @@ int agent_aggregate_xplane_events(struct agent_ctx *ctx)
     for (f = 0; f < ctx->nxplanes && rc == 0 && !stop; f++) {
         struct xspace *xs;
         uint32_t p, l, k;
-        rc = open_file(ctx, ctx->xplanes[f], &xs);
+        rc = agent_open_xspace(ctx, ctx->xplanes[f], &xs);
         if (rc != 0)
             break;
         for (p = 0; p < xs->nplanes && !stop && rc == 0; p++) {
@@ -331,7 +318,8 @@ int agent_aggregate_xplane_events(struct agent_ctx *ctx)
     agent_regex_free(&pr);
     agent_regex_free(&er);
     if (rc == 0) {
-        qsort(t.v, (size_t)t.n, sizeof(*t.v), by_total);
+        if (t.n > 0)
+            qsort(t.v, (size_t)t.n, sizeof(*t.v), by_total);
         out = cJSON_CreateObject();
         list = cJSON_CreateArray();
         for (i = 0; i < t.n; i++) {

@@ -1,12 +1,14 @@
 /*
- * agent.h - XProf's agent CLI from xprofs: `xprofs <command> <session>
- * [--flag=value ...]` with XProf's commands, flags (Python Fire's forms),
- * stdout JSON, error object and exit codes (docs/agent-cli.md).
+ * agent.h - the engine of XProf's agent CLI: XProf's commands, their
+ * parameters (bound as Python Fire binds them), stdout JSON, error object
+ * and exit codes (docs/agent-cli.md), for both front ends: `xprofs
+ * <command> <session> [--flag=value ...]` (src/cli/agent_main.c) and the
+ * mount's <run>/cli/<command>.json?flag=value (agent_tools.c).
  *
- * main.c hands a command line to agent_main when agent_is_command knows
- * its first word. Each command is a function of an agent_ctx that leaves
- * its answer in ctx->out (text as XProf prints it, without the newline
- * Fire adds) or fails with one of the AGENT_E_* exits and a message.
+ * Each command is a function of an agent_ctx that leaves its answer in
+ * ctx->out (text as XProf prints it, without the newline Fire adds) or
+ * fails with one of the AGENT_E_* exits and a message. agent_render runs
+ * one into exactly the bytes the CLI prints on stdout.
  */
 #ifndef XPROFS_AGENT_H
 #define XPROFS_AGENT_H
@@ -31,6 +33,7 @@ enum agent_exit {
 struct agent_ctx {
     const struct agent_args *args; /* the bound flags */
     const char *command;           /* its name */
+    const char *logdir;            /* --logdir, or NULL (points into args) */
     char *session_id;              /* the session as given (str() of the value) */
     char *run_dir;                 /* resolved run directory */
     char **xplanes;                /* the run's *.xplane.pb files, sorted */
@@ -63,15 +66,35 @@ const struct agent_command *agent_find(const char *name);
 /* 1 if name is an agent command. */
 int agent_is_command(const char *name);
 
-/* Run `xprofs argv[1] argv[2...]`: prints the answer or error, returns
- * the exit code. */
-int agent_main(int argc, char **argv);
+/* What a command prints: text (malloc'd, stdout's bytes: the answer or
+ * the error object, and the newline), code (the exit code), and on
+ * failure errline (stderr's line) and message (the reason alone). */
+struct agent_output {
+    char *text;
+    size_t len;
+    int code;
+    char errline[2304];
+    char message[1024];
+};
+
+/* Run cmd with args into *res. With snap NULL the session is resolved from
+ * args as XProf's CLI does; else the command reads snap, whose run
+ * directory is run_dir (also its session id). 0 (res->code says how the
+ * command ended), or -ENOMEM. */
+int agent_render(const struct agent_command *cmd, const struct agent_args *args,
+                 struct snapshot *snap, const char *run_dir, struct agent_output *res);
 
 /* Run a command with args into ctx (ctx->out), the way agent_main does
  * before it prints: the session resolved, XProf's checks of the result
  * applied. Returns the exit code; ctx->msg on failure. */
 int agent_execute(const struct agent_command *cmd, const struct agent_args *args,
                   struct agent_ctx *ctx);
+/* Resolve ctx->session_id (with ctx->logdir), list its traces and open
+ * it, as agent_execute does for a command that needs its session. */
+int agent_open_run(struct agent_ctx *ctx);
+/* The same on the run of snap (run_dir: its directory and session id). */
+int agent_execute_on(const struct agent_command *cmd, const struct agent_args *args,
+                     struct snapshot *snap, const char *run_dir, struct agent_ctx *ctx);
 void agent_ctx_free(struct agent_ctx *ctx);
 
 /* --- helpers for the commands (agent_util.c) --- */
@@ -106,5 +129,24 @@ int agent_tool_bytes(struct agent_ctx *ctx, const char *file, const char *query,
  * with indent 2. */
 int agent_answer_error(struct agent_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+struct xspace;
+struct xp_stat;
+/* Open and decode a trace: 0, or AGENT_E_VALUE (CORRUPT_TRACE: ...). */
+int agent_open_xspace(struct agent_ctx *ctx, const char *path, struct xspace **xs);
+/* A stat's value as XProf's profile_data API spells it (a ref: its id,
+ * bytes: "<bytes>", a double: "%f"), in buf or a constant. */
+const char *agent_stat_text(const struct xp_stat *st, char *buf, size_t n);
+
+/* Python's float(v) of a JSON value (a number, a bool, a numeric
+ * string): 1 and *out, or 0 where float() would raise. */
+int agent_py_float(const cJSON *v, double *out);
+/* safe_float of XProf's tools: float(v), or dflt when it raises. */
+double agent_safe_float(const cJSON *v, double dflt);
+/* dict(zip(col ids, cell values)) of a DataTable row (its "c" cells, or
+ * an array of values); NULL when out of memory. */
+cJSON *agent_row_dict(const cJSON *cols, const cJSON *row);
+/* The length of Python's list[:stop] of a list of n. */
+long agent_py_slice(long n, long long stop);
 
 #endif

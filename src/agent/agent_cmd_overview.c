@@ -1,8 +1,8 @@
 /*
  * agent_cmd_overview.c - the session summary commands of XProf's agent
  * CLI: get_overview, get_kpi_metrics, get_device_information, get_hosts,
- * get_memory_profile; reshaped from overview_page.json and
- * roofline_model.json as XProf's get_overview_tool.py and xprof_data.py do.
+ * reshaped from overview_page.json and roofline_model.json as XProf's
+ * get_overview_tool.py and xprof_data.py do.
  */
 #include <errno.h>
 #include <math.h>
@@ -72,29 +72,6 @@ static int zeroish(const cJSON *v)
     return 0;
 }
 
-/* float(v) of a JSON value: 1 and *out when Python's float() takes it. */
-static int py_float_of(const cJSON *v, double *out)
-{
-    char *end;
-
-    if (v == NULL)
-        return 0;
-    if (cJSON_IsNumber(v)) {
-        *out = v->valuedouble;
-        return 1;
-    }
-    if (cJSON_IsBool(v)) {
-        *out = cJSON_IsTrue(v);
-        return 1;
-    }
-    if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
-        return 0;
-    *out = strtod(v->valuestring, &end);
-    while (*end == ' ' || *end == '\t' || *end == '\n')
-        end++;
-    return *end == '\0' && strspn(v->valuestring, " \t\n") == 0 ? 1 : *end == '\0';
-}
-
 /* The first row of roofline_model.json's first table, by column id. */
 static cJSON *roofline_program_row(struct agent_ctx *ctx, cJSON **doc)
 {
@@ -150,14 +127,14 @@ static void roofline_fallback(struct agent_ctx *ctx, cJSON *perf)
         cJSON_Delete(doc);
         return;
     }
-    if (py_float_of(cJSON_GetObjectItemCaseSensitive(row, "roofline_efficiency"), &v)) {
+    if (agent_py_float(cJSON_GetObjectItemCaseSensitive(row, "roofline_efficiency"), &v)) {
         add_pct(perf, "roofline_efficiency_percent", v);
         if (needs_flop)
             add_pct(perf, "flop_rate_utilization_relative_to_roofline", v);
     }
-    if (py_float_of(cJSON_GetObjectItemCaseSensitive(row, "compute_efficiency"), &v))
+    if (agent_py_float(cJSON_GetObjectItemCaseSensitive(row, "compute_efficiency"), &v))
         add_pct(perf, "compute_efficiency_percent", v);
-    if (py_float_of(cJSON_GetObjectItemCaseSensitive(row, "max_mem_bw_utilization"), &v)) {
+    if (agent_py_float(cJSON_GetObjectItemCaseSensitive(row, "max_mem_bw_utilization"), &v)) {
         add_pct(perf, "max_mem_bw_utilization_percent", v);
         if (needs_mem) {
             add_pct(perf, "memory_bw_utilization_relative_to_hw_limit", v);
@@ -167,7 +144,7 @@ static void roofline_fallback(struct agent_ctx *ctx, cJSON *perf)
     bound = cJSON_GetObjectItemCaseSensitive(row, "bound_by");
     if (bound != NULL && !zeroish(bound))
         pyj_set(perf, "bound_by", cJSON_Duplicate(bound, 1));
-    if (py_float_of(cJSON_GetObjectItemCaseSensitive(row, "operational_intensity"), &v))
+    if (agent_py_float(cJSON_GetObjectItemCaseSensitive(row, "operational_intensity"), &v))
         pyj_add_float(perf, "operational_intensity_flop_per_byte", py_round(v, 4));
     cJSON_Delete(row);
     cJSON_Delete(doc);
@@ -284,29 +261,6 @@ int agent_get_overview(struct agent_ctx *ctx)
     return agent_answer_json(ctx, ov, 2);
 }
 
-static cJSON *memory_profile_default(void)
-{
-    cJSON *o = cJSON_CreateObject(), *d = cJSON_CreateObject();
-    const char *const details[] = {"stack_reservation_gib", "heap_allocation_gib",
-                                   "free_memory_gib", "fragmentation_percent",
-                                   "utilization_percent"};
-    size_t i;
-
-    pyj_add_float(o, "memory_capacity_gib", -1.0);
-    pyj_add_float(o, "peak_memory_usage_gib", -1.0);
-    for (i = 0; i < sizeof(details) / sizeof(details[0]); i++)
-        pyj_add_float(d, details[i], -1.0);
-    pyj_set(o, "peak_usage_details", d);
-    return o;
-}
-
-/* XProf's memory_profile tool has no file here: XProf's answer for a
- * profile without one (every value -1.0). */
-int agent_get_memory_profile(struct agent_ctx *ctx)
-{
-    return agent_answer_json(ctx, memory_profile_default(), 2);
-}
-
 static cJSON *dup_or_na(const cJSON *obj, const char *key)
 {
     const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
@@ -315,7 +269,7 @@ static cJSON *dup_or_na(const cJSON *obj, const char *key)
 
 int agent_get_kpi_metrics(struct agent_ctx *ctx)
 {
-    cJSON *ov, *perf, *env, *mem, *out, *acc;
+    cJSON *ov, *perf, *env, *out, *acc;
     int rc = build_overview(ctx, 0, &ov);
 
     if (rc == 1) {
@@ -334,7 +288,6 @@ int agent_get_kpi_metrics(struct agent_ctx *ctx)
         return rc;
     perf = cJSON_GetObjectItemCaseSensitive(ov, "performance_summary");
     env = cJSON_GetObjectItemCaseSensitive(ov, "run_environment");
-    mem = memory_profile_default();
     out = cJSON_CreateObject();
     acc = cJSON_CreateObject();
     pyj_set(out, "step_time_ms", dup_or_na(perf, "steptime_ms_average"));
@@ -342,11 +295,10 @@ int agent_get_kpi_metrics(struct agent_ctx *ctx)
     pyj_set(out, "mxu_utilization_percent", dup_or_na(perf, "mxu_utilization_percent"));
     pyj_set(out, "roofline_utilization",
             dup_or_na(perf, "flop_rate_utilization_relative_to_roofline"));
-    pyj_set(out, "peak_hbm_gib", dup_or_na(mem, "peak_memory_usage_gib"));
+    pyj_set(out, "peak_hbm_gib", agent_memory_peak_gib(ctx));
     pyj_set(acc, "device_type", dup_or_na(env, "device_type"));
     pyj_set(acc, "device_core_count", dup_or_na(env, "device_core_count"));
     pyj_set(out, "accelerator_info", acc);
-    cJSON_Delete(mem);
     cJSON_Delete(ov);
     return agent_answer_json(ctx, out, 2);
 }
@@ -370,7 +322,7 @@ int agent_get_device_information(struct agent_ctx *ctx)
     cJSON_ArrayForEach(kv, p)
     {
         double v;
-        if (py_float_of(kv, &v) && !cJSON_IsBool(kv))
+        if (agent_py_float(kv, &v) && !cJSON_IsBool(kv))
             pyj_add_float(out, kv->string, v);
         else
             pyj_set(out, kv->string, cJSON_Duplicate(kv, 1));

@@ -13,6 +13,7 @@
 #include "agent_pyjson.h"
 #include "base/query.h"
 #include "out/out.h"
+#include "reader/xspace.h"
 #include "tools/tool.h"
 
 int agent_fail(struct agent_ctx *ctx, int code, const char *fmt, ...)
@@ -225,4 +226,113 @@ int agent_tool_json(struct agent_ctx *ctx, const char *file, const char *query, 
     if (*v == NULL)
         return agent_fail(ctx, AGENT_E_INTERNAL, "%s: not JSON", file);
     return 0;
+}
+
+int agent_py_float(const cJSON *v, double *out)
+{
+    const char *s;
+    char *end;
+    double d;
+
+    if (v == NULL)
+        return 0;
+    if (cJSON_IsNumber(v)) {
+        *out = v->valuedouble;
+        return 1;
+    }
+    if (cJSON_IsBool(v)) {
+        *out = cJSON_IsTrue(v);
+        return 1;
+    }
+    if (!cJSON_IsString(v))
+        return 0;
+    s = v->valuestring;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    if (*s == '\0')
+        return 0;
+    d = strtod(s, &end);
+    if (end == s)
+        return 0;
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    if (*end != '\0')
+        return 0;
+    *out = d;
+    return 1;
+}
+
+double agent_safe_float(const cJSON *v, double dflt)
+{
+    double d;
+
+    return agent_py_float(v, &d) ? d : dflt;
+}
+
+cJSON *agent_row_dict(const cJSON *cols, const cJSON *row)
+{
+    const cJSON *cells = cJSON_IsObject(row) ? cJSON_GetObjectItemCaseSensitive(row, "c") : row;
+    cJSON *dict = cJSON_CreateObject();
+    const cJSON *col;
+    int i = 0, ncells = cJSON_GetArraySize(cells);
+
+    /* dict(zip(cols, vals)): as many as the shorter has */
+    cJSON_ArrayForEach(col, cols)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(col, "id");
+        const cJSON *cell, *v;
+        if (i >= ncells || dict == NULL)
+            break;
+        cell = cJSON_GetArrayItem(cells, i++);
+        v = cJSON_IsObject(cell) ? cJSON_GetObjectItemCaseSensitive(cell, "v") : cell;
+        if (pyj_set(dict, cJSON_IsString(id) ? id->valuestring : "",
+                    v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull()) != 0) {
+            cJSON_Delete(dict);
+            return NULL;
+        }
+    }
+    return dict;
+}
+
+long agent_py_slice(long n, long long stop)
+{
+    if (stop >= 0)
+        return stop < n ? (long)stop : n;
+    return n + stop > 0 ? (long)(n + stop) : 0;
+}
+
+int agent_open_xspace(struct agent_ctx *ctx, const char *path, struct xspace **xs)
+{
+    struct xp_err err = {0};
+
+    if (xspace_open(path, xs, &err) != 0)
+        return agent_fail(ctx, AGENT_E_VALUE, "CORRUPT_TRACE: %s", err.msg);
+    if (xspace_decode(*xs, 0, &err) != 0) {
+        xspace_close(*xs);
+        return agent_fail(ctx, AGENT_E_VALUE, "CORRUPT_TRACE: %s", err.msg);
+    }
+    return 0;
+}
+
+const char *agent_stat_text(const struct xp_stat *st, char *buf, size_t n)
+{
+    switch (st->kind) {
+    case XP_STAT_STR:
+        snprintf(buf, n, "%.*s", (int)st->len, st->str);
+        return buf;
+    case XP_STAT_BYTES:
+        return "<bytes>";
+    case XP_STAT_INT:
+        snprintf(buf, n, "%lld", (long long)st->v.i);
+        return buf;
+    case XP_STAT_UINT:
+    case XP_STAT_REF:
+        snprintf(buf, n, "%llu", (unsigned long long)st->v.u);
+        return buf;
+    case XP_STAT_DOUBLE:
+        snprintf(buf, n, "%f", st->v.d);
+        return buf;
+    default:
+        return "";
+    }
 }

@@ -49,8 +49,9 @@ static const char *reason_of(int code)
     }
 }
 
-/* XProf's _emit_error: the object on stdout, "REASON: msg" on stderr. */
-static int emit_error(int code, const char *msg)
+/* XProf's _emit_error: the object on stdout (f), "REASON: msg" on stderr
+ * (errline). Returns code. */
+static int emit_error(FILE *f, char *errline, size_t n, int code, const char *msg)
 {
     char full[2048];
     cJSON *o = cJSON_CreateObject();
@@ -63,12 +64,11 @@ static int emit_error(int code, const char *msg)
     if (o != NULL && pyj_add_str(o, "status", "ERROR") == 0 &&
         pyj_add_str(o, "reason", reason_of(code)) == 0 && pyj_add_str(o, "error", full) == 0 &&
         (text = pyj_dumps(o, 2)) != NULL) {
-        printf("%s\n", text);
+        fprintf(f, "%s\n", text);
         free(text);
     }
     cJSON_Delete(o);
-    fflush(stdout);
-    fprintf(stderr, "%s: %s\n", reason_of(code), full);
+    snprintf(errline, n, "%s: %s", reason_of(code), full);
     return code;
 }
 
@@ -113,8 +113,9 @@ static int has_param(const struct agent_command *cmd, const char *name)
 }
 
 /* Resolve the run, list its traces and open the engine's session. */
-static int open_run(struct agent_ctx *ctx, const char *logdir)
+int agent_open_run(struct agent_ctx *ctx)
 {
+    const char *logdir = ctx->logdir;
     struct xp_err err = {0};
     const char *name;
     int rc;
@@ -223,6 +224,19 @@ static int spill(struct agent_ctx *ctx)
     return agent_answer_json(ctx, o, 2);
 }
 
+/* The command on an opened run, XProf's checks of the result, the spill. */
+static int run_command(const struct agent_command *cmd, struct agent_ctx *ctx)
+{
+    int rc = cmd->run(ctx);
+
+    if (rc != 0)
+        return rc;
+    rc = check_error_answer(ctx);
+    if (rc != 0)
+        return rc;
+    return spill(ctx);
+}
+
 int agent_execute(const struct agent_command *cmd, const struct agent_args *args,
                   struct agent_ctx *ctx)
 {
@@ -239,6 +253,7 @@ int agent_execute(const struct agent_command *cmd, const struct agent_args *args
         return agent_fail(ctx, AGENT_E_USAGE, "The --logdir flag requires a value.");
     if (logdir_v != NULL && logdir_v->kind != PY_NONE)
         logdir = agent_str(ctx, "logdir", NULL);
+    ctx->logdir = logdir;
     if (session_v != NULL && session_v->kind != PY_NONE) {
         ctx->session_id = pyval_str(session_v);
         if (ctx->session_id == NULL)
@@ -255,118 +270,98 @@ int agent_execute(const struct agent_command *cmd, const struct agent_args *args
         if (rc != 0)
             return rc;
     }
-    if (logdir != NULL && ctx->session_id == NULL) {
+    if (logdir != NULL && ctx->session_id == NULL && has_param(cmd, "session_id")) {
         ctx->session_id = strdup(logdir);
         if (ctx->session_id == NULL)
             return agent_fail(ctx, AGENT_E_INTERNAL, "out of memory");
     }
     if (cmd->needs_session) {
-        rc = open_run(ctx, logdir);
+        rc = agent_open_run(ctx);
         if (rc != 0)
             return rc;
     }
-    rc = cmd->run(ctx);
-    if (rc != 0)
-        return rc;
-    rc = check_error_answer(ctx);
-    if (rc != 0)
-        return rc;
-    return spill(ctx);
+    return run_command(cmd, ctx);
+}
+
+int agent_execute_on(const struct agent_command *cmd, const struct agent_args *args,
+                     struct snapshot *snap, const char *run_dir, struct agent_ctx *ctx)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->args = args;
+    ctx->command = cmd->name;
+    ctx->session_id = strdup(run_dir);
+    ctx->run_dir = strdup(run_dir);
+    if (ctx->session_id == NULL || ctx->run_dir == NULL)
+        return agent_fail(ctx, AGENT_E_INTERNAL, "out of memory");
+    ctx->snap = snapshot_ref(snap);
+    if (agent_find_traces(ctx->run_dir, &ctx->xplanes, &ctx->nxplanes) != 0)
+        return agent_fail(ctx, AGENT_E_INTERNAL, "out of memory");
+    if (cmd->needs_session && ctx->nxplanes == 0)
+        return agent_fail(ctx, AGENT_E_PATH, "No .xplane.pb or .xspace.pb files found in %s",
+                          ctx->run_dir);
+    return run_command(cmd, ctx);
 }
 
 /* Python's repr of bytes, as Fire prints a bytes answer. */
-static void print_bytes_repr(const char *p, size_t n)
+static void print_bytes_repr(FILE *f, const char *p, size_t n)
 {
     int has_sq = memchr(p, '\'', n) != NULL, has_dq = memchr(p, '"', n) != NULL;
     char quote = has_sq && !has_dq ? '"' : '\'';
     size_t i;
 
-    putchar('b');
-    putchar(quote);
+    fputc('b', f);
+    fputc(quote, f);
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         if (c == '\\')
-            fputs("\\\\", stdout);
+            fputs("\\\\", f);
         else if (c == '\n')
-            fputs("\\n", stdout);
+            fputs("\\n", f);
         else if (c == '\r')
-            fputs("\\r", stdout);
+            fputs("\\r", f);
         else if (c == '\t')
-            fputs("\\t", stdout);
+            fputs("\\t", f);
         else if (c == (unsigned char)quote)
-            printf("\\%c", quote);
+            fprintf(f, "\\%c", quote);
         else if (c >= 0x20 && c < 0x7f)
-            putchar(c);
+            fputc(c, f);
         else
-            printf("\\x%02x", c);
+            fprintf(f, "\\x%02x", c);
     }
-    putchar(quote);
+    fputc(quote, f);
 }
 
-static void print_help(const struct agent_command *cmd)
+int agent_render(const struct agent_command *cmd, const struct agent_args *args,
+                 struct snapshot *snap, const char *run_dir, struct agent_output *res)
 {
-    const struct agent_param *p;
-    char usage[512];
-    struct agent_spec spec = {cmd->name, cmd->params, cmd->varkw};
-    int any = 0;
-
-    agent_usage_line(&spec, usage, sizeof(usage));
-    printf("NAME\n    xprof %s - %s\n\nSYNOPSIS\n    %s\n\n", cmd->name, cmd->help, usage);
-    printf("POSITIONAL ARGUMENTS\n");
-    for (p = cmd->params; p->name != NULL; p++) {
-        if (p->flags & AP_POSITIONAL)
-            printf("    %s%s\n", p->name, p->flags & AP_REQUIRED ? "" : " (optional)");
-    }
-    printf("\nFLAGS\n");
-    for (p = cmd->params; p->name != NULL; p++) {
-        printf("    --%s\n", p->name);
-        any = 1;
-    }
-    if (!any)
-        printf("    (none)\n");
-    printf("\nNOTES\n    Positional arguments may also be given as flags; the session also as\n"
-           "    --session_dir, --session_path or --source. See docs/agent-cli.md.\n");
-}
-
-int agent_main(int argc, char **argv)
-{
-    const struct agent_command *cmd = agent_find(argv[1]);
-    struct agent_spec spec;
-    struct agent_args args;
     struct agent_ctx ctx;
-    char msg[2048];
+    FILE *f;
     int rc;
 
-    if (cmd == NULL)
-        return 2;
-    if (agent_wants_help(argc - 2, argv + 2)) {
-        print_help(cmd);
-        return 0;
-    }
-    spec.command = cmd->name;
-    spec.params = cmd->params;
-    spec.varkw = cmd->varkw;
-    rc = agent_bind(&spec, argc - 2, argv + 2, &args, msg, sizeof(msg));
-    if (rc == AGENT_FIRE_ERROR) {
-        /* Fire's own errors: its text on stderr, nothing on stdout */
-        fprintf(stderr, "ERROR: %s\n", msg);
-        return AGENT_E_USAGE;
-    }
-    if (rc != 0)
-        return emit_error(AGENT_E_INTERNAL, "out of memory");
-    rc = agent_execute(cmd, &args, &ctx);
+    memset(res, 0, sizeof(*res));
+    f = open_memstream(&res->text, &res->len);
+    if (f == NULL)
+        return -ENOMEM;
+    if (snap != NULL)
+        rc = agent_execute_on(cmd, args, snap, run_dir, &ctx);
+    else
+        rc = agent_execute(cmd, args, &ctx);
     if (rc != 0) {
-        rc = emit_error(rc, ctx.msg);
+        snprintf(res->message, sizeof(res->message), "%s", ctx.msg);
+        rc = emit_error(f, res->errline, sizeof(res->errline), rc, ctx.msg);
     } else {
         if (ctx.out_is_bytes)
-            print_bytes_repr(ctx.out, ctx.out_len);
+            print_bytes_repr(f, ctx.out, ctx.out_len);
         else
-            fwrite(ctx.out, 1, ctx.out_len, stdout);
-        putchar('\n');
-        if (fflush(stdout) != 0)
-            rc = AGENT_E_INTERNAL;
+            fwrite(ctx.out, 1, ctx.out_len, f);
+        fputc('\n', f);
     }
     agent_ctx_free(&ctx);
-    agent_args_free(&args);
-    return rc;
+    if (fclose(f) != 0 || res->text == NULL) {
+        free(res->text);
+        memset(res, 0, sizeof(*res));
+        return -ENOMEM;
+    }
+    res->code = rc;
+    return 0;
 }
