@@ -188,6 +188,22 @@ out:
     return rc;
 }
 
+/* A host without TPU planes: core_id_to_details holds its one core (the
+ * GPU local core id 1) with the XSpace's hostname (XProf's Hostname). */
+static int host_core_details(struct op_stats *os, const struct xspace *xs)
+{
+    const char *host = xs->nhostnames > 0 ? xs->hostnames[0] : "localhost";
+    struct core_details *d = arena_alloc(&os->arena, sizeof(*d));
+
+    if (d == NULL || (d->hostname = arena_strndup(&os->arena, host, strlen(host))) == NULL)
+        return -ENOMEM;
+    d->core_id = 1;
+    d->device_ordinal = 0;
+    os->core_details = d;
+    os->ncore_details = 1;
+    return 0;
+}
+
 /* ConvertXSpaceToOpStats (GPU / CPU; TPU: device op metrics and the TensorCore step db). */
 static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
                         const struct hlo_modules *modules, struct op_stats **osp,
@@ -198,7 +214,7 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     struct step_events host_steps;
     struct op_stats *os = op_stats_new();
     uint32_t p;
-    int rc, has_device = 0, host_plane = -1;
+    int rc, has_device = 0, has_tpu = 0, host_plane = -1;
 
     *osp = NULL;
     memset(&ctx, 0, sizeof(ctx));
@@ -222,6 +238,7 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
         if (strncmp(name, "/device:TPU:", 12) == 0 ||
             (os->hardware_type == HW_GPU && strncmp(name, "/device:GPU:", 12) == 0))
             has_device = 1;
+        has_tpu |= strncmp(name, "/device:TPU:", 12) == 0;
         if (strcmp(name, "/host:CPU") == 0 && host_plane < 0)
             host_plane = (int)p;
     }
@@ -232,6 +249,8 @@ static int convert_host(const struct xspace *xs, const struct xp_groups *groups,
     if (os->hardware_type == HW_TPU && (rc = op_stats_tpu_planes(&ctx)) != 0)
         goto fail;
     if ((rc = kernel_map_to_db(&ctx.kernels, os)) != 0)
+        goto fail;
+    if (!has_tpu && (rc = host_core_details(os, xs)) != 0)
         goto fail;
     if (host_plane >= 0 && !has_device && (rc = step_events_union(&ctx.steps, &host_steps)) != 0)
         goto fail;

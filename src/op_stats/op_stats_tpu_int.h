@@ -37,6 +37,26 @@ uint64_t tpu_stat_u64(const struct xp_stat *st);
 /* The step db of the TensorCore planes into ctx->os (op_stats_tpu_steps.c). */
 int op_stats_tpu_steps(struct host_ctx *ctx);
 
+/* One TPU plane's step events alone (ConvertDeviceTraceXPlaneToStepEvents
+ * of that plane, as the event time fraction analyzer reads them): the
+ * groups with ops and a marker on the plane, ascending, each with the
+ * plane's longest marker as its step time. */
+struct tpu_plane_step {
+    int64_t group;        /* step (group id) */
+    uint64_t duration_ps; /* StepTime: the plane's longest marker of the group */
+};
+
+/* The step events of plane p of xs (TensorCore or SparseCore) into a
+ * malloc'd array *steps of *n entries (NULL when none). groups: the
+ * host's grouping. Returns 0 or -ENOMEM. (op_stats_tpu_steps.c) */
+int tpu_plane_steps(const struct xspace *xs, const struct xp_groups *groups, uint32_t p,
+                    struct tpu_plane_step **steps, uint32_t *n);
+
+/* The group of event i of line li of plane p as the TPU step db reads it:
+ * 1 and *group when it has one. (op_stats_tpu_steps.c) */
+int tpu_event_group(const struct xspace *xs, const struct xp_groups *groups, uint32_t p,
+                    uint32_t li, uint32_t i, int64_t *group);
+
 /* Busy and idle time of the TPU planes into ctx->os->device_db
  * (op_stats_tpu_duty.c). */
 int op_stats_tpu_duty(struct host_ctx *ctx);

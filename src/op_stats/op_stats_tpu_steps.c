@@ -561,6 +561,19 @@ static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, 
     return 0;
 }
 
+/* Where the groups of plane p's events come from. */
+static struct group_source source_of(const struct xp_groups *groups, uint32_t p)
+{
+    struct group_source gs = {NULL, NULL, p};
+
+    /* an ungrouped file: XProf groups it first (GroupTpuEventsOSS) */
+    if (groups != NULL && !groups->pre_grouped)
+        gs.groups = groups;
+    else if (groups != NULL)
+        gs.saved = groups;
+    return gs;
+}
+
 /* Step events of every TensorCore and SparseCore plane, then the host's
  * step db. has_sparse_core: a SparseCore plane has core details (XProf
  * marks those CoreDetails is_sparse_core). */
@@ -581,12 +594,7 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
             continue;
         if (sparse && tpu_core_details(pl, &chip))
             ctx->os->has_sparse_core = 1;
-        struct group_source gs = {NULL, NULL, p};
-        /* an ungrouped file: XProf groups it first (GroupTpuEventsOSS) */
-        if (ctx->groups != NULL && !ctx->groups->pre_grouped)
-            gs.groups = ctx->groups;
-        else if (ctx->groups != NULL)
-            gs.saved = ctx->groups;
+        struct group_source gs = source_of(ctx->groups, p);
         rc = tpu_core_steps(&gs, pl, sparse, &cores[n++]);
     }
     if (rc == 0)
@@ -598,5 +606,43 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
         free(cores[p].all_reduce);
     }
     free(cores);
+    return rc;
+}
+
+int tpu_event_group(const struct xspace *xs, const struct xp_groups *groups, uint32_t p,
+                    uint32_t li, uint32_t i, int64_t *group)
+{
+    struct group_source gs = source_of(groups, p);
+
+    return event_group(&gs, &xs->planes[p], li, i, group);
+}
+
+int tpu_plane_steps(const struct xspace *xs, const struct xp_groups *groups, uint32_t p,
+                    struct tpu_plane_step **steps, uint32_t *n)
+{
+    const struct xp_plane *pl = &xs->planes[p];
+    struct group_source gs = source_of(groups, p);
+    struct tpu_core_steps cs;
+    uint32_t i;
+    int rc;
+
+    *steps = NULL;
+    *n = 0;
+    memset(&cs, 0, sizeof(cs));
+    rc = tpu_core_steps(&gs, pl, tpu_plane_core(pl->name) == TPU_SPARSE_CORE, &cs);
+    if (rc == 0 && cs.ngroups > 0 && (*steps = calloc(cs.ngroups, sizeof(**steps))) == NULL)
+        rc = -ENOMEM;
+    for (i = 0; rc == 0 && i < cs.ngroups; i++) {
+        int64_t begin = 0, dur = 0;
+        longest_marker(&cs, cs.groups[i], &begin, &dur);
+        (*steps)[i].group = cs.groups[i];
+        (*steps)[i].duration_ps = dur > 0 ? (uint64_t)dur : 0;
+    }
+    if (rc == 0)
+        *n = cs.ngroups;
+    free(cs.markers);
+    free(cs.times);
+    free(cs.groups);
+    free(cs.all_reduce);
     return rc;
 }

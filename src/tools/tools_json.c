@@ -107,6 +107,10 @@ static int tools_produce(struct tool_ctx *ctx, struct out *o)
         }
         if (j < n)
             continue;
+        /* tools XProf serves but never lists (xplane_to_tool_names.cc) */
+        if (strcmp(t->tag, "smart_suggestion") == 0 || strcmp(t->tag, "pod_viewer") == 0 ||
+            strcmp(t->tag, "inference_profile") == 0)
+            continue;
         if (strcmp(t->tag, "kernel_stats") == 0 && !has_gpu_plane(ctx))
             continue;
         if ((strcmp(t->tag, "memory_viewer") == 0 || strcmp(t->tag, "graph_viewer") == 0) &&
