@@ -5,6 +5,8 @@
 #   make test       install, build, run every test, then again under ASan+UBSan
 #   make bench      benchmark table (contrib/bench/bench.sh)
 #   make fuzz       libFuzzer targets of the reader and of every tool (clang)
+#   make attack     mutation campaign and HTTP attack, a few minutes (not in test)
+#   make soak       64 readers for 10 minutes, RSS sampled and bounded (not in test)
 #   make install PREFIX=/usr/local
 #
 # BUILD can be set to build several trees side by side (make BUILD=build-x).
@@ -55,7 +57,7 @@ ifneq ($(UI_SRC),)
 BINS += $(BUILD)/xprofs-ui
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan test-clang check-layers bench bench-instr fuzz install uninstall clean format
+.PHONY: attack soak all deps demo test test-unit test-e2e test-asan test-clang check-layers bench bench-instr fuzz install uninstall clean format
 .SECONDARY:
 
 all: $(BINS) $(UNIT_BIN)
@@ -223,6 +225,26 @@ fuzz:
 	@echo "      fuzz_query file names with queries under a run of build/tests/tool-seeds/steps4.xplane.pb:"
 	@echo "      seeds one a line in tests/fuzz/query-seeds.txt, after make test-unit;"
 	@echo "      fuzz_hlo one HLO module: seeds ../shared/corpus/jax_conv_rocm/plugins/profile/*/*.hlo_proto.pb)"
+
+# --- attack and soak (issue 37) -----------------------------------------------
+# Loopback only, bounded, not part of `make test`. attack: every libFuzzer
+# target for ATTACK_FUZZ_SECONDS on its seeds (failing inputs are kept in
+# fuzz-failures/), then contrib/attack/http_attack.py (hostile queries for
+# ATTACK_HTTP_SECONDS, traversal paths, 500 concurrent and 200 slow
+# connections). soak: contrib/attack/soak.py. Each prints its figures.
+ATTACK_FUZZ_SECONDS ?= 45
+ATTACK_HTTP_SECONDS ?= 30
+SOAK_SECONDS ?= 600
+SOAK_READERS ?= 64
+
+attack: all $(TOOL_SEEDS)/.made
+	$(MAKE) fuzz
+	sh contrib/attack/fuzz_campaign.sh build-fuzz $(TOOL_SEEDS) $(ATTACK_FUZZ_SECONDS); f=$$?; \
+	/usr/bin/python3 contrib/attack/http_attack.py $(BUILD) $(ATTACK_HTTP_SECONDS); h=$$?; \
+	test $$f -eq 0 && test $$h -eq 0
+
+soak: all
+	/usr/bin/python3 contrib/attack/soak.py $(BUILD) $(SOAK_SECONDS) $(SOAK_READERS)
 
 # --- install ---------------------------------------------------------------
 # Installs the user programs (not the bench tools nor xprofs-synth, which stay

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xprofs-ui MOUNTPOINT [--port 8791] [--host 127.0.0.1] [--static DIR]
+ *                      [--request-timeout 10] [--quiet]
  *
  * A small HTTP server in front of an xprofs mount: it answers the XProf
  * web frontend's backend routes by reading the mount's files, and serves
@@ -23,13 +24,15 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: xprofs-ui MOUNTPOINT [--port 8791] [--host 127.0.0.1] [--static DIR]\n"
-               "                 [--quiet]\n"
+               "                 [--request-timeout 10] [--quiet]\n"
                "\n"
                "Serves the XProf web frontend's routes from an xprofs mount.\n"
                "  --port N      port to listen on (0: any free port; default 8791)\n"
                "  --host ADDR   address to listen on (default 127.0.0.1)\n"
                "  --static DIR  serve the XProf frontend files in DIR instead of the\n"
                "                bundled page\n"
+               "  --request-timeout S  seconds a client has to send a request once the\n"
+               "                connection is ready for it (1 to 3600; default 10)\n"
                "  --quiet       no access log on stderr\n");
 }
 
@@ -44,6 +47,20 @@ static int parse_port(const char *s, unsigned int *port)
     if (errno || end == s || *end || v > 65535 || s[0] == '-')
         return -1;
     *port = (unsigned int)v;
+    return 0;
+}
+
+/* Parses the request timeout in seconds, 1 to 3600; 0 or -1. */
+static int parse_timeout(const char *s, unsigned int *secs)
+{
+    unsigned long v;
+    char *end;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 3600 || s[0] == '-')
+        return -1;
+    *secs = (unsigned int)v;
     return 0;
 }
 
@@ -107,7 +124,8 @@ static int parse_args(int argc, char **argv, struct ui_conf *conf, const char **
         n = strcspn(a, "=");
         if (!((n == 6 && strncmp(a, "--port", 6) == 0) ||
               (n == 6 && strncmp(a, "--host", 6) == 0) ||
-              (n == 8 && strncmp(a, "--static", 8) == 0))) {
+              (n == 8 && strncmp(a, "--static", 8) == 0) ||
+              (n == 17 && strncmp(a, "--request-timeout", 17) == 0))) {
             fprintf(stderr, "xprofs-ui: unknown option '%.*s'\n", (int)n, a);
             return -1;
         }
@@ -125,6 +143,11 @@ static int parse_args(int argc, char **argv, struct ui_conf *conf, const char **
             conf->host = val;
         } else if (strncmp(a, "--static", n) == 0 && n == 8) {
             *static_arg = val;
+        } else if (strncmp(a, "--request-timeout", n) == 0 && n == 17) {
+            if (parse_timeout(val, &conf->request_timeout_s) != 0) {
+                fprintf(stderr, "xprofs-ui: bad request timeout '%s' (1 to 3600 seconds)\n", val);
+                return -1;
+            }
         } else {
             fprintf(stderr, "xprofs-ui: unknown option '%.*s'\n", (int)n, a);
             return -1;
@@ -151,7 +174,7 @@ static int block_signals(sigset_t *set)
 
 int main(int argc, char **argv)
 {
-    struct ui_conf conf = {NULL, NULL, "127.0.0.1", 8791, 0};
+    struct ui_conf conf = {NULL, NULL, "127.0.0.1", 8791, 0, 10};
     const char *static_arg = NULL;
     struct ui_server *server;
     unsigned int port;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Requests in (server.h): each gets a context from the URI callback (the
- * raw request target, for the path checks and the log), then one reply
- * from a route or the site, then a log line when MHD is done with it.
+ * Requests in (server.h): each connection gets a context when MHD accepts
+ * it (its place on the guard's list, guard.h); each request on it gets its
+ * part of that context from the URI callback (the raw request target, for
+ * the path checks and the log), then one reply from a route or the site,
+ * then a log line when MHD is done with it.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,13 +20,17 @@
 #include <microhttpd.h>
 
 #include "access_log.h"
+#include "guard.h"
 #include "gzip.h"
 #include "respond.h"
 #include "routes.h"
 #include "server.h"
 #include "site.h"
 
-#define MAX_CONNECTIONS 64            /* served at once; more are refused */
+#define MAX_CONNECTIONS 256           /* open at once; more wait in the listen queue */
+#define PER_ADDRESS 64                /* open at once from one client address */
+#define CROWDED 192                   /* open connections that make the server crowded */
+#define CROWDED_GRACE_MS 1000         /* time to send a request when crowded */
 #define MAX_REQUEST_BYTES (64 * 1024) /* request line and headers */
 #define MAX_QUERY_FIELDS 64           /* ?a=1&b=2...: more get 431 */
 #define IDLE_TIMEOUT_S 120            /* idle keep-alive connections */
@@ -33,16 +39,18 @@
 
 struct ui_server {
     struct MHD_Daemon *daemon;  /* the HTTP server */
+    struct ui_guard *guard;     /* request deadlines of its connections */
     const struct ui_conf *conf; /* its configuration */
     int loopback;               /* listening on a loopback address only */
 };
 
 /*
- * The request under way on a connection. It belongs to the connection:
- * made when MHD accepts it and freed when MHD closes it (conn_notify), both
- * of which MHD always reports, so a request MHD drops before any handler
- * runs (a request line or headers past its memory) leaks nothing. Each
- * request line resets it (uri_seen); request_done logs it.
+ * The request under way on a connection. It belongs to the connection
+ * (struct connection): made when MHD accepts it and freed when MHD closes
+ * it (conn_notify), both of which MHD always reports, so a request MHD
+ * drops before any handler runs (a request line or headers past its
+ * memory) leaks nothing. Each request line resets it (uri_seen);
+ * request_done logs it.
  */
 struct request {
     struct timespec start; /* when the request line was read */
@@ -53,18 +61,44 @@ struct request {
     unsigned int status;   /* status sent; 0 until then */
 };
 
+/* What MHD keeps for a connection (its socket context). */
+struct connection {
+    struct ui_guard_conn guard; /* its place on the guard's list */
+    struct request rq;          /* the request under way */
+};
+
+/* The context of conn, or NULL when it has none. */
+static struct connection *connection_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * A connection without a context (no memory, no socket, no clock) is
+ * answered by no handler: on_request closes it.
+ */
 static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode toe)
 {
-    struct request *rq = *socket_context;
+    struct ui_server *s = cls;
+    struct connection *c = *socket_context;
+    const union MHD_ConnectionInfo *ci;
 
-    (void)cls;
-    (void)conn;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = calloc(1, sizeof(struct request));
-    } else if (rq) {
-        free(rq->uri);
-        free(rq);
+        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c = calloc(1, sizeof(*c));
+        if (c && (!ci || ui_guard_add(s->guard, &c->guard, ci->connect_fd) != 0)) {
+            free(c);
+            c = NULL;
+        }
+        *socket_context = c;
+    } else if (c) {
+        ui_guard_remove(s->guard, &c->guard);
+        free(c->rq.uri);
+        free(c);
         *socket_context = NULL;
     }
 }
@@ -84,9 +118,8 @@ static size_t query_fields(const char *uri)
 
 static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct request *rq = ci ? ci->socket_context : NULL;
+    struct connection *c = connection_of(conn);
+    struct request *rq = c ? &c->rq : NULL;
 
     (void)cls;
     if (!rq)
@@ -120,11 +153,13 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
 {
     struct ui_server *s = cls;
     struct request *rq = *req_cls;
+    struct connection *c = connection_of(conn);
     struct timespec now;
     double secs = 0;
 
-    (void)conn;
     (void)toe;
+    if (c)
+        ui_guard_waiting(s->guard, &c->guard); /* the next request's deadline runs */
     if (!rq)
         return;
     if (!s->conf->quiet && rq->status && rq->uri) {
@@ -266,12 +301,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     struct ui_server *s = cls;
     struct request *rq = *req_cls;
+    struct connection *c = connection_of(conn);
     struct ui_reply r;
     const char *accept;
     int get;
 
     (void)upload_data;
-    if (!rq)
+    if (!rq || !c)
         return MHD_NO;
     if (rq->status) {
         *upload_data_size = 0; /* answered already: discard a body */
@@ -284,6 +320,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (get)
             return MHD_YES;
     }
+    ui_guard_answering(s->guard, &c->guard); /* no deadline while it answers */
     ui_reply_init(&r);
     if (!get) {
         ui_reply_text(&r, 405, "method not allowed: '%s'", method);
@@ -339,6 +376,13 @@ struct ui_server *ui_server_start(const struct ui_conf *conf, unsigned int *port
     const union MHD_DaemonInfo *info;
     struct sockaddr_storage ss;
     struct ui_server *s;
+    /*
+     * select(), not poll(): with poll() libmicrohttpd 0.9.75 accepts past the
+     * connection limit and resets the connection; with select() it leaves
+     * the listening socket alone at the limit, so a new client waits in the
+     * listen queue until the guard or a closing client frees a slot. 256
+     * connections and their files stay far below FD_SETSIZE.
+     */
     unsigned int flags =
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     int v6;
@@ -350,11 +394,18 @@ struct ui_server *ui_server_start(const struct ui_conf *conf, unsigned int *port
         return NULL;
     s->conf = conf;
     s->loopback = is_loopback(&ss);
+    s->guard = ui_guard_start(conf->request_timeout_s * 1000, CROWDED_GRACE_MS, CROWDED);
+    if (!s->guard) {
+        fprintf(stderr, "xprofs-ui: cannot start the request watchdog: %s\n", strerror(errno));
+        free(s);
+        return NULL;
+    }
     if (v6)
         flags |= MHD_USE_IPv6;
     s->daemon = MHD_start_daemon(
         flags, (uint16_t)conf->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_ADDRESS,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MAX_REQUEST_BYTES,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
@@ -362,6 +413,7 @@ struct ui_server *ui_server_start(const struct ui_conf *conf, unsigned int *port
         MHD_OPTION_END);
     if (!s->daemon) {
         fprintf(stderr, "xprofs-ui: cannot listen on %s port %u\n", conf->host, conf->port);
+        ui_guard_stop(s->guard);
         free(s);
         return NULL;
     }
@@ -374,6 +426,7 @@ void ui_server_stop(struct ui_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon);
+    MHD_stop_daemon(s->daemon); /* closes every connection: the guard's list is empty */
+    ui_guard_stop(s->guard);
     free(s);
 }

@@ -36,6 +36,15 @@
 
 #define XFS_DIR_TIMEOUT 1.0
 
+/* Worker threads unless -o max_threads=N says otherwise (libfuse's own
+ * default is 10). A reader of a file being made holds its worker until the
+ * file is made (vfs.h bounds how many are made at once), so with 10 the
+ * readers of files already made waited behind 10 such readers; 256 is the
+ * connections xprofs-ui serves at once. Idle workers beyond
+ * max_idle_threads end, so this costs threads only while they are used. */
+#define XFS_MAX_THREADS 256
+#define KEY_MAX_THREADS 1
+
 struct xfs {
     struct vfs *v;             /* the core */
     struct inode_table inodes; /* path <-> ino */
@@ -68,6 +77,7 @@ struct xfs_opts {
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
+    int max_threads_given; /* -o max_threads=N was given (libfuse reads N) */
 };
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -545,6 +555,7 @@ static const struct fuse_opt xfs_opt_spec[] = {
     {"cache_mb=%s", offsetof(struct xfs_opts, cache_mb_arg), 0},
     {"max_runs=%s", offsetof(struct xfs_opts, max_runs_arg), 0},
     {"trace_complete=%s", offsetof(struct xfs_opts, trace_complete_arg), 0},
+    FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
     FUSE_OPT_END,
 };
 
@@ -568,12 +579,17 @@ static int opt_int(const char *name, const char *arg, long min, long max, int *v
     return 0;
 }
 
-/* Take the first non-option argument as LOGDIR; leave the mount point. */
+/* Take the first non-option argument as LOGDIR; leave the mount point and
+ * -o max_threads=N (noted) to libfuse. */
 static int xfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
     struct xfs_opts *o = data;
 
     (void)outargs;
+    if (key == KEY_MAX_THREADS) {
+        o->max_threads_given = 1;
+        return 1;
+    }
     if (key == FUSE_OPT_KEY_NONOPT && o->logdir == NULL) {
         o->logdir = strdup(arg);
         return 0;
@@ -590,18 +606,20 @@ static void usage(const char *prog)
            "  -s                 single-threaded\n"
            "  -o cache_mb=N      memory for produced files (default 1024)\n"
            "  -o max_runs=N      runs whose decoded profiles stay in memory (default 4)\n"
+           "  -o max_threads=N   worker threads (default %d)\n"
            "  -o trace_complete=0  do not complete a trace index in the background after a\n"
            "                     zoomed-out first request (default 1: the next zoom finds it)\n"
            "Environment:\n"
            "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
            "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
            "Unmount with: fusermount3 -u MOUNTPOINT\n",
-           prog);
+           prog, XFS_MAX_THREADS);
 }
 
 /* The multi-threaded loop with -o clone_fd, max_idle_threads and
- * max_threads (libfuse's default 10 workers; a computation holds one). */
-static int loop_mt(struct fuse_session *se, const struct fuse_cmdline_opts *opts)
+ * max_threads (XFS_MAX_THREADS unless given). */
+static int loop_mt(struct fuse_session *se, const struct fuse_cmdline_opts *opts,
+                   int max_threads_given)
 {
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     int ret;
@@ -613,7 +631,7 @@ static int loop_mt(struct fuse_session *se, const struct fuse_cmdline_opts *opts
     fuse_loop_cfg_set_clone_fd(config, (unsigned)opts->clone_fd);
     fuse_loop_cfg_set_idle_threads(config,
                                    opts->max_idle_threads > 1000 ? 16 : opts->max_idle_threads);
-    fuse_loop_cfg_set_max_threads(config, opts->max_threads);
+    fuse_loop_cfg_set_max_threads(config, max_threads_given ? opts->max_threads : XFS_MAX_THREADS);
     ret = fuse_session_loop_mt(se, config);
     fuse_loop_cfg_destroy(config);
     return ret;
@@ -654,13 +672,16 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1};
+    struct xfs_opts xo = {NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1, 0};
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
     int ret = 1;
 
     malloc_tune(argv);
+    if (malloc_tune_one_arena() != 0)
+        fprintf(stderr, "xprofs-mount: warning: cannot limit malloc to one arena; an idle "
+                        "mount may hold more memory than its bounds\n");
 
     memset(&fs, 0, sizeof(fs));
     if (argc == 2 && strcmp(argv[1], "help") == 0) {
@@ -725,7 +746,7 @@ int main(int argc, char *argv[])
     if (opts.singlethread) {
         ret = fuse_session_loop(se);
     } else {
-        ret = loop_mt(se, &opts);
+        ret = loop_mt(se, &opts, xo.max_threads_given);
     }
     /* A stop by signal (systemd's SIGTERM, ^C) is a clean end too: the
      * loop returns the signal's number. */

@@ -564,11 +564,14 @@ static int event_ts_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Every event XProf's legacy converter keeps, in container order. */
-static int list_events(const struct legacy *lg, struct legacy_event **evp, uint32_t *np)
+/* Calls fn(arg, event) for every event XProf's legacy converter keeps, in
+ * container order (seq counts them); stops at fn's first nonzero return. */
+static int each_event(const struct legacy *lg, int (*fn)(void *arg, const struct legacy_event *le),
+                      void *arg)
 {
-    struct legacy_event *ev = NULL;
-    uint32_t n = 0, cap = 0, l, e;
+    struct legacy_event le;
+    uint32_t n = 0, l, e;
+    int rc;
 
     for (l = 0; l < lg->nlines; l++) {
         const struct legacy_line *ll = &lg->lines[l];
@@ -577,36 +580,119 @@ static int list_events(const struct legacy *lg, struct legacy_event **evp, uint3
         if (strcmp(line_name(lg, ll), "Async XLA Ops") == 0)
             continue;
         for (e = 0; e < line_nevents(lg, ll); e++) {
-            uint64_t ts;
             if (ll->derived >= 0) {
-                ts = derived_event(lg, ll, e)->ts;
+                le.ts = derived_event(lg, ll, e)->ts;
             } else {
                 const struct xp_line *ln = &pl->lines[ll->file];
                 const char *mname = pl->emeta[ln->events[e].meta].name;
                 if (xp_event_is_internal(mname))
                     continue;
-                ts = (uint64_t)xp_event_start_ps(ln, &ln->events[e]);
+                le.ts = (uint64_t)xp_event_start_ps(ln, &ln->events[e]);
             }
-            if (n == cap) {
-                struct legacy_event *nev;
-                cap = cap ? cap * 2 : 4096;
-                nev = realloc(ev, cap * sizeof(*nev));
-                if (nev == NULL) {
-                    free(ev);
-                    return -ENOMEM;
-                }
-                ev = nev;
-            }
-            ev[n].ts = ts;
-            ev[n].line = l;
-            ev[n].event = e;
-            ev[n].pid = pid;
-            ev[n].seq = n;
-            n++;
+            le.line = l;
+            le.event = e;
+            le.pid = pid;
+            le.seq = n++;
+            rc = fn(arg, &le);
+            if (rc != 0)
+                return rc;
         }
     }
-    *evp = ev;
-    *np = n;
+    return 0;
+}
+
+static int count_event(void *arg, const struct legacy_event *le)
+{
+    (void)le;
+    (*(uint64_t *)arg)++;
+    return 0;
+}
+
+/* Writing every kept event as it comes: no list of them. */
+struct event_writer {
+    struct out *o;
+    const struct legacy *lg;
+};
+
+static int write_each(void *arg, const struct legacy_event *le)
+{
+    struct event_writer *w = arg;
+
+    write_event(w->o, w->lg, le);
+    return 0;
+}
+
+/*
+ * The cap earliest events by (ts, seq), kept in a max-heap of cap entries
+ * as they come: a profile of any size needs only cap entries (24 MB for
+ * XProf's 1,000,000), where a list of every event and its sort needed
+ * 48 bytes an event.
+ */
+struct earliest {
+    struct legacy_event *heap; /* max-heap by event_ts_cmp */
+    uint32_t n;                /* entries in heap */
+    uint32_t cap;              /* its size */
+};
+
+static void sift_down(struct earliest *k, uint32_t i)
+{
+    for (;;) {
+        uint32_t big = i, c = 2 * i + 1;
+        struct legacy_event t;
+        if (c < k->n && event_ts_cmp(&k->heap[c], &k->heap[big]) > 0)
+            big = c;
+        if (c + 1 < k->n && event_ts_cmp(&k->heap[c + 1], &k->heap[big]) > 0)
+            big = c + 1;
+        if (big == i)
+            return;
+        t = k->heap[i];
+        k->heap[i] = k->heap[big];
+        k->heap[big] = t;
+        i = big;
+    }
+}
+
+static int keep_earliest(void *arg, const struct legacy_event *le)
+{
+    struct earliest *k = arg;
+    uint32_t i;
+
+    if (k->n < k->cap) {
+        k->heap[k->n] = *le;
+        for (i = k->n++; i > 0 && event_ts_cmp(&k->heap[(i - 1) / 2], &k->heap[i]) < 0;
+             i = (i - 1) / 2) {
+            struct legacy_event t = k->heap[i];
+            k->heap[i] = k->heap[(i - 1) / 2];
+            k->heap[(i - 1) / 2] = t;
+        }
+    } else if (k->cap > 0 && event_ts_cmp(le, &k->heap[0]) < 0) {
+        k->heap[0] = *le;
+        sift_down(k, 0);
+    }
+    return 0;
+}
+
+/* Writes the kept events: all in container order when at most cap, else
+ * the cap earliest in start order (XProf's cap). 0 or -ENOMEM. */
+static int write_events(struct out *o, const struct legacy *lg, uint64_t cap)
+{
+    struct event_writer w = {o, lg};
+    struct earliest k = {NULL, 0, 0};
+    uint64_t n = 0;
+    uint32_t i;
+
+    (void)each_event(lg, count_event, &n);
+    if (n <= cap)
+        return each_event(lg, write_each, &w);
+    k.cap = (uint32_t)cap;
+    k.heap = malloc((k.cap ? k.cap : 1) * sizeof(*k.heap));
+    if (k.heap == NULL)
+        return -ENOMEM;
+    (void)each_event(lg, keep_earliest, &k);
+    xp_qsort(k.heap, k.n, sizeof(*k.heap), event_ts_cmp);
+    for (i = 0; i < k.n; i++)
+        write_event(o, lg, &k.heap[i]);
+    free(k.heap);
     return 0;
 }
 
@@ -634,8 +720,6 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
 {
     const struct tv_host *h;
     struct legacy lg;
-    struct legacy_event *ev = NULL;
-    uint32_t n = 0, i;
     uint64_t cap = max_events();
     const char *format = query_get(ctx->q, "format");
     int rc;
@@ -661,25 +745,19 @@ static int legacy_produce(struct tool_ctx *ctx, struct out *o)
     rc = collect(&lg);
     if (rc == 0)
         rc = index_derived(&lg);
-    if (rc == 0)
-        rc = list_events(&lg, &ev, &n);
+    if (rc == 0) {
+        out_puts(o, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\n"
+                    "\"traceEvents\":[\n");
+        write_metadata(o, &lg);
+        rc = write_events(o, &lg, cap);
+        out_puts(o, "{}]}\n");
+    }
     if (rc != 0) {
         free(lg.lines);
         free(lg.plane_pid);
         free(lg.derived_at);
         return xp_err_set(ctx->err, rc, "out of memory");
     }
-    if (n > cap) {
-        xp_qsort(ev, n, sizeof(*ev), event_ts_cmp);
-        n = (uint32_t)cap;
-    }
-    out_puts(o, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\n"
-                "\"traceEvents\":[\n");
-    write_metadata(o, &lg);
-    for (i = 0; i < n; i++)
-        write_event(o, &lg, &ev[i]);
-    out_puts(o, "{}]}\n");
-    free(ev);
     free(lg.lines);
     free(lg.plane_pid);
     free(lg.derived_at);

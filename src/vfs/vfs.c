@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent_tools.h"
 #include "base/bigalloc.h"
@@ -57,11 +59,13 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
     v->max_live_runs = VFS_MAX_LIVE_RUNS;
     pthread_mutex_init(&v->lock, NULL);
     pthread_cond_init(&v->produced, NULL);
+    pthread_cond_init(&v->turn, NULL);
     rc = catalog_open(logdir, &v->cat, err);
     if (rc == 0 && cache_init(&v->cache, cache_bytes) != 0)
         rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0) {
         catalog_close(v->cat);
+        pthread_cond_destroy(&v->turn);
         pthread_cond_destroy(&v->produced);
         pthread_mutex_destroy(&v->lock);
         free(v);
@@ -88,6 +92,7 @@ void vfs_close(struct vfs *v)
     trace_index_drain();
     cache_destroy(&v->cache);
     catalog_close(v->cat);
+    pthread_cond_destroy(&v->turn);
     pthread_cond_destroy(&v->produced);
     pthread_mutex_destroy(&v->lock);
     free(v);
@@ -638,6 +643,32 @@ static void producing_free(struct vfs_producing *p)
     free(p);
 }
 
+/*
+ * Waits for one of the VFS_MAX_MAKING turns and lowers this thread's
+ * priority. Returns 0, or -ECANCELED when vfs_close stopped the file while
+ * it waited.
+ */
+static int take_turn(struct vfs *v, struct live_blob *live)
+{
+    pthread_mutex_lock(&v->lock);
+    while (v->producing_now >= VFS_MAX_MAKING)
+        pthread_cond_wait(&v->turn, &v->lock);
+    v->producing_now++;
+    pthread_mutex_unlock(&v->lock);
+    /* Linux: the nice value of this thread alone. On failure the file is
+     * made at the mount's priority, which is slower for others only. */
+    (void)setpriority(PRIO_PROCESS, (id_t)gettid(), VFS_MAKING_NICE);
+    return live_stopped(live) ? -ECANCELED : 0;
+}
+
+static void give_turn(struct vfs *v)
+{
+    pthread_mutex_lock(&v->lock);
+    v->producing_now--;
+    pthread_cond_signal(&v->turn);
+    pthread_mutex_unlock(&v->lock);
+}
+
 static void *produce_thread(void *arg)
 {
     struct vfs_producing *p = arg, **pp;
@@ -650,7 +681,12 @@ static void *produce_thread(void *arg)
     struct vfs_node node;
     int rc;
 
-    rc = cache_get(&v->cache, p->node.key, p->snap->gen, 1, fill_tool, &a, &b, &err);
+    rc = take_turn(v, p->live);
+    if (rc == 0)
+        rc = cache_get(&v->cache, p->node.key, p->snap->gen, 1, fill_tool, &a, &b, &err);
+    else
+        xp_err_set(&err, rc, "%s: not made: the mount is closing", p->node.tool->file);
+    give_turn(v);
     live_finish(p->live, rc, b, &err);
     /* Done: openers from now on find the blob (or make the file again). */
     pthread_mutex_lock(&v->lock);

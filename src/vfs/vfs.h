@@ -53,15 +53,24 @@ struct vfs_node {
 #define VFS_MAX_LIVE_RUNS 4
 #define VFS_IDLE_MS (10 * 60 * 1000)
 
+/* Files vfs_open_file makes at once; the others wait their turn. Their
+ * threads run at nice VFS_MAKING_NICE (the tools' parallel workers inherit
+ * it), so a reader of a file already made, served by a thread at the
+ * mount's own priority, does not wait for the CPU behind them. */
+#define VFS_MAX_MAKING 8
+#define VFS_MAKING_NICE 10
+
 struct vfs_producing; /* a file being made for vfs_open_file (private) */
 
 struct vfs {
     struct catalog *cat;             /* the runs */
     struct cache cache;              /* produced files */
     int max_live_runs;               /* runs whose computed data is kept */
-    pthread_mutex_t lock;            /* guards the four fields below */
+    pthread_mutex_t lock;            /* guards the six fields below */
     struct vfs_producing *producing; /* files being made in threads of their own */
     pthread_cond_t produced;         /* signalled when one of them is done */
+    int producing_now;               /* of those, how many are making theirs */
+    pthread_cond_t turn;             /* signalled when one of them stops making */
     int making;                      /* files being made now, by any thread */
     int untrimmed;                   /* memory freed since the last malloc_trim */
 };

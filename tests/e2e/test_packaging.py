@@ -39,7 +39,7 @@ MUST_MENTION = {
     "xprofs-mount": ["cache_mb", "max_runs", "trace_complete", "allow_other",
                      "user_allow_other", "/etc/fuse.conf", "fusermount3 -u", "summary.json",
                      "trace_viewer.json", "raw/"],
-    "xprofs-ui": ["--port", "--host", "--static", "--quiet", "8791"],
+    "xprofs-ui": ["--port", "--host", "--static", "--request-timeout", "--quiet", "8791"],
 }
 # The exit codes each program has (src/cli/main.c, src/fs/main.c, ui-proxy/main.c).
 EXIT_CODES = {"xprofs": {0, 1, 2, 3, 4}, "xprofs-mount": {0, 1}, "xprofs-ui": {0, 1, 2}}
