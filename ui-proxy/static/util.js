@@ -180,7 +180,7 @@ XP.fileUrl = function (run, name, params, host) {
 XP.fileLink = function (run, name, params, host) {
   var url = XP.fileUrl(run, name, params, host);
   var q = params ? new URLSearchParams(params).toString() : '';
-  return XP.el('a', { href: url, cls: 'raw', target: '_blank', rel: 'noopener', 'data-file': name,
+  return XP.el('a', { href: url, cls: 'raw', target: '_blank', rel: 'noopener', 'data-file': (host ? 'hosts/' + host + '/' : '') + name,
     text: (host ? 'hosts/' + host + '/' : '') + name + (q ? '?' + decodeURIComponent(q) : '') });
 };
 

@@ -49,7 +49,11 @@
       panel.dataset.state = 'no-uid';
       return;
     }
+    /* The details request names the event in the mount's file name, which
+     * holds 255 bytes; longer names (ROCm kernels) are found by a search
+     * with full args (search_metadata=1) of their first 100 characters. */
     var params = Object.assign({ event_name: e.name, start_time_ms: ms(e.ts), duration_ms: ms(e.dur), unique_id: e.uid }, hostParams);
+    if (encodeURIComponent(e.name).length > 150) params = Object.assign({ search_prefix: e.name.slice(0, 100), search_metadata: 1 }, hostParams);
     var url = XP.fileUrl(ctx.run, 'trace_viewer.json', params);
     panel.appendChild(XP.el('div', { cls: 'small' }, ['reads ', XP.fileLink(ctx.run, 'trace_viewer.json', params)]));
     var r = await XP.loadCached(panel, url, 'loading details');
@@ -59,13 +63,16 @@
       panel.dataset.state = 'error';
       return;
     }
-    var evs = (r.data.traceEvents || []).filter(function (x) { return x.ph !== 'M'; });
+    var evs = (r.data.traceEvents || []).filter(function (x) {
+      return x.ph !== 'M' && x.name === e.name && Math.abs(+x.ts - e.ts) < 0.001 && Math.abs(+(x.dur || 0) - e.dur) < 0.001;
+    });
     var full = evs[0];
     if (!full) {
-      XP.note(panel, 'the details answer holds no event');
+      XP.note(panel, 'the details answer holds no such event');
       panel.dataset.state = 'empty';
       return;
     }
+    panel.dataset.url = url;
     var args = full.args || {};
     var keys = Object.keys(args);
     panel.appendChild(XP.el('h3', { text: 'Arguments (' + keys.length + ')' }));
