@@ -33,7 +33,7 @@ TABS = [
              "framework_op_stats.json", "kernel_stats.json"]),
     ("trace", ["trace_viewer.json"]),
     ("steps", ["steps.json", "regions.json"]),
-    ("gpu", ["gpu_devices.csv", "kernel_launchers_summary.csv", "gpu_timeline.json"]),
+    ("gpu", ["gpu_devices.csv", "kernel_launchers_summary.csv"]),
     ("pytorch", ["modules.txt", "call_tree.txt", "roofline.csv"]),
     ("memory", ["memory_profile.json", "memory_viewer.json"]),
     ("files", []),

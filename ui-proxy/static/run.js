@@ -16,7 +16,7 @@
     { id: 'ops', title: 'Op profile', files: ['op_profile.json', 'hlo_stats.json', 'roofline_model.json', 'framework_op_stats.json', 'kernel_stats.json'] },
     { id: 'trace', title: 'Trace', files: ['trace_viewer.json'] },
     { id: 'steps', title: 'Steps', files: ['steps.json', 'regions.json'] },
-    { id: 'gpu', title: 'GPU', files: ['gpu_devices.csv', 'kernel_launchers_summary.csv', 'gpu_timeline.json'] },
+    { id: 'gpu', title: 'GPU', files: ['gpu_devices.csv', 'kernel_launchers_summary.csv'] },
     { id: 'pytorch', title: 'PyTorch', files: ['modules.txt', 'call_tree.txt', 'roofline.csv'] },
     { id: 'memory', title: 'Memory', files: ['memory_profile.json', 'memory_viewer.json'] },
     { id: 'files', title: 'Files', files: [] }
