@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * /data and /data_csv: the tag and host choose a file of the run
+ * /data, /data_csv and /data_txt: the tag and host choose a file of the run
  * (R/<tool>.json, or R/hosts/H/<tool>.json for one host), the other
  * parameters become its query string, and the file is streamed back as
  * it is. Errors of the mount become statuses: missing 404, EINVAL 400,
@@ -304,4 +304,18 @@ void ui_route_data_csv(const struct ui_req *q, struct ui_reply *r)
         return;
     ui_reply_file(r, UI_TYPE_CSV, fd);
     r->disposition = csv_disposition(q, tag);
+}
+
+/* Ours, for the bundled page: the text files of a run (modules.txt,
+ * call_tree.txt, errors.txt), with the same tag, host and query rules. */
+void ui_route_data_txt(const struct ui_req *q, struct ui_reply *r)
+{
+    const char *tag = tag_of(q, r);
+    int fd;
+
+    if (!tag)
+        return;
+    fd = open_tool_file(q, tag, ".txt", r);
+    if (fd >= 0)
+        ui_reply_file(r, UI_TYPE_TEXT, fd);
 }

@@ -324,6 +324,7 @@ static const struct {
     {"/config", route_config},
     {"/data", ui_route_data},
     {"/data_csv", ui_route_data_csv},
+    {"/data_txt", ui_route_data_txt},
     {"/generate_cache", route_generate_cache},
     {"/hosts", route_hosts},
     {"/module_list", route_module_list},

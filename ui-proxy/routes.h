@@ -2,7 +2,7 @@
 /*
  * XProf's backend routes (spec 4.2), answered from the mount: runs,
  * run_tools, hosts, data, data_csv, module_list, version, config,
- * capture_profile, plus run_files for the bundled page.
+ * capture_profile, plus run_files and data_txt for the bundled page.
  */
 #ifndef UI_ROUTES_H
 #define UI_ROUTES_H
@@ -34,8 +34,9 @@ const char *ui_req_arg(const struct ui_req *q, const char *key);
  */
 int ui_req_open_run(const struct ui_req *q, struct ui_reply *r);
 
-/* The /data and /data_csv routes (data.c). */
+/* The /data, /data_csv and /data_txt routes (data.c). */
 void ui_route_data(const struct ui_req *q, struct ui_reply *r);
 void ui_route_data_csv(const struct ui_req *q, struct ui_reply *r);
+void ui_route_data_txt(const struct ui_req *q, struct ui_reply *r);
 
 #endif

@@ -10,6 +10,7 @@ var XP = window.XP = window.XP || {};
 
 var PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948',
   '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+XP.PALETTE = PALETTE;
 
 /* A canvas sized for the screen's pixel ratio; returns its 2-D context. */
 function sizedCanvas(canvas, w, h) {
@@ -186,7 +187,8 @@ XP.overviewStepsChart = function (overview) {
   var series = [];
   t.cols.forEach(function (c, i) {
     if (c.type === 'number' && /TimeMs$/.test(c.id) && c.id !== 'stepTimeMs') {
-      series.push({ name: c.label, values: t.rows.map(function (r) { return +r[i] || 0; }) });
+      var values = t.rows.map(function (r) { return +r[i] || 0; });
+      if (values.some(function (v) { return v > 0; })) series.push({ name: c.label, values: values });
     }
   });
   if (!series.length) return null;

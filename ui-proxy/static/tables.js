@@ -100,6 +100,7 @@ function compare(a, b) {
 /*
  * Draws table t into box: a filter box, headers that sort on click
  * (again to reverse), and the first `limit` rows with a button for all.
+ * opts: limit, columns (indices shown), sort {col, desc}, onRow(row, tr).
  */
 XP.renderTable = function (box, t, opts) {
   opts = opts || {};
@@ -112,7 +113,10 @@ XP.renderTable = function (box, t, opts) {
   var filter = XP.el('input', { type: 'search', placeholder: 'filter rows', cls: 'filter' });
   var headRow = XP.el('tr');
 
-  t.cols.forEach(function (c, i) {
+  var shownCols = opts.columns || t.cols.map(function (c, i) { return i; });
+  if (opts.sort) { state.col = opts.sort.col; state.desc = !!opts.sort.desc; }
+  shownCols.forEach(function (i) {
+    var c = t.cols[i];
     var th = XP.el('th', { text: c.label, title: c.id, cls: c.type === 'number' ? 'num' : '' });
     th.addEventListener('click', function () {
       state.desc = state.col === i ? !state.desc : c.type === 'number';
@@ -144,15 +148,28 @@ XP.renderTable = function (box, t, opts) {
   function draw() {
     var rows = rowsShown();
     var shown = state.all ? rows : rows.slice(0, limit);
-    Array.prototype.forEach.call(headRow.children, function (th, i) {
+    Array.prototype.forEach.call(headRow.children, function (th, k) {
+      var i = shownCols[k];
       th.setAttribute('aria-sort', i !== state.col ? 'none' : state.desc ? 'descending' : 'ascending');
     });
     var frag = document.createDocumentFragment();
     shown.forEach(function (r) {
       var tr = XP.el('tr');
-      r.forEach(function (v, i) {
-        tr.appendChild(XP.el('td', { text: cellText(v), cls: t.cols[i].type === 'number' ? 'num' : '' }));
+      shownCols.forEach(function (i) {
+        var v = r[i];
+        var td = XP.el('td', { text: cellText(v), cls: t.cols[i].type === 'number' ? 'num' : '' });
+        if (typeof v === 'number') td.dataset.v = String(v);
+        else if (typeof v === 'string' && v.length > 40) td.title = v.slice(0, 2000);
+        tr.appendChild(td);
       });
+      if (opts.onRow) {
+        tr.className = 'clickable';
+        tr.addEventListener('click', function () {
+          Array.prototype.forEach.call(tbody.querySelectorAll('tr.picked'), function (x) { x.classList.remove('picked'); });
+          tr.classList.add('picked');
+          opts.onRow(r, tr);
+        });
+      }
       frag.appendChild(tr);
     });
     tbody.textContent = '';
@@ -186,4 +203,58 @@ XP.renderProps = function (box, p, title) {
   if (title) box.appendChild(XP.el('h3', { text: title }));
   box.appendChild(grid);
   return true;
+};
+
+/*
+ * Parses CSV text (RFC 4180: quoted fields, "" inside quotes) into a
+ * table; a column is a number column when every non-empty value parses.
+ */
+XP.parseCSV = function (text) {
+  var records = [];
+  var field = '';
+  var rec = [];
+  var quoted = false;
+  for (var i = 0; i < text.length; i++) {
+    var ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') { field += '"'; i++; }
+      else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') {
+      quoted = true;
+    } else if (ch === ',') {
+      rec.push(field); field = '';
+    } else if (ch === '\n' || ch === '\r') {
+      if (ch === '\r' && text[i + 1] === '\n') i++;
+      rec.push(field); field = '';
+      records.push(rec); rec = [];
+    } else {
+      field += ch;
+    }
+  }
+  if (field !== '' || rec.length) { rec.push(field); records.push(rec); }
+  if (!records.length) return null;
+  var head = records[0];
+  var body = records.slice(1).filter(function (r) { return r.length > 1 || r[0] !== ''; });
+  var numeric = head.map(function (h, c) {
+    return body.every(function (r) { return r[c] === undefined || r[c] === '' || isFinite(+r[c]); }) &&
+      body.some(function (r) { return r[c] !== undefined && r[c] !== ''; });
+  });
+  return {
+    cols: head.map(function (h, c) { return { id: h, label: h, type: numeric[c] ? 'number' : 'string' }; }),
+    rows: body.map(function (r) {
+      return head.map(function (h, c) {
+        var v = r[c];
+        if (v === undefined || v === '') return null;
+        return numeric[c] ? +v : v;
+      });
+    }),
+    p: {}
+  };
+};
+
+/* Index of the column named exactly id, or -1. */
+XP.colIndex = function (t, id) {
+  for (var i = 0; i < t.cols.length; i++) if (t.cols[i].id === id) return i;
+  return -1;
 };

@@ -5,7 +5,9 @@
  * row per thread, nested events stacked. Wheel zooms, drag pans, keys
  * W/S/A/D; after each change the visible window is asked for again as
  * trace_viewer.json?start_time_ms=&end_time_ms=&resolution=, so zooming
- * in shows the events that the coarse first answer left out.
+ * in shows the events that the coarse first answer left out. A click
+ * selects an event (onSelect), shift+drag measures a span (onMeasure),
+ * and every view change is reported (onView) so the URL can keep it.
  */
 'use strict';
 
@@ -38,7 +40,8 @@ XP.parseTrace = function (doc) {
     var ts = +e.ts;
     var dur = +(e.dur || 0);
     if (!isFinite(ts) || !isFinite(dur)) continue;
-    out.events.push({ pid: e.pid, tid: e.tid, ts: ts, dur: dur, name: String(e.name || '') });
+    out.events.push({ pid: e.pid, tid: e.tid, ts: ts, dur: dur, name: String(e.name || ''),
+      uid: e.args && e.args.uid !== undefined ? e.args.uid : null, cat: e.cat || '', raw: e });
     if (ts < out.start) out.start = ts;
     if (ts + dur > out.end) out.end = ts + dur;
   }
@@ -67,6 +70,11 @@ XP.Timeline = function (box, url) {
   this.applied = 0;       /* window answers shown */
   this.timer = null;
   this.drag = null;
+  this.selected = null;   /* the clicked event */
+  this.measure = null;    /* {start, end} µs of a shift+drag */
+  this.onSelect = null;   /* function (event, track) */
+  this.onMeasure = null;  /* function (span) */
+  this.onView = null;     /* function (view) */
   this.build();
 };
 
@@ -102,7 +110,7 @@ XP.Timeline.prototype.build = function () {
   this.canvas.addEventListener('wheel', function (ev) { self.onWheel(ev); }, { passive: false });
   this.canvas.addEventListener('mousedown', function (ev) { self.onDown(ev); });
   window.addEventListener('mousemove', function (ev) { self.onMove(ev); });
-  window.addEventListener('mouseup', function () { self.drag = null; });
+  window.addEventListener('mouseup', function (ev) { self.onUp(ev); });
   this.canvas.addEventListener('mousemove', function (ev) { self.onHover(ev); });
   this.canvas.addEventListener('mouseleave', function () { self.tip.textContent = ''; });
   this.canvas.addEventListener('dblclick', function () { self.setView(self.full.start, self.full.end); });
@@ -116,7 +124,7 @@ XP.Timeline.prototype.plotWidth = function () {
 };
 
 /* The first load: the whole trace, down-sampled as XProf's UI asks. */
-XP.Timeline.prototype.load = async function () {
+XP.Timeline.prototype.load = async function (initial) {
   var p = new XP.Progress(this.progressBox, 'loading trace');
   var r = await XP.getJSON(this.url({ resolution: 8000 }), function (n) { p.update(n); });
   p.remove();
@@ -137,7 +145,8 @@ XP.Timeline.prototype.load = async function () {
   this.view = { start: this.full.start, end: this.full.end };
   this.rebuild();
   this.box.dataset.state = 'ready';
-  this.draw();
+  if (initial && initial.end > initial.start) this.setView(initial.start, initial.end);
+  else this.draw();
   this.status.textContent = this.base.events.length + ' events, ' + XP.fmtBytes(r.bytes) + ' · wheel to zoom, drag to pan';
 };
 
@@ -286,6 +295,7 @@ XP.Timeline.prototype.draw = function () {
     }
     g.restore();
   }
+  this.drawMarks(g, w, scale);
   g.strokeStyle = '#ccc';
   g.beginPath(); g.moveTo(LABEL_W - 0.5, 0); g.lineTo(LABEL_W - 0.5, this.height); g.stroke();
   this.box.dataset.drawn = String(drawn);
@@ -299,6 +309,7 @@ XP.Timeline.prototype.setView = function (start, end) {
   this.view = { start: start, end: start + span };
   this.draw();
   this.schedule();
+  if (this.onView) this.onView(this.view);
 };
 
 XP.Timeline.prototype.zoom = function (factor, at) {
@@ -327,14 +338,97 @@ XP.Timeline.prototype.onWheel = function (ev) {
 
 XP.Timeline.prototype.onDown = function (ev) {
   if (!this.base || ev.button !== 0) return;
-  this.drag = { x: ev.clientX, start: this.view.start, end: this.view.end };
+  this.drag = { x: ev.clientX, y: ev.clientY, start: this.view.start, end: this.view.end,
+    measure: ev.shiftKey, moved: false };
   this.canvas.focus();
+  ev.preventDefault();
+};
+
+/* The time (µs) at a client x. */
+XP.Timeline.prototype.timeAt = function (clientX) {
+  var rect = this.canvas.getBoundingClientRect();
+  var v = this.view;
+  return v.start + (clientX - rect.left - LABEL_W) / this.plotWidth() * (v.end - v.start);
 };
 
 XP.Timeline.prototype.onMove = function (ev) {
   if (!this.drag) return;
+  if (Math.abs(ev.clientX - this.drag.x) + Math.abs(ev.clientY - this.drag.y) > 3) this.drag.moved = true;
+  if (!this.drag.moved) return;
+  if (this.drag.measure) {
+    var a = this.timeAt(this.drag.x);
+    var b = this.timeAt(ev.clientX);
+    this.setMeasure(Math.min(a, b), Math.max(a, b));
+    return;
+  }
   var dt = (ev.clientX - this.drag.x) / this.plotWidth() * (this.drag.end - this.drag.start);
   this.setView(this.drag.start - dt, this.drag.end - dt);
+};
+
+/* A press without a move is a click: it selects the event under the mouse. */
+XP.Timeline.prototype.onUp = function (ev) {
+  var d = this.drag;
+  this.drag = null;
+  if (!d || d.moved || ev.target !== this.canvas) return;
+  var hit = this.hitAt(ev.clientX, ev.clientY);
+  this.select(hit ? hit.event : null, hit ? hit.track : null);
+};
+
+/* Marks e as selected (null: none) and tells onSelect. */
+XP.Timeline.prototype.select = function (e, track) {
+  this.selected = e;
+  this.box.dataset.selected = e ? e.name : '';
+  this.draw();
+  if (this.onSelect) this.onSelect(e, track);
+};
+
+/* A measured span [start, end] µs (null: none). */
+XP.Timeline.prototype.setMeasure = function (start, end) {
+  this.measure = start === null ? null : { start: start, end: end };
+  this.box.dataset.measure = this.measure ? String(end - start) : '';
+  this.draw();
+  if (this.onMeasure) this.onMeasure(this.measure);
+};
+
+/* The selection's outline and the measured span's shade. */
+XP.Timeline.prototype.drawMarks = function (g, w, scale) {
+  var v = this.view;
+  if (this.measure) {
+    var x0 = LABEL_W + Math.max(0, (this.measure.start - v.start) * scale);
+    var x1 = LABEL_W + Math.min(w, (this.measure.end - v.start) * scale);
+    if (x1 > x0) {
+      g.fillStyle = 'rgba(255, 170, 0, 0.18)';
+      g.fillRect(x0, 0, x1 - x0, this.height);
+      g.strokeStyle = '#c77800';
+      g.beginPath(); g.moveTo(x0, 0); g.lineTo(x0, this.height); g.moveTo(x1, 0); g.lineTo(x1, this.height); g.stroke();
+    }
+  }
+  var e = this.selected;
+  if (!e) return;
+  var key = e.pid + ':' + e.tid;
+  var t = this.tracks.find(function (tr) { return tr.key === key; });
+  if (!t) return;
+  var found = t.events.find(function (x) { return x.ts === e.ts && x.dur === e.dur && x.name === e.name; });
+  var depth = found ? found.depth : 0;
+  var sx = LABEL_W + (e.ts - v.start) * scale;
+  var sw = Math.max(2, e.dur * scale);
+  g.save();
+  g.beginPath();
+  g.rect(LABEL_W, 0, w, this.height);
+  g.clip();
+  g.strokeStyle = '#000';
+  g.lineWidth = 2;
+  g.strokeRect(sx - 1, t.y + depth * ROW_H - 1, sw + 2, ROW_H + 1);
+  g.restore();
+};
+
+/* Centres the view on event e (keeping the zoom unless e is wider) and selects it. */
+XP.Timeline.prototype.jumpTo = function (e) {
+  var span = this.view.end - this.view.start;
+  if (e.dur * 1.5 > span || span > Math.max(e.dur * 200, 50)) span = Math.max(e.dur * 8, 10);
+  var mid = e.ts + e.dur / 2;
+  this.setView(mid - span / 2, mid + span / 2);
+  this.select(e, null);
 };
 
 XP.Timeline.prototype.onKey = function (ev) {
@@ -344,8 +438,40 @@ XP.Timeline.prototype.onKey = function (ev) {
   else if (k === 'a') this.pan(-0.2);
   else if (k === 'd') this.pan(0.2);
   else if (k === '0') this.setView(this.full.start, this.full.end);
+  else if (k === 'escape') { this.setMeasure(null); this.select(null, null); }
+  else if (k === 'm' && this.selected) this.setMeasure(this.selected.ts, this.selected.ts + this.selected.dur);
   else return;
   ev.preventDefault();
+};
+
+/* The event under a client point: {event, track}, or null. */
+XP.Timeline.prototype.hitAt = function (clientX, clientY) {
+  if (!this.base) return null;
+  var rect = this.canvas.getBoundingClientRect();
+  var x = clientX - rect.left - LABEL_W;
+  var y = clientY - rect.top;
+  var v = this.view;
+  var time = v.start + x / this.plotWidth() * (v.end - v.start);
+  var slack = 2 / this.plotWidth() * (v.end - v.start);
+  var t = this.tracks.find(function (tr) { return y >= tr.y && y < tr.y + tr.rows * ROW_H; });
+  if (!t || x < 0) return null;
+  var depth = Math.floor((y - t.y) / ROW_H);
+  var hit = t.events.find(function (e) {
+    return e.depth === depth && e.ts - slack <= time && e.ts + e.dur + slack >= time;
+  });
+  return hit ? { event: hit, track: t } : null;
+};
+
+/* The screen point (client x, y) of the middle of event e, or null when not drawn. */
+XP.Timeline.prototype.pointOf = function (e) {
+  var key = e.pid + ':' + e.tid;
+  var t = this.tracks.find(function (tr) { return tr.key === key; });
+  if (!t) return null;
+  var v = this.view;
+  var rect = this.canvas.getBoundingClientRect();
+  var mid = Math.max(v.start, Math.min(v.end, e.ts + e.dur / 2));
+  return { x: rect.left + LABEL_W + (mid - v.start) / (v.end - v.start) * this.plotWidth(),
+    y: rect.top + t.y + (e.depth || 0) * ROW_H + ROW_H / 2 };
 };
 
 /* Shows the event under the mouse. */

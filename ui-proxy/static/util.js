@@ -157,3 +157,109 @@ XP.color = function (name) {
   var hue = (h >>> 0) % 360;
   return 'hsl(' + hue + ', 55%, ' + (62 + ((h >>> 9) % 12)) + '%)';
 };
+
+/*
+ * URL of a file of a run through the XProf routes: "x.json" through
+ * /data (tag x; trace_viewer.json is trace_viewer@), "x.csv" through
+ * /data_csv, "x.txt" through /data_txt. params become the file's query
+ * string; host (optional) picks hosts/<host>/.
+ */
+XP.fileUrl = function (run, name, params, host) {
+  var m = /^(.*)\.(json|csv|txt)$/.exec(name);
+  if (!m) return null;
+  var tag = m[1];
+  if (m[2] === 'json' && tag === 'trace_viewer') tag = 'trace_viewer@';
+  else if (m[2] === 'json' && tag === 'trace_viewer_legacy') tag = 'trace_viewer';
+  var route = m[2] === 'json' ? 'data' : 'data_' + m[2];
+  var all = { run: run, tag: tag };
+  if (host) all.host = host;
+  return XP.api(route, Object.assign(all, params || {}));
+};
+
+/* A link to a file a view reads, for the section's header. */
+XP.fileLink = function (run, name, params, host) {
+  var url = XP.fileUrl(run, name, params, host);
+  var q = params ? new URLSearchParams(params).toString() : '';
+  return XP.el('a', { href: url, cls: 'raw', target: '_blank', rel: 'noopener', 'data-file': (host ? 'hosts/' + host + '/' : '') + name,
+    text: (host ? 'hosts/' + host + '/' : '') + name + (q ? '?' + decodeURIComponent(q) : '') });
+};
+
+/* A number shown in text, holding its raw value for tests and tooltips. */
+XP.num = function (v, key, text) {
+  var e = XP.el('span', { cls: 'v', text: text !== undefined ? text : XP.fmtNum(v) });
+  if (typeof v === 'number') e.dataset.v = String(v);
+  if (key) e.dataset.key = key;
+  return e;
+};
+
+XP.fmtPct = function (v) {
+  return typeof v === 'number' && isFinite(v) ? v.toFixed(1) + '%' : '–';
+};
+
+/* Milliseconds, as XProf's overview shows them. */
+XP.fmtMs = function (v) {
+  return typeof v === 'number' && isFinite(v) ? XP.fmtNum(v) + ' ms' : '–';
+};
+
+/*
+ * The fragment: #/ (runs, ?q= the search) or #/run/<run>/<tab>?k=v...
+ * Returns {run, tab, params (URLSearchParams)}.
+ */
+XP.readHash = function () {
+  var h = location.hash || '#/';
+  var qAt = h.indexOf('?');
+  var path = qAt >= 0 ? h.slice(1, qAt) : h.slice(1);
+  var params = new URLSearchParams(qAt >= 0 ? h.slice(qAt + 1) : '');
+  var m = /^\/run\/([^/]+)(?:\/([a-z]+))?\/?$/.exec(path);
+  if (!m) return { run: null, tab: null, params: params };
+  return { run: decodeURIComponent(m[1]), tab: m[2] || null, params: params };
+};
+
+XP.makeHash = function (run, tab, params) {
+  var q = params ? new URLSearchParams(params).toString() : '';
+  if (!run) return '#/' + (q ? '?' + q : '');
+  return '#/run/' + encodeURIComponent(run) + (tab ? '/' + tab : '') + (q ? '?' + q : '');
+};
+
+/* Changes the fragment's parameters without re-rendering (shareable URL). */
+XP.setHashParams = function (changes) {
+  var cur = XP.readHash();
+  Object.keys(changes).forEach(function (k) {
+    if (changes[k] === null || changes[k] === undefined || changes[k] === '') cur.params.delete(k);
+    else cur.params.set(k, String(changes[k]));
+  });
+  history.replaceState(null, '', XP.makeHash(cur.run, cur.tab, cur.params));
+};
+
+/*
+ * The last line of the run's errors.txt about file name (the mount writes
+ * "<time> <file?query>: <reason>"), without its time; '' when none.
+ */
+XP.reasonFor = async function (run, name) {
+  var r = await XP.get(XP.fileUrl(run, 'errors.txt'));
+  if (!r.ok) return '';
+  var found = '';
+  r.text.split('\n').forEach(function (line) {
+    var text = line.replace(/^\d{4}-\d\d-\d\dT[0-9:.]+Z /, '');
+    if (text.indexOf(name + ': ') === 0 || text.indexOf(name + '?') === 0) found = text;
+  });
+  return found;
+};
+
+/* A one-line note of why a section has nothing to show. */
+XP.note = function (box, text, cls) {
+  var p = XP.el('p', { cls: 'muted na ' + (cls || ''), text: text });
+  box.appendChild(p);
+  return p;
+};
+
+/* Runs f(item) over items, n at a time. */
+XP.pool = async function (items, n, f) {
+  var queue = items.slice();
+  var worker = async function () {
+    while (queue.length) await f(queue.shift());
+  };
+  var workers = [];
+  for (var i = 0; i < n; i++) workers.push(worker());
+  await Promise.all(workers);
+};

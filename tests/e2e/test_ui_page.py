@@ -1,0 +1,467 @@
+"""End-to-end tests of the bundled page of xprofs-ui, on the mount of the corpus.
+
+One mount, one server and one headless Chromium (cdp.py) for the module, at
+1280 px. Every view of every corpus run is loaded with no console error; the
+numbers the DOM shows (data-v / data-key attributes, table cells, counts) are
+compared with the files the test reads from the mount itself; the trace tab's
+search, event details, clicks, zoom, keys, measure and shareable URL are
+driven as a person would; the page may ask nothing of any other origin.
+Screenshots go to $XPROFS_UI_SCREENSHOTS or the test's tmp dir.
+"""
+import csv
+import io
+import json
+import math
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+from cdp import Browser
+from conftest import CORPUS, build_dir, unmount
+
+# The tabs and the files that make each appear (ui-proxy/static/run.js).
+TABS = [
+    ("overview", ["report.json", "overview_page.json"]),
+    ("ops", ["op_profile.json", "hlo_stats.json", "roofline_model.json",
+             "framework_op_stats.json", "kernel_stats.json"]),
+    ("trace", ["trace_viewer.json"]),
+    ("steps", ["steps.json", "regions.json"]),
+    ("gpu", ["gpu_devices.csv", "kernel_launchers_summary.csv"]),
+    ("pytorch", ["modules.txt", "call_tree.txt", "roofline.csv"]),
+    ("memory", ["memory_profile.json", "memory_viewer.json"]),
+    ("files", []),
+]
+TRACE_RUN = "jax_conv_rocm/2025_01_01_00_00_00"
+
+
+class Page:
+    """The mount, the server and the browser the tests share."""
+
+    def __init__(self, mnt, port, browser, shots):
+        self.mnt, self.port, self.b, self.shots = mnt, port, browser, shots
+        self.base = f"http://127.0.0.1:{port}/"
+
+    def open(self, run=None, tab=None, query=""):
+        frag = "#/"
+        if run:
+            frag += "run/" + urllib.parse.quote(run, safe="") + (f"/{tab}" if tab else "")
+        self.b.goto(self.base + frag + (f"?{query}" if query else ""))
+        want = json.dumps(run or "runs")
+        cond = f"document.body.dataset.loaded === {want}"
+        if tab:
+            cond += f" && document.body.dataset.tab === {json.dumps(tab)}"
+        self.b.wait(cond, 90)
+
+    def read(self, run, name):
+        return (self.mnt / run / name).read_bytes()
+
+    def json(self, run, name):
+        return json.loads(self.read(run, name))
+
+    def csv_rows(self, run, name):
+        return list(csv.DictReader(io.StringIO(self.read(run, name).decode())))
+
+    def shot(self, name):
+        self.b.screenshot(self.shots / (re.sub(r"[^A-Za-z0-9_-]", "_", name) + ".png"))
+
+    def js(self, expr):
+        return self.b.eval(expr)
+
+
+def mount_runs(mnt):
+    runs = []
+    for d, dirs, files in os.walk(mnt):
+        if "tools.json" in files:
+            runs.append(os.path.relpath(d, mnt))
+            dirs[:] = [x for x in dirs if x not in ("hosts", "raw")]
+    return sorted(runs, reverse=True)
+
+
+def plain_files(mnt, run):
+    return {n for n in os.listdir(mnt / run) if (mnt / run / n).is_file()}
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    exe = build_dir()
+    for name in ("xprofs-mount", "xprofs-ui"):
+        if not (exe / name).exists():
+            pytest.skip(f"{exe / name} missing: build it first")
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    if not (os.path.exists("/dev/fuse") and shutil.which("fusermount3")):
+        pytest.skip("FUSE not available here")
+    tmp = tmp_path_factory.mktemp("uipage")
+    mnt = tmp / "mnt"
+    mnt.mkdir()
+    mlog = open(tmp / "mount.log", "wb")
+    mproc = subprocess.Popen([str(exe / "xprofs-mount"), str(CORPUS), str(mnt), "-f"],
+                             stdout=mlog, stderr=subprocess.STDOUT)
+    deadline = time.time() + 20
+    while not os.path.ismount(mnt):
+        assert mproc.poll() is None and time.time() < deadline, "the mount did not appear"
+        time.sleep(0.05)
+    ulog_path = tmp / "ui.log"
+    ulog = open(ulog_path, "wb")
+    uproc = subprocess.Popen([str(exe / "xprofs-ui"), str(mnt), "--port", "0"],
+                             stdout=subprocess.DEVNULL, stderr=ulog)
+    port = None
+    while port is None:
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", ulog_path.read_text())
+        if m:
+            port = int(m.group(1))
+        else:
+            assert uproc.poll() is None and time.time() < deadline, ulog_path.read_text()
+            time.sleep(0.02)
+    shots = pathlib.Path(os.environ.get("XPROFS_UI_SCREENSHOTS") or tmp / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    b = Browser(tmp)
+    try:
+        b.set_viewport(1280, 900)
+        yield Page(mnt, port, b, shots)
+    finally:
+        b.close()
+        uproc.send_signal(signal.SIGTERM)
+        assert uproc.wait(timeout=30) == 0, ulog_path.read_text()[-2000:]
+        unmount(mnt)
+        assert mproc.wait(timeout=30) == 0, (tmp / "mount.log").read_text()[-2000:]
+
+
+def no_errors(p):
+    assert p.b.errors() == []
+    outside = [u for u in p.b.requested_urls()
+               if not u.startswith(p.base) and not u.startswith("data:")
+               and u != "about:blank"]
+    assert outside == [], outside
+
+
+# --------------------------------------------------------------------------
+
+def test_runs_page(page):
+    p = page
+    runs = mount_runs(p.mnt)
+    p.open()
+    p.b.wait("[...document.querySelectorAll('#runs .tools')].every(t => t.textContent)", 30)
+    assert p.js("[...document.querySelectorAll('#runs a.run-link')].map(a => a.textContent)") == runs
+    for run in runs:
+        row = f"document.querySelector('#runs tr[data-run={json.dumps(run)}]')"
+        summary = p.json(run, "summary.json")
+        assert p.js(row + ".querySelector('[data-key=hosts]').dataset.v") == str(len(summary["hosts"]))
+        assert int(p.js(row + ".querySelector('[data-key=duration_ps]').dataset.v")) == summary["duration_ps"]
+        devices = sum(1 for h in summary["hosts"] for pl in h["planes"]
+                      if pl["name"].startswith("/device:"))
+        if devices:
+            assert p.js(row + ".querySelector('[data-key=devices]').dataset.v") == str(devices)
+        tools = json.loads(p.read(run, "tools.json"))
+        assert p.js(row + ".querySelector('.tools').textContent") == (
+            " · ".join(tools) if tools else "no XProf tools")
+        files = plain_files(p.mnt, run)
+        views = [t for t, need in TABS if not need or any(f in files for f in need)]
+        assert p.js(f"[...{row}.querySelectorAll('.offers a')].map(a => a.href.split('/').pop())") == views
+    p.shot("runs")
+    # the search box filters by name and keeps the query in the URL
+    p.js("(() => { const s = document.getElementById('run-search'); s.value = 'pytorch';"
+         " s.dispatchEvent(new Event('input')); })()")
+    visible = p.js("[...document.querySelectorAll('#runs tr.run')].filter(r => !r.hidden)"
+                   ".map(r => r.dataset.run)")
+    assert visible == [r for r in runs if "pytorch" in r]
+    assert "q=pytorch" in p.js("location.hash")
+    no_errors(p)
+
+
+def resolve(doc, key):
+    for part in key.split("."):
+        if isinstance(doc, list) and part.isdigit() and int(part) < len(doc):
+            doc = doc[int(part)]
+        elif isinstance(doc, dict) and part in doc:
+            doc = doc[part]
+        else:
+            return None
+    return doc
+
+
+def check_overview(p, run, files):
+    if "report.json" not in files:
+        return
+    rep = p.json(run, "report.json")
+    shown = p.js("[...document.querySelectorAll('#view-overview [data-key][data-v]')]"
+                 ".map(e => [e.dataset.key, +e.dataset.v])")
+    checked = 0
+    for key, v in shown:
+        want = resolve(rep, key)
+        if isinstance(want, (int, float)):
+            assert math.isclose(v, want, rel_tol=1e-9, abs_tol=1e-9), (run, key, v, want)
+            checked += 1
+    assert checked >= len(rep.get("gpus", [])) * 2, (run, shown)
+    for i, _ in enumerate(rep.get("gpus", [])):
+        assert any(k == f"gpus.{i}.idle_pct" for k, _ in shown), run
+    if rep.get("step_time_ms", {}).get("count"):
+        assert any(k == "step_time_ms.mean" for k, _ in shown), run
+    names = p.js("[...document.querySelectorAll('#top-ops-table tbody tr td:first-child')]"
+                 ".map(td => td.textContent)")
+    assert names == [o["name"] for o in rep.get("top_ops", [])[:10]], run
+    if rep.get("bottleneck", {}).get("input_statement"):
+        assert p.js("document.querySelector('[data-key=\"bottleneck.input_statement\"]')"
+                    ".textContent") == rep["bottleneck"]["input_statement"]
+
+
+def check_ops(p, run, files):
+    if "hlo_stats.json" in files:
+        hlo = p.json(run, "hlo_stats.json")
+        n = p.js("document.querySelectorAll('#hlo-stats tbody tr').length")
+        assert n == min(100, len(hlo["rows"])), run
+        if hlo["rows"]:
+            # click the first row: the HLO text of that op is shown
+            name = p.js("document.querySelector('#hlo-stats tbody tr td:nth-child(4)').textContent")
+            p.js("document.querySelector('#hlo-stats tbody tr').click()")
+            ids = [c["id"] for c in hlo["cols"]]
+            row = next(r for r in hlo["rows"] if r["c"][ids.index("hlo_op_name")]["v"] == name)
+            text = row["c"][ids.index("hlo_op_expression")]["v"]
+            assert p.js("document.getElementById('hlo-text').textContent").startswith(text)
+    if "op_profile.json" in files:
+        prof = p.json(run, "op_profile.json")
+        root = prof["byProgramExcludeIdle"]
+        top = [c["name"] for c in root.get("children", [])]
+        shown = p.js("[...document.querySelectorAll('#op-profile .tree > .node > .kids > .node"
+                     " > .node-row .label')].map(e => e.textContent)")
+        assert shown == top, run
+        assert int(p.js("document.querySelector('#op-profile .node-row .num').dataset.v")) == \
+            root["metrics"]["rawTime"]
+    if "roofline_model.json" in files:
+        t = p.json(run, "roofline_model.json")[0]
+        ids = [c["id"] for c in t["cols"]]
+        col = lambda r, k: r["c"][ids.index(k)]["v"]  # noqa: E731
+        want = sum(1 for r in t["rows"] if col(r, "step") == "Total"
+                   and col(r, "include_infeed_outfeed") is not False
+                   and col(r, "category") != "Program"
+                   and col(r, "operational_intensity") > 0 and col(r, "measured_flop_rate") > 0)
+        drawn = p.js("(() => { const c = document.querySelector('#roofline canvas');"
+                     " return c ? +c.dataset.points : 0; })()")
+        assert drawn == want, run
+
+
+def check_steps(p, run, files):
+    if "steps.json" in files:
+        steps = p.json(run, "steps.json")
+        depth0 = [r for r in steps["rows"] if r["depth"] == 0]
+        if steps["rows"]:
+            assert p.js("document.querySelector('#steps .section-body').dataset.steps") == \
+                str(len(depth0))
+        for h in steps["hosts"]:
+            if h.get("reason"):
+                assert h["reason"] in p.js("document.querySelector('#steps').textContent")
+    if "regions.json" in files:
+        regions = p.json(run, "regions.json")["rows"]
+        if regions:
+            top = max(regions, key=lambda r: r["self_total_us"])
+            assert float(p.js("document.querySelector('[data-key=\"regions.top.self_total_us\"]')"
+                              ".dataset.v")) == top["self_total_us"]
+            assert p.js("document.querySelectorAll('#regions tbody tr').length") == \
+                min(100, len(regions))
+
+
+def check_gpu(p, run, files):
+    if "gpu_devices.csv" in files:
+        rows = p.csv_rows(run, "gpu_devices.csv")
+        assert p.js("document.querySelector('#gpu-devices .section-body').dataset.rows") == \
+            str(len(rows))
+        busy = p.js("[...document.querySelectorAll('#gpu-devices tbody tr')].map(tr =>"
+                    " +tr.children[7].dataset.v)")
+        assert busy == [float(r["busy_ms"]) for r in rows], run
+    if "kernel_launchers_summary.csv" in files:
+        rows = p.csv_rows(run, "kernel_launchers_summary.csv")
+        names = p.js("[...document.querySelectorAll('#launchers-summary tbody tr')]"
+                     ".map(tr => tr.children[0].textContent)")
+        assert names == [r["name"] for r in rows][:50], run
+
+
+def check_pytorch(p, run, files):
+    if "modules.txt" in files:
+        lines = [ln for ln in p.read(run, "modules.txt").decode().splitlines() if "UID: " in ln]
+        assert p.js("document.querySelector('#modules .section-body').dataset.nodes") == \
+            str(len(lines))
+    if "call_tree.txt" in files:
+        text = p.read(run, "call_tree.txt").decode()
+        kernels = [ln for ln in text.splitlines() if "Category: kernel" in ln]
+        assert p.js("document.querySelector('#call-tree .section-body').dataset.kernels") == \
+            str(len(kernels))
+        if kernels:
+            p.b.wait("document.getElementById('call-path').dataset.uid", 20)
+            uid = p.js("document.getElementById('call-path').dataset.uid")
+            want = p.read(run, f"call_tree.txt?parents_of={uid}").decode()
+            assert p.js("document.getElementById('call-path').textContent") == want
+    if "roofline.csv" in files:
+        rows = p.csv_rows(run, "roofline.csv")
+        if rows:
+            assert p.js("document.querySelector('#pt-roofline .section-body').dataset.rows") == \
+                str(len(rows))
+
+
+def check_memory(p, run, files):
+    if "memory_profile.json" in files:
+        prof = p.json(run, "memory_profile.json")
+        first = prof["memoryIds"][0] if prof.get("memoryIds") else None
+        if first:
+            want = prof["memoryProfilePerAllocator"][first]["profileSummary"]["peakStats"]
+            assert p.js("document.querySelector('#memory-profile [data-key=peakBytesInUse]')"
+                        ".dataset.v") == want["peakBytesInUse"]
+    if "memory_viewer.json" in files and "module_list.json" in files:
+        mods = p.json(run, "module_list.json")
+        if mods:
+            p.b.wait("document.querySelector('#memory-viewer [data-key=peakHeapMib]')", 30)
+            mod = p.js("document.getElementById('memory-module').value")
+            q = urllib.parse.quote(mod, safe="")
+            want = p.json(run, f"memory_viewer.json?module_name={q}")
+            assert float(p.js("document.querySelector('#memory-viewer [data-key=peakHeapMib]')"
+                              ".dataset.v")) == want["peakHeapMib"]
+
+
+CHECKS = {"overview": check_overview, "ops": check_ops, "steps": check_steps,
+          "gpu": check_gpu, "pytorch": check_pytorch, "memory": check_memory}
+
+
+def test_every_view_of_every_run(page):
+    p = page
+    for run in mount_runs(p.mnt):
+        files = plain_files(p.mnt, run)
+        tabs = [t for t, need in TABS if not need or any(f in files for f in need)]
+        p.open(run)
+        assert p.js("[...document.querySelectorAll('#tabs a')].map(a => a.dataset.tab)") == tabs
+        for tab in tabs:
+            p.open(run, tab)
+            # every header link names a file of the run (or of one of its hosts)
+            links = p.js(f"[...document.querySelectorAll('#view-{tab} a[data-file]')]"
+                         ".map(a => a.dataset.file)")
+            assert all((p.mnt / run / f).is_file() for f in links), (run, tab, links)
+            if tab == "trace":
+                p.b.wait("['ready', 'empty'].includes(document.querySelector("
+                         "'#timeline .section-body').dataset.state)", 60)
+            if tab in CHECKS:
+                CHECKS[tab](p, run, files)
+            p.shot(f"{run}-{tab}")
+        assert p.b.errors() == [], run
+    no_errors(p)
+
+
+def trace_file(p, url):
+    """The mount file a /data?run=&tag=trace_viewer@&... URL of the page reads."""
+    q = urllib.parse.parse_qsl(urllib.parse.urlparse(url).query)
+    rest = [(k, v) for k, v in q if k not in ("run", "tag")]
+    name = "trace_viewer.json" + ("?" + urllib.parse.urlencode(rest, quote_via=urllib.parse.quote)
+                                  if rest else "")
+    return json.loads(p.read(TRACE_RUN, name))
+
+
+def test_trace_search_details_zoom_and_url(page):
+    p = page
+    b = p.b
+    p.open(TRACE_RUN, "trace")
+    tl = "document.querySelector('#timeline .section-body')"
+    b.wait(tl + ".dataset.state === 'ready'", 60)
+    # search by prefix: the results are the file's events
+    b.eval("(() => { const s = document.getElementById('trace-search'); s.value = 'Cijk';"
+           " s.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); })()")
+    res = "document.querySelector('#search-results .section-body')"
+    b.wait(res + ".dataset.state === 'ready'", 30)
+    found = [e for e in json.loads(p.read(TRACE_RUN, "trace_viewer.json?search_prefix=Cijk"))
+             ["traceEvents"] if e["ph"] == "X"]
+    assert found and all(e["name"].startswith("Cijk") for e in found)
+    assert b.eval(res + ".dataset.count") == str(len(found))
+    names = b.eval("[...document.querySelectorAll('#search-results .hit')].map(h => h.dataset.name)")
+    assert sorted(names) == sorted(e["name"] for e in found)
+    # a result jumps there and shows the event's details: every arg of the file's answer
+    b.eval("document.querySelector('#search-results .hit').click()")
+    det = "document.querySelector('#event-details .section-body')"
+    b.wait(det + ".dataset.state === 'ready'", 30)
+    # the details request (or, for names too long for a file name, a search
+    # with full args) as the page sent it, read from the mount
+    url = b.eval(det + ".dataset.url")
+    assert "event_name=" in url or "search_metadata=1" in url
+    ts, dur = b.eval(f"[{tl}.xpTimeline.selected.ts, {tl}.xpTimeline.selected.dur]")
+    event = [e for e in trace_file(p, url)["traceEvents"] if e["ph"] != "M"
+             and abs(e["ts"] - ts) < 1e-3 and abs(e["dur"] - dur) < 1e-3][0]
+    shown = b.eval("[...document.querySelectorAll('#event-details dl.args dt')].map(d => d.textContent)")
+    assert shown == list(event["args"]) and shown
+    values = b.eval("[...document.querySelectorAll('#event-details dl.args dd')].map(d => d.textContent)")
+    for k, v in zip(shown, values):
+        if isinstance(event["args"][k], str):
+            assert v == event["args"][k]
+    b.wait(tl + ".dataset.windows >= 1", 30)  # the jump asked for its window
+    assert any("start_time_ms=" in u and "end_time_ms=" in u and "resolution=" in u
+               for u in b.requested_urls())
+    p.shot("trace-search")
+    # a click on an event on the canvas shows its details
+    sel = b.eval(tl + ".xpTimeline.selected.name")
+    b.eval(f"{tl}.xpTimeline.select(null, null)")
+    where = (f"(() => {{ const t = {tl}.xpTimeline; const e = t.tracks.flatMap(x => x.events)"
+             f".find(e => e.name === {json.dumps(sel)} && e.ts + e.dur > t.view.start"
+             " && e.ts < t.view.end); return t.pointOf(e); })()")
+    pt = b.eval(where)
+    b.eval(f"window.scrollBy(0, {pt['y']} - 300)")
+    pt = b.eval(where)
+    b.click(pt["x"], pt["y"])
+    b.wait(tl + f".dataset.selected === {json.dumps(sel)}", 10)
+    b.wait(det + ".dataset.state === 'ready'", 30)
+    assert b.eval("document.querySelector('#event-details .ev-name').textContent") == sel
+    # keys: W zooms in, S out, D pans; each new view asks for its window
+    view = lambda: b.eval(f"[{tl}.xpTimeline.view.start, {tl}.xpTimeline.view.end]")  # noqa: E731
+    before = view()
+    b.eval("document.querySelector('#timeline canvas.tl-canvas').focus()")
+    requests = int(b.eval(tl + ".dataset.requests"))
+    b.key("w")
+    after = view()
+    assert after[1] - after[0] < before[1] - before[0]
+    b.key("d")
+    assert view()[0] > after[0]
+    b.wait(tl + f".dataset.requests > {requests}", 10)
+    b.wait(tl + f".dataset.windows >= {b.eval(tl + '.dataset.requests')}", 30)
+    # shift+drag measures a span
+    box = b.eval("(() => { const r = document.querySelector('#timeline canvas.tl-canvas')"
+                 ".getBoundingClientRect(); return [r.left, r.top, r.width]; })()")
+    b.drag(box[0] + 300, box[1] + 20, box[0] + 500, box[1] + 20, modifiers=8)
+    span = float(b.eval(tl + ".dataset.measure"))
+    v = view()
+    plot_w = b.eval(f"{tl}.xpTimeline.plotWidth()")
+    assert math.isclose(span, 200 / plot_w * (v[1] - v[0]), rel_tol=0.05)
+    assert "measured" in b.eval("document.getElementById('measure').textContent")
+    time.sleep(0.5)  # the fragment follows the view after 300 ms
+    frag = b.eval("location.hash")
+    params = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1]))
+    assert {"start", "end", "sel", "name", "span", "q"} <= set(params), frag
+    p.shot("trace-measure")
+    # the URL is shareable: opened afresh, it shows the same window, selection and search
+    b.goto("about:blank")
+    b.goto(p.base + frag)
+    b.wait(f"document.body.dataset.loaded === {json.dumps(TRACE_RUN)}", 60)
+    b.wait(tl + ".dataset.state === 'ready'", 60)
+    v2 = view()
+    assert math.isclose(v2[0], float(params["start"]) * 1000, rel_tol=1e-6)
+    assert math.isclose(v2[1], float(params["end"]) * 1000, rel_tol=1e-6)
+    assert b.eval(tl + ".dataset.selected") == params["name"]
+    b.wait(det + ".dataset.state === 'ready'", 30)
+    b.wait(res + ".dataset.state === 'ready'", 30)
+    assert b.eval(tl + ".dataset.measure")
+    no_errors(p)
+
+
+def test_host_selector_reads_one_host(page):
+    """A run of two hosts: the trace's host choice asks for hosts=H."""
+    p = page
+    run = next((r for r in mount_runs(p.mnt) if len(p.json(r, "hosts.json")) > 1), None)
+    if run is None:
+        pytest.skip("no corpus run has two hosts")
+    p.open(run, "trace")
+    host = p.json(run, "hosts.json")[1]["hostname"]
+    p.js(f"(() => {{ const s = document.getElementById('trace-host'); s.value = {json.dumps(host)};"
+         " s.dispatchEvent(new Event('change')); })()")
+    p.b.wait("document.querySelector('#timeline .section-body').dataset.state === 'ready'", 60)
+    assert any("hosts=" + urllib.parse.quote(host) in u for u in p.b.requested_urls())
+    assert "host=" + host in urllib.parse.unquote(p.js("location.hash"))
+    no_errors(p)

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xprofs page, the Trace tab: the canvas timeline (timeline.js) of
+ * trace_viewer.json, a host selector (hosts=), a search by name prefix
+ * (search_prefix=, results listed and jumpable), the details of a clicked
+ * event (XProf's event-details request: event_name, start_time_ms,
+ * duration_ms, unique_id) and a measured span. The fragment keeps the
+ * window (start, end in ms), host, search, selection and span.
+ */
+'use strict';
+
+(function () {
+  var XP = window.XP;
+  var MAX_RESULTS = 500;
+
+  function dl(pairs) {
+    var d = XP.el('dl');
+    pairs.forEach(function (p) {
+      d.appendChild(XP.el('dt', { text: p[0] }));
+      d.appendChild(XP.el('dd', { text: typeof p[1] === 'object' ? JSON.stringify(p[1]) : String(p[1]) }));
+    });
+    return d;
+  }
+
+  function ms(us) { return (us / 1000).toFixed(6).replace(/\.?0+$/, ''); }
+
+  /* Process and thread names of a trace answer. */
+  function namesOf(doc) {
+    var t = XP.parseTrace(doc);
+    return function (e) {
+      return (t.procNames[e.pid] || 'process ' + e.pid) + ' / ' + (t.threadNames[e.pid + ':' + e.tid] || 'thread ' + e.tid);
+    };
+  }
+
+  /* The details panel of event e: what the timeline knows, then XProf's details answer. */
+  async function showDetails(ctx, panel, e, hostParams, tl) {
+    panel.textContent = '';
+    panel.dataset.state = '';
+    if (!e) {
+      panel.appendChild(XP.el('p', { cls: 'muted', text: 'Click an event to see its details.' }));
+      return;
+    }
+    var rel = e.ts - tl.full.start;
+    panel.appendChild(XP.el('h3', { cls: 'ev-name', text: e.name }));
+    panel.appendChild(dl([['start', XP.fmtUs(rel)], ['duration', XP.fmtUs(e.dur)], ['ts (µs)', e.ts],
+      ['where', tl.trackName ? tl.trackName(e) : e.pid + ' / ' + e.tid]].concat(e.cat ? [['category', e.cat]] : [])));
+    if (e.uid === null || e.uid === undefined) {
+      panel.appendChild(XP.el('p', { cls: 'muted', text: 'no uid: details not asked for' }));
+      panel.dataset.state = 'no-uid';
+      return;
+    }
+    /* The details request names the event in the mount's file name, which
+     * holds 255 bytes; longer names (ROCm kernels) are found by a search
+     * with full args (search_metadata=1) of their first 100 characters. */
+    var params = Object.assign({ event_name: e.name, start_time_ms: ms(e.ts), duration_ms: ms(e.dur), unique_id: e.uid }, hostParams);
+    if (encodeURIComponent(e.name).length > 150) params = Object.assign({ search_prefix: e.name.slice(0, 100), search_metadata: 1 }, hostParams);
+    var url = XP.fileUrl(ctx.run, 'trace_viewer.json', params);
+    panel.appendChild(XP.el('div', { cls: 'small' }, ['reads ', XP.fileLink(ctx.run, 'trace_viewer.json', params)]));
+    var r = await XP.loadCached(panel, url, 'loading details');
+    if (tl.selected !== e && tl.selected && tl.selected.ts !== e.ts) return; /* another click came first */
+    if (!r.ok) {
+      XP.unavailable(panel, r.error);
+      panel.dataset.state = 'error';
+      return;
+    }
+    var evs = (r.data.traceEvents || []).filter(function (x) {
+      return x.ph !== 'M' && x.name === e.name && Math.abs(+x.ts - e.ts) < 0.001 && Math.abs(+(x.dur || 0) - e.dur) < 0.001;
+    });
+    var full = evs[0];
+    if (!full) {
+      XP.note(panel, 'the details answer holds no such event');
+      panel.dataset.state = 'empty';
+      return;
+    }
+    panel.dataset.url = url;
+    var args = full.args || {};
+    var keys = Object.keys(args);
+    panel.appendChild(XP.el('h3', { text: 'Arguments (' + keys.length + ')' }));
+    var argList = dl(keys.map(function (k) { return [k, args[k]]; }));
+    argList.className = 'args';
+    panel.appendChild(argList);
+    var flow = [];
+    ['bind_id', 'flow_in', 'flow_out', 'id2', 'cat'].forEach(function (k) { if (full[k] !== undefined) flow.push([k, full[k]]); });
+    if (flow.length) {
+      panel.appendChild(XP.el('h3', { text: 'Flow' }));
+      panel.appendChild(dl(flow));
+    }
+    panel.dataset.state = 'ready';
+    panel.dataset.args = String(keys.length);
+  }
+
+  async function runSearch(ctx, box, prefix, hostParams, tl) {
+    box.textContent = '';
+    box.dataset.state = 'loading';
+    if (!prefix) { box.dataset.state = ''; return; }
+    var params = Object.assign({ search_prefix: prefix }, hostParams);
+    var r = await XP.loadCached(box, XP.fileUrl(ctx.run, 'trace_viewer.json', params), 'searching');
+    if (!r.ok) {
+      XP.unavailable(box, r.error);
+      box.dataset.state = 'error';
+      return;
+    }
+    var where = namesOf(r.data);
+    var found = XP.parseTrace(r.data).events;
+    found.sort(function (a, b) { return b.dur - a.dur; });
+    box.appendChild(XP.el('div', { cls: 'small muted' }, [found.length + ' events start with "' + prefix + '"' +
+      (found.length > MAX_RESULTS ? ', the ' + MAX_RESULTS + ' longest listed' : ', longest first') + ' · ',
+      XP.fileLink(ctx.run, 'trace_viewer.json', params)]));
+    var list = XP.el('div', { cls: 'search-results' });
+    found.slice(0, MAX_RESULTS).forEach(function (e) {
+      var row = XP.el('div', { cls: 'hit', title: e.name, 'data-name': e.name, text: XP.fmtUs(e.dur) + ' · ' + e.name + ' · ' + where(e) });
+      row.addEventListener('click', function () { tl.jumpTo(e); });
+      list.appendChild(row);
+    });
+    box.appendChild(list);
+    box.dataset.state = 'ready';
+    box.dataset.count = String(found.length);
+  }
+
+  XP.views.trace = {
+    render: async function (ctx, box) {
+      var p = ctx.params;
+      var hostsR = await XP.cachedJSON(XP.api('hosts', { run: ctx.run, tag: 'trace_viewer@' }));
+      var hosts = hostsR.ok && Array.isArray(hostsR.data) ? hostsR.data.map(function (h) { return h.hostname; }) : [];
+      var host = hosts.indexOf(p.get('host')) >= 0 ? p.get('host') : '';
+      var hostParams = host ? { hosts: host } : {};
+
+      var tools = XP.el('div', { cls: 'toolbar' });
+      if (hosts.length > 1) {
+        var sel = XP.el('select', { id: 'trace-host' }, [XP.el('option', { value: '', text: 'all ' + hosts.length + ' hosts' })]
+          .concat(hosts.map(function (h) { return XP.el('option', { value: h, text: h }); })));
+        sel.value = host;
+        sel.addEventListener('change', function () {
+          XP.setHashParams({ host: sel.value, start: null, end: null, sel: null, name: null, span: null });
+          XP.showRun(ctx.run, 'trace', XP.readHash().params);
+        });
+        tools.appendChild(XP.el('label', {}, ['Host ', sel]));
+      } else if (hosts.length === 1) {
+        tools.appendChild(XP.el('span', { cls: 'muted small', text: 'host ' + hosts[0] }));
+      }
+      var search = XP.el('input', { type: 'search', id: 'trace-search', cls: 'filter', placeholder: 'search events by name prefix (Enter)' });
+      search.value = p.get('q') || '';
+      tools.appendChild(search);
+      tools.appendChild(XP.el('span', { cls: 'keys', text: 'W/S zoom · A/D pan · 0 all · drag pan · shift+drag measure · click details · M measure the selected · Esc clear' }));
+
+      var grid = XP.el('div', { cls: 'trace-grid' });
+      var tlBody = XP.section(grid, 'timeline', 'Timeline', [XP.fileLink(ctx.run, 'trace_viewer.json', Object.assign({ resolution: 8000 }, hostParams))]);
+      var side = XP.el('div', { cls: 'trace-side' });
+      grid.appendChild(side);
+      var details = XP.section(side, 'event-details', 'Event details', []);
+      details.classList.add('details');
+      var results = XP.section(side, 'search-results', 'Search', []);
+      box.appendChild(tools);
+      box.appendChild(grid);
+      var measureLine = XP.el('div', { cls: 'tl-measure', id: 'measure' });
+      tlBody.before(measureLine);
+
+      var tl = new XP.Timeline(tlBody, function (params) {
+        return XP.fileUrl(ctx.run, 'trace_viewer.json', Object.assign({}, params, hostParams));
+      });
+      tl.trackName = function (e) {
+        var t = tl.tracks.find(function (x) { return x.pid === e.pid && x.tid === e.tid; });
+        return t ? t.proc + ' / ' + t.name : e.pid + ' / ' + e.tid;
+      };
+      var viewTimer = null;
+      tl.onView = function (v) {
+        clearTimeout(viewTimer);
+        viewTimer = setTimeout(function () {
+          var whole = v.start <= tl.full.start && v.end >= tl.full.end;
+          XP.setHashParams({ start: whole ? null : ms(v.start), end: whole ? null : ms(v.end) });
+        }, 300);
+      };
+      tl.onSelect = function (e) {
+        XP.setHashParams(e ? { sel: [e.pid, e.tid, e.ts, e.dur, e.uid === null ? '' : e.uid].join(','), name: e.name } : { sel: null, name: null });
+        showDetails(ctx, details, e, hostParams, tl);
+      };
+      tl.onMeasure = function (m) {
+        measureLine.textContent = m ? 'measured: ' + XP.fmtUs(m.end - m.start) + ' from ' + XP.fmtUs(m.start - tl.full.start) + ' to ' + XP.fmtUs(m.end - tl.full.start) + ' (Esc clears)' : '';
+        XP.setHashParams({ span: m ? ms(m.start) + ',' + ms(m.end) : null });
+      };
+      showDetails(ctx, details, null, hostParams, tl);
+      search.addEventListener('keydown', function (ev) {
+        if (ev.key !== 'Enter') return;
+        XP.setHashParams({ q: search.value });
+        runSearch(ctx, results, search.value, hostParams, tl);
+      });
+
+      var initial = null;
+      if (p.get('start') && p.get('end')) initial = { start: +p.get('start') * 1000, end: +p.get('end') * 1000 };
+      await tl.load(initial);
+      if (p.get('span')) {
+        var span = p.get('span').split(',').map(Number);
+        if (span.length === 2 && span[1] > span[0]) tl.setMeasure(span[0] * 1000, span[1] * 1000);
+      }
+      if (p.get('sel')) {
+        var f = p.get('sel').split(',');
+        var e = { pid: +f[0], tid: +f[1], ts: +f[2], dur: +f[3], uid: f[4] === '' || f[4] === undefined ? null : +f[4], name: p.get('name') || '', cat: '' };
+        tl.select(e, null);
+      }
+      if (search.value) await runSearch(ctx, results, search.value, hostParams, tl);
+      else results.appendChild(XP.el('p', { cls: 'muted', text: 'Type the start of an event name (a kernel, an op) and press Enter.' }));
+    }
+  };
+})();
