@@ -1008,8 +1008,11 @@ def check_runs_page(b, server, runs):
     b.wait("[...document.querySelectorAll('#runs .tools')].every(t => t.textContent)", 20)
 
 
-def open_run(b, server, run):
-    b.goto(f"http://127.0.0.1:{server.port}/#/run/{urllib.parse.quote(run, safe='')}")
+def open_run(b, server, run, tab=None):
+    """Opens a run's page (its Overview tab, or tab); test_ui_page.py checks
+    every tab's contents, these tests the trace timeline's requests."""
+    b.goto(f"http://127.0.0.1:{server.port}/#/run/{urllib.parse.quote(run, safe='')}"
+           + (f"/{tab}" if tab else ""))
     b.wait(f"document.body.dataset.loaded === {json.dumps(run)}", 60)
 
 
@@ -1032,23 +1035,11 @@ def test_browser_shows_runs_and_a_run(fake_tree, serve, browser, tmp_path):
     shots = screenshot_dir(tmp_path)
     check_runs_page(browser, s, fake_tree["runs"])
     browser.screenshot(shots / "ui-runs.png")
-    open_run(browser, s, RUN)
+    open_run(browser, s, RUN, "trace")
     tl = "document.querySelector('#timeline .section-body').dataset"
-    assert browser.eval(tl + ".state") == "ready"
+    browser.wait(f"document.querySelector('#timeline .section-body') && {tl}.state === 'ready'", 30)
     assert int(browser.eval(tl + ".drawn")) > 100
     assert int(browser.eval(tl + ".tracks")) == 6
-    # tables: sortable, with the rows of the files
-    assert browser.eval("document.querySelectorAll('#kernel-stats tbody tr').length") == 8
-    assert browser.eval("document.querySelectorAll('#hlo-stats tbody tr').length") == 30
-    browser.eval("document.querySelector('#hlo-stats th:nth-child(3)').click()")
-    first = browser.eval("document.querySelector('#hlo-stats tbody tr td:nth-child(2)')"
-                         ".textContent")
-    assert first == "fusion.0"  # total_time descending
-    assert browser.eval("document.querySelectorAll('#overview .card').length") >= 4
-    assert browser.eval("document.querySelectorAll('#steps canvas.chart').length") == 1
-    assert browser.eval("document.querySelectorAll('#gpu-timeline canvas.chart').length") == 1
-    assert "source-info-cell" in browser.eval("document.querySelector('#hlo-stats tbody')"
-                                              ".textContent")  # shown as text, not HTML
     browser.screenshot(shots / "ui-run.png")
     # zooming asks for the visible window; the fake tree has no such file,
     # so the page must degrade to a note (the 404 itself is expected here)
@@ -1074,9 +1065,8 @@ def test_browser_shows_runs_and_a_run(fake_tree, serve, browser, tmp_path):
     log = s.log_text()
     assert re.search(r"tag=trace_viewer%40&start_time_ms=[0-9.]+&end_time_ms=[0-9.]+"
                      r"&resolution=\d+", log), log[-2000:]
-    # a run with almost nothing degrades to "not available", without requests
+    # a run with almost nothing opens, without failed requests
     open_run(browser, s, EMPTY_RUN)
-    assert browser.eval("document.querySelectorAll('.na').length") >= 5
     assert browser.errors(allow=r"start_time_ms=") == []
 
 
@@ -1196,12 +1186,13 @@ def test_browser_on_the_mount(corpus_mount, serve, browser, tmp_path):
     browser.screenshot(shots / "ui-mount-runs.png")
     with_trace = [r for r in runs if (corpus_mount / r / "trace_viewer.json").exists()]
     for run in (with_trace or runs)[:2]:
-        open_run(browser, s, run)
+        open_run(browser, s, run, "trace" if run in with_trace else None)
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", run)
         browser.screenshot(shots / f"ui-mount-{safe}.png")
         if run in with_trace:
             tl = "document.querySelector('#timeline .section-body').dataset"
-            assert browser.eval(tl + ".state") in ("ready", "empty")
+            browser.wait(f"document.querySelector('#timeline .section-body') && "
+                         f"['ready', 'empty'].includes({tl}.state)", 60)
             if browser.eval(tl + ".state") == "ready":
                 zoom_timeline(browser)
                 browser.wait(tl + ".windows >= 1", 60)
