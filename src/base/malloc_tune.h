@@ -27,8 +27,10 @@ void malloc_tune(char **argv);
  * holds 123 MB, the same as after the first run. Cold files were no slower
  * (the tools allocate big arrays with bigalloc, and small pieces from
  * arenas of their own). Call before any thread starts; a no-op with
- * XPROFS_PLAIN_MALLOC=1. Returns 0, or -1 when glibc refused.
+ * XPROFS_PLAIN_MALLOC=1. Best effort: where glibc's malloc is not the one
+ * in use (a sanitizer build), mallopt refuses and nothing changes; such a
+ * malloc keeps no per-thread arenas to limit.
  */
-int malloc_tune_one_arena(void);
+void malloc_tune_one_arena(void);
 
 #endif

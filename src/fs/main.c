@@ -679,9 +679,7 @@ int main(int argc, char *argv[])
     int ret = 1;
 
     malloc_tune(argv);
-    if (malloc_tune_one_arena() != 0)
-        fprintf(stderr, "xprofs-mount: warning: cannot limit malloc to one arena; an idle "
-                        "mount may hold more memory than its bounds\n");
+    malloc_tune_one_arena();
 
     memset(&fs, 0, sizeof(fs));
     if (argc == 2 && strcmp(argv[1], "help") == 0) {
