@@ -52,7 +52,13 @@ class Page:
         frag = "#/"
         if run:
             frag += "run/" + urllib.parse.quote(run, safe="") + (f"/{tab}" if tab else "")
-        self.b.goto(self.base + frag + (f"?{query}" if query else ""))
+        url = self.base + frag + (f"?{query}" if query else "")
+        # Page.navigate returns before the page's hashchange handler runs:
+        # clear what names the loaded view first, or the wait below could
+        # see the previous view's and look at a page still being drawn.
+        self.b.eval(f"location.href === {json.dumps(url)} || "
+                    "(document.body && (document.body.dataset.loaded = ''))")
+        self.b.goto(url)
         want = json.dumps(run or "runs")
         cond = f"document.body.dataset.loaded === {want}"
         if tab:
