@@ -89,12 +89,19 @@ static const struct agent_param p_parity[] = {{"kernel_ref", REQ},
                                               {"logdir", 0},
                                               {"bypass_cache", 0},
                                               {NULL, 0}};
+static const struct agent_param p_host_bound[] = {
+    {"session_id", REQ}, {"func_name", POS}, {"bypass_cache", POS}, {"logdir", 0}, {NULL, 0}};
+static const struct agent_param p_step_trace[] = {
+    {"session_id", REQ},    {"step_num", 0},     {"limit", 0},  {"device_core", 0},
+    {"include_summary", 0}, {"bypass_cache", 0}, {"logdir", 0}, {NULL, 0}};
 static const struct agent_param p_llo[] = {
     {"session_id", REQ}, {"host", POS}, {"bypass_cache", POS}, {"logdir", 0}, {NULL, 0}};
 
 const struct agent_command agent_commands[] = {
     {"aggregate_xplane_events", p_aggregate_events, 0, 1, agent_aggregate_xplane_events,
      "statistics of the durations of matching events, by name"},
+    {"check_host_boundness", p_host_bound, 0, 1, agent_check_host_boundness,
+     "is the workload host-bound: XProf's four-condition gate"},
     {"get_avg_step_time", p_avg_step_time, 0, 0, agent_get_avg_step_time,
      "the mean duration of the XLA Modules events of the device planes"},
     {"get_device_information", p_session, 0, 1, agent_get_device_information,
@@ -128,6 +135,8 @@ const struct agent_command agent_commands[] = {
      "text summary: total time and the top operations"},
     {"get_roofline_model", p_roofline, 0, 1, agent_get_roofline_model,
      "program and per-op roofline: intensity, efficiency, bound"},
+    {"get_step_trace", p_step_trace, 0, 1, agent_get_step_trace,
+     "per step compute, communication, infeed, outfeed and idle time"},
     {"get_top_hlo_ops", p_top_hlo_ops, 0, 1, agent_get_top_hlo_ops,
      "top HLO ops by self time, FLOPs and bytes accessed"},
     {"get_utilization_viewer", p_utilization, 0, 1, agent_get_utilization_viewer,
