@@ -882,3 +882,29 @@ def test_mount_step_trace_bad_limit_is_einval(xcat, corpus):
     r = xcat(corpus, MOUNT_NAMES[XPLANE_RUNS[4]] + "/cli/get_step_trace.json?limit=abc",
              check=False)
     assert r.returncode != 0
+
+
+def test_step_trace_falls_back_to_input_pipeline_and_overview(xprofs_build, corpus, xcat):
+    run = XPLANE_RUNS[4]
+    name = MOUNT_NAMES[run]
+    ip_steps = input_pipeline_steps(json.loads(xcat(corpus, name +
+                                                    "/input_pipeline_analyzer.json")))
+    assert ip_steps
+    # a core the pod viewer lacks: the input pipeline's steps (it has no cores)
+    rc, out, _ = agent(xprofs_build, "get_step_trace", corpus / run, "--device_core=7")
+    assert rc == 0 and json.loads(out) == {"summary": step_summary(ip_steps),
+                                           "step_breakdown": ip_steps}
+    # a step neither has: the overview's averages
+    props = {}
+    for s in json.loads(xcat(corpus, name + "/overview_page.json")):
+        props.update(s.get("p", {}))
+    step = float(props["steptime_ms_average"])
+    rc, out, _ = agent(xprofs_build, "get_step_trace", corpus / run, "--step_num=99")
+    got = json.loads(out)
+    assert rc == 0 and got["step_breakdown"] == [] and got["summary"]["is_aggregate"] is True
+    assert got["summary"]["step_time_ms_average"] == round(step, 4)
+    assert got["summary"]["total_steps"] == len(ip_steps)
+    assert got["summary"]["compute_time_ms_average"] == round(
+        step - safe_float(props.get("tc_infeed_ms_average")) -
+        safe_float(props.get("tc_outfeed_ms_average")) -
+        safe_float(props.get("tc_idle_ms_average")), 4)
