@@ -908,3 +908,31 @@ def test_step_trace_falls_back_to_input_pipeline_and_overview(xprofs_build, corp
         step - safe_float(props.get("tc_infeed_ms_average")) -
         safe_float(props.get("tc_outfeed_ms_average")) -
         safe_float(props.get("tc_idle_ms_average")), 4)
+
+
+def test_host_boundness_counts_barrier_cores(xprofs_build, synth, tmp_path, xcat):
+    """barrier-cores events on TPU:0 (added here to a synthetic TPU run) are taken
+    out of the idle time, averaged per event and scaled by the step count."""
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", "tpu", "--steps", 6)
+    run_dir = logdir / "plugins/profile/r1"
+    f = sorted(run_dir.glob("*.xplane.pb"))[0]
+    space = xplane_py.load(f)
+    plane = next(p for p in space.planes if p.name == "/device:TPU:0")
+    entry = plane.event_metadata.add()
+    entry.key = entry.value.id = 1000
+    entry.value.name = "barrier-cores"
+    line = xplane_py.add_line(plane, 99, "Barriers", plane.lines[0].timestamp_ns)
+    for i, dur_ps in enumerate((40_000_000, 65_500_000, 52_250_000)):
+        ev = line.events.add()
+        ev.metadata_id = 1000
+        ev.offset_ps = i * 100_000_000
+        ev.duration_ps = dur_ps
+    f.write_bytes(space.SerializeToString())
+    barriers = barrier_durations_us(run_dir)
+    assert barriers == [40.0, 65.5, 52.25]
+    page = json.loads(xcat(logdir, "r1/overview_page.json"))
+    profile = json.loads(xcat(logdir, "r1/op_profile.json?group_by=category"))
+    want = host_boundness(run_dir, page, profile, barriers)
+    assert want["metrics"]["scaled_barrier_time_ms"] > 0
+    rc, out, _ = agent(xprofs_build, "check_host_boundness", run_dir)
+    assert rc == 0 and json.loads(out) == want
