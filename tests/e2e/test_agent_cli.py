@@ -936,3 +936,22 @@ def test_host_boundness_counts_barrier_cores(xprofs_build, synth, tmp_path, xcat
     assert want["metrics"]["scaled_barrier_time_ms"] > 0
     rc, out, _ = agent(xprofs_build, "check_host_boundness", run_dir)
     assert rc == 0 and json.loads(out) == want
+
+
+def test_fuse_mount_step_files_are_the_cli_bytes(xprofs_build, corpus, mount):
+    """Through a real FUSE mount: each new command's cli/ file, listed and read."""
+    import os
+    mnt = mount(corpus)
+    run = XPLANE_RUNS[4]
+    cli_dir = mnt / MOUNT_NAMES[run] / "cli"
+    names = os.listdir(cli_dir)
+    run_dir = os.path.realpath(corpus / run)
+    for command in STEP_COMMANDS:
+        assert command + ".json" in names
+        mounted = (cli_dir / (command + ".json")).read_bytes()
+        r = subprocess.run([str(xprofs_build / "xprofs"), command, run_dir],
+                           capture_output=True, timeout=600)
+        assert r.returncode == 0 and mounted == r.stdout
+    with pytest.raises(OSError) as e:
+        (cli_dir / "get_step_trace.json?limit=abc").read_bytes()
+    assert e.value.errno == 22  # EINVAL
