@@ -90,7 +90,7 @@ static const struct agent_param p_parity[] = {{"kernel_ref", REQ},
                                               {"bypass_cache", 0},
                                               {NULL, 0}};
 static const struct agent_param p_host_bound[] = {
-    {"session_id", REQ}, {"func_name", POS}, {"bypass_cache", POS}, {"logdir", 0}, {NULL, 0}};
+    {"session_id", REQ}, {"func_name", POS}, {"logdir", 0}, {"bypass_cache", 0}, {NULL, 0}};
 static const struct agent_param p_step_trace[] = {
     {"session_id", REQ},    {"step_num", 0},     {"limit", 0},  {"device_core", 0},
     {"include_summary", 0}, {"bypass_cache", 0}, {"logdir", 0}, {NULL, 0}};
@@ -108,7 +108,7 @@ const struct agent_command agent_commands[] = {
     {"check_host_boundness", p_host_bound, 0, 1, agent_check_host_boundness,
      "is the workload host-bound: XProf's four-condition gate"},
     {"compute_utilization", p_kernel_util, 0, 1, agent_get_kernel_utilization,
-     "hardware compute utilization per kernel (get_kernel_utilization)"},
+     "get_kernel_utilization under a second name"},
     {"get_avg_step_time", p_avg_step_time, 0, 0, agent_get_avg_step_time,
      "the mean duration of the XLA Modules events of the device planes"},
     {"get_device_information", p_session, 0, 1, agent_get_device_information,

@@ -843,7 +843,7 @@ def test_kernel_utilization_without_tpu_counters(xprofs_build, corpus, run, comm
     (["get_step_trace", "RUN", "--limit=abc"], 4, "INVALID_VALUE"),
     (["get_step_trace", "RUN", "--bogus=1"], 2, None),
     (["get_step_trace", "RUN", "5"], 2, None),
-    (["check_host_boundness", "RUN", "f", "True", "extra"], 2, None),
+    (["check_host_boundness", "RUN", "f", "True"], 2, None),  # bypass_cache: keyword-only
     (["check_host_boundness", "/no/such/run"], 3, "PATH_ERROR"),
     (["get_kernel_utilization", "RUN", "--raw_bytes=abc"], 4, "INVALID_VALUE"),
     (["compute_utilization", "/no/such/run"], 3, "PATH_ERROR"),
