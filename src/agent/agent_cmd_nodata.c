@@ -41,9 +41,12 @@ int agent_get_kernel_utilization(struct agent_ctx *ctx)
     const struct pyval *raw = agent_arg(ctx->args, "raw_bytes");
     cJSON *o;
 
+    /* a str where XProf's converter binding takes bytes: its TypeError */
     if (raw != NULL && raw->kind != PY_NONE)
-        return agent_fail(ctx, AGENT_E_VALUE,
-                          "raw_bytes: the bytes of an XSpace cannot come from the command line");
+        return agent_fail(ctx, AGENT_E_USAGE,
+                          "xspace_to_tools_data_from_byte_string(): incompatible function "
+                          "arguments (raw_bytes must be bytes, not %s)",
+                          pyval_type(raw));
     o = cJSON_CreateObject();
     if (o == NULL || pyj_set(o, "devices", cJSON_CreateArray()) != 0 ||
         pyj_add_str(o, "status", "SUCCESS") != 0) {

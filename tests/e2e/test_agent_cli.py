@@ -845,7 +845,7 @@ def test_kernel_utilization_without_tpu_counters(xprofs_build, corpus, run, comm
     (["get_step_trace", "RUN", "5"], 2, None),
     (["check_host_boundness", "RUN", "f", "True"], 2, None),  # bypass_cache: keyword-only
     (["check_host_boundness", "/no/such/run"], 3, "PATH_ERROR"),
-    (["get_kernel_utilization", "RUN", "--raw_bytes=abc"], 4, "INVALID_VALUE"),
+    (["get_kernel_utilization", "RUN", "--raw_bytes=abc"], 2, "USAGE_ERROR"),
     (["compute_utilization", "/no/such/run"], 3, "PATH_ERROR"),
 ])
 def test_step_commands_bad_values(xprofs_build, corpus, args, code, reason):
