@@ -202,7 +202,8 @@ int agent_host_boundness_build(const struct agent_steps_src *src, const char *se
         return (*answer = out) != NULL ? 0 : -ENOMEM;
     }
     if (!cJSON_IsArray(doc)) {
-        /* our overview is always the list form */
+        /* XProf also reads a dict (performance_summary, step_time,
+         * run_environment); overview_page.json is always the list form */
         cJSON_Delete(doc);
         out = cJSON_CreateObject();
         snprintf(buf, sizeof(buf), "Unexpected overview data format for session %s", session);
