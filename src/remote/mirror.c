@@ -427,6 +427,35 @@ static int parse_url(struct mirror *m, const char *url, char *bucket, size_t n, 
     return 0;
 }
 
+/* cache/source names the store a cache directory copies: one directory
+ * is the copy of one store prefix, never of two mixed. */
+static int check_source(struct mirror *m, const char *cache, struct xp_err *err)
+{
+    char path[PATH_MAX], want[4096], have[4096];
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "%s/source", cache);
+    snprintf(want, sizeof(want), "%s %s/%s%s\n", m->conf.endpoint, m->conf.bucket, m->prefix,
+             m->conf.path_style ? "" : " virtual");
+    f = fopen(path, "r");
+    if (f != NULL) {
+        n = fread(have, 1, sizeof(have) - 1, f);
+        have[n] = '\0';
+        fclose(f);
+        if (strcmp(have, want) == 0)
+            return 0;
+        if (strchr(have, '\n') != NULL)
+            *strchr(have, '\n') = '\0';
+        return xp_err_set(err, -EEXIST, "cache_dir %s holds the copy of %s; give another",
+                          cache, have);
+    }
+    f = fopen(path, "w");
+    if (f == NULL || fputs(want, f) < 0 || fclose(f) != 0)
+        return xp_err_set(err, -EIO, "%s: cannot write", path);
+    return 0;
+}
+
 /* The cache directory: given, else $XDG_CACHE_HOME/xprofs/remote/<bucket>/<prefix>. */
 static int cache_dir(struct mirror *m, const char *given, const char *scheme, const char *bucket,
                      struct xp_err *err)
@@ -456,6 +485,9 @@ static int cache_dir(struct mirror *m, const char *given, const char *scheme, co
     if (chmod(buf, 0700) != 0)
         return xp_err_set(err, -errno, "%s: %s", buf, strerror(errno));
     m->cache = strdup(buf);
+    rc = check_source(m, buf, err);
+    if (rc != 0)
+        return rc;
     snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/tree");
     rc = mkdirs(buf, 1);
     if (rc != 0)
