@@ -193,15 +193,16 @@ static int relist_locked(struct mirror *m, struct xp_err *err)
 {
     struct s3_object *so;
     struct mobj *objs;
+    struct xp_err le = {0};
     size_t n, i, k = 0;
     int rc;
 
     m->listed_ms = now_ms();
-    rc = s3_list(&m->conf, m->prefix, &so, &n, err);
+    rc = s3_list(&m->conf, m->prefix, &so, &n, &le);
     m->list_rc = rc;
     if (rc != 0) {
-        snprintf(m->list_msg, sizeof(m->list_msg), "%s", err ? err->msg : "listing failed");
-        return rc;
+        snprintf(m->list_msg, sizeof(m->list_msg), "%s", le.msg);
+        return xp_err_set(err, rc, "%s", le.msg);
     }
     objs = calloc(n ? n : 1, sizeof(*objs));
     if (objs == NULL) {
@@ -371,8 +372,13 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         pthread_mutex_unlock(&m->lock);
         return rc;
     }
-    if (now_ms() - m->listed_ms >= m->recheck_ms && relist_locked(m, &e) != 0)
-        rc = 1; /* the store did not answer; what is copied stays */
+    if (now_ms() - m->listed_ms >= m->recheck_ms) {
+        if (relist_locked(m, &e) != 0)
+            rc = 1; /* the store did not answer; what is copied stays */
+    } else if (m->list_rc != 0) {
+        xp_err_set(&e, -EIO, "%s", m->list_msg); /* the last listing failed */
+        rc = 1;
+    }
     for (i = 0; i < m->nobjs; i++) {
         struct mobj *o = &m->objs[i];
         if (!directly_in(o->rel, drel))
@@ -447,8 +453,8 @@ static int check_source(struct mirror *m, const char *cache, struct xp_err *err)
             return 0;
         if (strchr(have, '\n') != NULL)
             *strchr(have, '\n') = '\0';
-        return xp_err_set(err, -EEXIST, "cache_dir %s holds the copy of %s; give another",
-                          cache, have);
+        return xp_err_set(err, -EEXIST, "cache_dir %s holds the copy of %s; give another", cache,
+                          have);
     }
     f = fopen(path, "w");
     if (f == NULL || fputs(want, f) < 0 || fclose(f) != 0)

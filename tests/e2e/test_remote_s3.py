@@ -1,0 +1,379 @@
+"""s3:// log directories (issue 43) against a real S3-compatible server on
+loopback: s3rver from the npm registry (installed by `make deps` into
+build/npm), behind a small proxy of this test that checks every request's
+SigV4 signature itself (s3rver checks only the access key), logs what was
+asked, and can cut answers short or stop answering.
+
+Checked: the mount's and the CLI's files are byte for byte those of the
+same local LOGDIR; nothing is copied before a run is read; a big profile
+comes in parallel 8 MiB ranges; a wrong key id, a wrong secret and a
+missing bucket fail with the store's own error; a transfer cut short is
+retried, and one that keeps failing (or a store that stopped) is EIO with
+the store's error in errors.txt while copied runs keep answering; a
+replaced object is copied again within the 5 s re-check.
+"""
+import hashlib
+import hmac
+import http.client
+import http.server
+import os
+import pathlib
+import shutil
+import socket
+import stat
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+S3RVER = REPO / "build" / "npm" / "node_modules" / ".bin" / "s3rver"
+KEY_ID, SECRET = "S3RVER", "S3RVER"  # s3rver's default account
+RUN = "2025_01_01_00_00_00"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def sigv4_ok(method, raw_path, headers):
+    """Recompute the request's SigV4 signature from scratch (the AWS
+    algorithm, independent of the C code) and compare."""
+    auth = headers.get("Authorization", "")
+    if not auth.startswith("AWS4-HMAC-SHA256 "):
+        return False
+    fields = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+    key_id, date, region, service, _ = fields["Credential"].split("/")
+    signed = fields["SignedHeaders"].split(";")
+    path, _, query = raw_path.partition("?")
+    pairs = sorted(tuple(p.split("=", 1)) if "=" in p else (p, "")
+                   for p in query.split("&") if p)
+    canon_query = "&".join(f"{k}={v}" for k, v in pairs)
+    canon_headers = "".join(f"{h}:{' '.join(headers.get(h, '').split())}\n" for h in signed)
+    creq = "\n".join([method, path, canon_query, canon_headers, ";".join(signed),
+                      headers.get("x-amz-content-sha256", "")])
+    sts = "\n".join(["AWS4-HMAC-SHA256", headers.get("x-amz-date", ""),
+                     f"{date}/{region}/{service}/aws4_request",
+                     hashlib.sha256(creq.encode()).hexdigest()])
+    k = ("AWS4" + SECRET).encode()
+    for part in (date, region, service, "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    want = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    return key_id != KEY_ID or hmac.compare_digest(want, fields["Signature"])
+
+
+class Proxy:
+    """Checks signatures, logs requests, forwards to s3rver; cut[key] = n
+    answers of key to cut after 1 MiB; down = refuse connections."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.log = []  # (method, path, range header)
+        self.cut = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_HEAD(self):
+                self.forward()
+
+            def do_GET(self):
+                self.forward()
+
+            def do_PUT(self):
+                self.send_error(405)
+
+            def forward(self):
+                rng = self.headers.get("Range")
+                with proxy.lock:
+                    proxy.log.append((self.command, self.path, rng))
+                    proxy.in_flight += 1
+                    proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
+                try:
+                    self.answer(rng)
+                finally:
+                    with proxy.lock:
+                        proxy.in_flight -= 1
+
+            def answer(self, rng):
+                if not sigv4_ok(self.command, self.path, self.headers):
+                    body = (b"<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
+                            b"<Message>signature checked by the test proxy</Message></Error>")
+                    self.send_response(403)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if rng:
+                    time.sleep(0.2)  # ranges overlap in time, visibly
+                c = http.client.HTTPConnection("127.0.0.1", proxy.upstream, timeout=30)
+                hdrs = {h: v for h, v in self.headers.items()
+                        if h.lower() in ("range", "if-match", "authorization", "x-amz-date",
+                                         "x-amz-content-sha256")}
+                c.request(self.command, self.path, headers=hdrs)
+                r = c.getresponse()
+                body = r.read()
+                self.send_response(r.status)
+                for h in ("Content-Type", "ETag", "Content-Range", "Last-Modified"):
+                    if r.getheader(h):
+                        self.send_header(h, r.getheader(h))
+                length = r.getheader("Content-Length") if self.command == "HEAD" else len(body)
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                key = urllib.parse.unquote(self.path.split("?")[0])
+                with proxy.lock:
+                    cut = proxy.cut.get(key, 0)
+                    if cut > 0 and self.command == "GET" and len(body) > 1 << 20:
+                        proxy.cut[key] = cut - 1
+                    else:
+                        cut = 0
+                if self.command == "GET":
+                    if cut:
+                        self.wfile.write(body[:1 << 20])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def gets(self, key_part):
+        with self.lock:
+            return [e for e in self.log if e[0] == "GET" and key_part in e[1]]
+
+
+@pytest.fixture
+def store(tmp_path):
+    """s3rver with bucket 'logs' on loopback behind the checking proxy."""
+    if not S3RVER.exists():
+        pytest.skip(f"s3rver not installed at {S3RVER}: run `make deps` (npm install "
+                    "--prefix build/npm s3rver); the npm registry may be unreachable")
+    port = free_port()
+    data = tmp_path / "s3data"
+    data.mkdir()
+    proc = subprocess.Popen([str(S3RVER), "-d", str(data), "-a", "127.0.0.1", "-p", str(port),
+                             "--silent", "--configure-bucket", "logs"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        proxy = Proxy(port)
+
+        def put(key, data_bytes):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("PUT", "/logs/" + urllib.parse.quote(key), body=data_bytes)
+            r = c.getresponse()
+            r.read()
+            assert r.status == 200, (key, r.status)
+
+        def upload(local_dir, prefix):
+            for p in sorted(pathlib.Path(local_dir).rglob("*")):
+                if p.is_file():
+                    put(prefix + "/" + p.relative_to(local_dir).as_posix(), p.read_bytes())
+
+        proxy.put = put
+        proxy.upload = upload
+        proxy.endpoint = f"http://127.0.0.1:{proxy.port}"
+        yield proxy
+        proxy.stop()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def logs(tmp_path, corpus, synth, store):
+    """A local LOGDIR (a corpus run, a PyTorch run and a generated 20 MB
+    profile) and the same files in the store under logs/."""
+    local = tmp_path / "local"
+    shutil.copytree(corpus / "jax_conv_rocm", local / "jax")
+    shutil.copytree(corpus / "pytorch" / "h100_bert_small", local / "pt" / "h100_bert_small")
+    synth(local / "big", "--size-mb", "20", "--seed", "3")
+    store.upload(local, "logs")
+    return local
+
+
+@pytest.fixture
+def creds(monkeypatch, tmp_path):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY_ID)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def cli(xprofs_build, store, cache, *args, env=None):
+    e = dict(os.environ, XPROFS_ENDPOINT=store.endpoint, XPROFS_CACHE_DIR=str(cache))
+    e.update(env or {})
+    return subprocess.run([str(xprofs_build / "xprofs"), *args], capture_output=True,
+                          timeout=300, env=e)
+
+
+FILES = ["jax/" + RUN + "/overview_page.json", "jax/" + RUN + "/summary.json",
+         "pt/h100_bert_small/summary.json", "big/" + RUN + "/overview_page.json"]
+
+
+def test_mount_matches_local(xprofs_build, store, logs, creds, mount, xcat, tmp_path):
+    cache = tmp_path / "cache"
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint, "cache_dir=" + str(cache))
+    # Listing finds every run and copies nothing.
+    assert sorted(os.listdir(mnt)) == ["README.txt", "big", "jax", "pt"]
+    assert sorted(os.listdir(mnt / "jax")) == [RUN]
+    assert store.gets(".xplane.pb") == [] and store.gets(".json.gz") == []
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+    for f in FILES:
+        want = xcat(logs, f)
+        assert (mnt / f).read_bytes() == want, f
+    # The 20 MB profile came in 8 MiB ranges, several at once.
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    size = big.stat().st_size
+    ranges = sorted(r for _, _, r in store.gets(big.name))
+    want_ranges = sorted(f"bytes={o}-{min(o + (8 << 20), size) - 1}"
+                         for o in range(0, size, 8 << 20))
+    assert ranges == want_ranges
+    assert len(ranges) >= 3 and store.max_in_flight >= 2
+    assert (mnt / "big" / RUN / "raw" / big.name).read_bytes() == big.read_bytes()
+    # Read again: no new download.
+    n = len(store.log)
+    assert (mnt / FILES[0]).read_bytes() == xcat(logs, FILES[0])
+    assert store.gets(big.name) == [r for r in store.log[:n] if big.name in r[1] and r[0] == "GET"]
+
+
+def test_cli_matches_local_and_keeps_its_copy(xprofs_build, store, logs, creds, xcat, tmp_path):
+    cache = tmp_path / "cache"
+    f = "pt/h100_bert_small/summary.json"
+    r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs/", f)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, f)
+    r = cli(xprofs_build, store, cache, "ls", "s3://logs/logs")
+    assert r.stdout.decode().split() == ["README.txt", "big/", "jax/", "pt/"]
+    # A second process finds the copy (cache_dir/index): size and ETag
+    # unchanged, so no second GET.
+    before = len(store.gets("h100_bert_small.pt.trace.json"))
+    r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs", f)
+    assert r.returncode == 0 and r.stdout == xcat(logs, f)
+    assert len(store.gets("h100_bert_small.pt.trace.json")) == before == 1
+    # Another prefix may not share that cache directory.
+    r = cli(xprofs_build, store, cache, "ls", "s3://logs/logs/jax")
+    assert r.returncode != 0 and b"holds the copy of" in r.stderr
+
+
+def test_wrong_credentials_and_missing_bucket(xprofs_build, store, logs, creds, tmp_path):
+    r = cli(xprofs_build, store, tmp_path / "c1", "ls", "s3://logs/logs",
+            env={"AWS_ACCESS_KEY_ID": "NOBODY"})
+    assert r.returncode != 0
+    assert b"HTTP 403 InvalidAccessKeyId" in r.stderr, r.stderr
+    r = cli(xprofs_build, store, tmp_path / "c2", "ls", "s3://logs/logs",
+            env={"AWS_SECRET_ACCESS_KEY": "not-the-secret"})
+    assert r.returncode != 0
+    assert b"HTTP 403 SignatureDoesNotMatch" in r.stderr, r.stderr
+    r = cli(xprofs_build, store, tmp_path / "c3", "ls", "s3://nobucket/logs")
+    assert r.returncode != 0
+    assert b"HTTP 404 NoSuchBucket" in r.stderr, r.stderr
+    # Credentials from ~/.aws/credentials at AWS_PROFILE.
+    home = tmp_path / "home" / ".aws"
+    home.mkdir(parents=True)
+    (home / "credentials").write_text("[default]\naws_access_key_id = NOBODY\n"
+                                      "aws_secret_access_key = x\n\n[test]\n"
+                                      f"aws_access_key_id = {KEY_ID}\n"
+                                      f"aws_secret_access_key = {SECRET}\n")
+    env = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "test"}
+    r = cli(xprofs_build, store, tmp_path / "c4", "ls", "s3://logs/logs", env=env)
+    assert r.returncode == 0, r.stderr
+    env["AWS_PROFILE"] = "default"
+    r = cli(xprofs_build, store, tmp_path / "c5", "ls", "s3://logs/logs", env=env)
+    assert b"InvalidAccessKeyId" in r.stderr
+
+
+def test_cut_transfers_and_a_stopped_store(xprofs_build, store, logs, creds, mount, xcat,
+                                           tmp_path):
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    key = f"/logs/logs/big/plugins/profile/{RUN}/{big.name}"
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    # Two answers cut short: retried, and the bytes are whole.
+    store.cut[key] = 2
+    assert (mnt / "big" / RUN / "raw" / big.name).read_bytes() == big.read_bytes()
+    assert store.cut[key] == 0
+    f = "jax/" + RUN + "/overview_page.json"
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    # The store stops answering: a run not copied yet is EIO, errors.txt
+    # says why, and the copied runs keep answering.
+    store.stop()
+    with pytest.raises(OSError) as e:
+        (mnt / "pt" / "h100_bert_small" / "summary.json").read_bytes()
+    assert e.value.errno == 5
+    errors = (mnt / "pt" / "h100_bert_small" / "errors.txt").read_text()
+    assert "s3://logs/logs/pt/h100_bert_small/h100_bert_small.pt.trace.json.gz" in errors
+    assert "Couldn't connect to server" in errors, errors
+    time.sleep(5.5)  # past the re-check: the store is asked again, and fails
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    assert "Couldn't connect" in (mnt / "jax" / RUN / "errors.txt").read_text()
+
+
+def test_cut_every_time_is_eio(xprofs_build, store, logs, creds, mount, tmp_path):
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    key = f"/logs/logs/big/plugins/profile/{RUN}/{big.name}"
+    store.cut[key] = 1000
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    with pytest.raises(OSError) as e:
+        (mnt / "big" / RUN / "overview_page.json").read_bytes()
+    assert e.value.errno == 5
+    assert "after 4 tries" in (mnt / "big" / RUN / "errors.txt").read_text()
+    # No partial copy was left under the name.
+    tree = tmp_path / "cache" / "tree" / "big" / "plugins" / "profile" / RUN
+    assert os.path.islink(tree / big.name)
+    assert [p.name for p in tree.iterdir()] == [big.name]
+
+
+def test_replaced_object_is_copied_again(xprofs_build, store, logs, creds, mount, xcat, synth,
+                                         tmp_path):
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    f = "jax/" + RUN + "/summary.json"
+    first = (mnt / f).read_bytes()
+    assert first == xcat(logs, f)
+    # Replace the run's profile with a generated one.
+    other = synth(tmp_path / "other", "--steps", "3")
+    new = next((other / "plugins" / "profile" / RUN).iterdir()).read_bytes()
+    old = next((logs / "jax" / "plugins" / "profile" / RUN).glob("*.xplane.pb"))
+    old.write_bytes(new)
+    store.put(f"logs/jax/plugins/profile/{RUN}/{old.name}", new)
+    want = xcat(logs, f)
+    assert want != first
+    deadline = time.time() + 15
+    while time.time() < deadline and (mnt / f).read_bytes() != want:
+        time.sleep(0.5)
+    assert (mnt / f).read_bytes() == want
