@@ -26,7 +26,7 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
-           man-db groff-base libcurl4-openssl-dev libssl-dev
+           man-db groff-base libcurl4-openssl-dev libssl-dev npm
 
 PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -144,6 +144,10 @@ deps:
 	    echo "  apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+	@# s3rver, the S3-compatible server of test_remote_s3 (test only, from npm).
+	@test -x build/npm/node_modules/.bin/s3rver || \
+	  npm install --prefix build/npm --no-audit --no-fund s3rver@3.7.1 >/dev/null 2>&1 || \
+	  echo "s3rver not installed (npm registry unreachable?): test_remote_s3 will skip"
 
 # --- tests -----------------------------------------------------------------
 test: deps
