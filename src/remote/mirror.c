@@ -2,6 +2,7 @@
  * mirror.c - the local copy of a store's log directory; see mirror.h.
  */
 #include "mirror.h"
+#include "gcs_auth.h"
 #include "s3.h"
 
 #include <errno.h>
@@ -38,10 +39,11 @@ struct mdir {
 
 struct mirror {
     struct s3_conf conf;
-    char *url;    /* as given, for messages */
-    char *prefix; /* key prefix, "" or ending in '/' */
-    char *cache;  /* cache directory */
-    char *root;   /* cache/tree, realpath */
+    struct gcs_auth *gcs; /* gs:// without HMAC keys: OAuth tokens */
+    char *url;            /* as given, for messages */
+    char *prefix;         /* key prefix, "" or ending in '/' */
+    char *cache;          /* cache directory */
+    char *root;           /* cache/tree, realpath */
     int recheck_ms;
     pthread_mutex_t lock;
     struct mobj *objs; /* sorted by rel */
@@ -528,6 +530,15 @@ int mirror_open(const char *url, const struct mirror_opts *o, struct mirror **mp
         endpoint = "https://storage.googleapis.com";
     if (rc == 0)
         rc = s3_conf_init(&m->conf, bucket, endpoint, style, err);
+    if (rc == 0 && gs)
+        m->conf.scheme = "gs";
+    if (rc == 0 && gs && m->conf.access_key == NULL) {
+        m->gcs = calloc(1, sizeof(*m->gcs));
+        rc =
+            m->gcs == NULL ? xp_err_set(err, -ENOMEM, "out of memory") : gcs_auth_init(m->gcs, err);
+        m->conf.bearer = gcs_auth_token;
+        m->conf.bearer_arg = m->gcs;
+    }
     if (rc == 0)
         rc = cache_dir(m, o->cache_dir, gs ? "gs" : "s3", bucket, err);
     if (rc == 0) {
@@ -550,6 +561,9 @@ void mirror_close(struct mirror *m)
     if (m == NULL)
         return;
     s3_conf_free(&m->conf);
+    if (m->gcs != NULL)
+        gcs_auth_free(m->gcs);
+    free(m->gcs);
     objs_free(m->objs, m->nobjs);
     for (i = 0; i < m->ndirs; i++)
         free(m->dirs[i].rel);

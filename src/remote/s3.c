@@ -168,7 +168,7 @@ static int build_req(const struct s3_conf *c, const char *method, const char *ke
     int rc;
 
     memset(r, 0, sizeof(*r));
-    snprintf(r->desc, sizeof(r->desc), "s3://%s/%s", c->bucket, key ? key : "");
+    snprintf(r->desc, sizeof(r->desc), "%s://%s/%s", c->scheme, c->bucket, key ? key : "");
     if (c->path_style) {
         snprintf(hostbuf, sizeof(hostbuf), "%s", host);
         snprintf(path, sizeof(path), "/%s/%s", c->bucket, key ? key : "");
@@ -193,7 +193,19 @@ static int build_req(const struct s3_conf *c, const char *method, const char *ke
         rc = add_header(r, "x-amz-content-sha256", SIGV4_EMPTY_SHA256);
     if (rc == 0 && c->token != NULL)
         rc = add_header(r, "x-amz-security-token", c->token);
-    if (rc == 0 && c->access_key != NULL) {
+    if (rc == 0 && c->bearer != NULL) {
+        char tok[4096 + 8] = "Bearer ";
+        rc = c->bearer(c->bearer_arg, tok + 7, sizeof(tok) - 7, err);
+        if (rc == 0)
+            rc = add_header(r, "Authorization", tok);
+        memset(tok, 0, sizeof(tok));
+        if (rc != 0) {
+            free_req(r);
+            if (err != NULL && err->code == rc)
+                xp_err_prefix(err, "%s: no access token: ", r->desc);
+            return rc;
+        }
+    } else if (rc == 0 && c->access_key != NULL) {
         struct sigv4_pair h[4] = {{"host", hostbuf},
                                   {"x-amz-date", date},
                                   {"x-amz-content-sha256", SIGV4_EMPTY_SHA256},
@@ -362,8 +374,8 @@ int s3_list(const struct s3_conf *c, const char *prefix, struct s3_object **objs
         if (rc != 0)
             break;
         if (b.s == NULL || strstr(b.s, "<ListBucketResult") == NULL) {
-            rc = xp_err_set(err, -EIO, "s3://%s/%s: listing is not a ListBucketResult", c->bucket,
-                            prefix);
+            rc = xp_err_set(err, -EIO, "%s://%s/%s: listing is not a ListBucketResult", c->scheme,
+                            c->bucket, prefix);
             break;
         }
         p = b.s;
@@ -405,8 +417,8 @@ int s3_list(const struct s3_conf *c, const char *prefix, struct s3_object **objs
             break;
         if (xml_get(b.s, end, "NextContinuationToken", token, sizeof(token)) == NULL ||
             token[0] == '\0') {
-            rc = xp_err_set(err, -EIO, "s3://%s/%s: truncated listing without a token", c->bucket,
-                            prefix);
+            rc = xp_err_set(err, -EIO, "%s://%s/%s: truncated listing without a token", c->scheme,
+                            c->bucket, prefix);
             break;
         }
     }
@@ -538,8 +550,8 @@ int s3_download(const struct s3_conf *c, const char *key, int64_t size, const ch
     CURLM *m;
 
     if (ftruncate(fd, size) != 0)
-        return xp_err_set(err, -errno, "s3://%s/%s: cannot size the copy: %s", c->bucket, key,
-                          strerror(errno));
+        return xp_err_set(err, -errno, "%s://%s/%s: cannot size the copy: %s", c->scheme, c->bucket,
+                          key, strerror(errno));
     if (nr == 0)
         return 0;
     rgs = calloc(nr, sizeof(*rgs));

@@ -18,16 +18,21 @@
 #include "base/err.h"
 
 struct s3_conf {
-    char *endpoint;   /* scheme://host[:port], no trailing slash */
-    char *bucket;     /* bucket name */
-    char *region;     /* signing region */
-    int path_style;   /* 1: endpoint/bucket/key; 0: bucket.host/key */
-    char *access_key; /* NULL: requests go unsigned (a public bucket) */
-    char *secret;     /* secret access key */
-    char *token;      /* session token or NULL */
-    int retries;      /* tries after the first for a transient failure */
-    int range_mb;     /* ranged GET piece, MiB (8) */
-    int parallel;     /* ranges in flight at once (8) */
+    const char *scheme; /* "s3" or "gs", for messages */
+    char *endpoint;     /* scheme://host[:port], no trailing slash */
+    char *bucket;       /* bucket name */
+    char *region;       /* signing region */
+    int path_style;     /* 1: endpoint/bucket/key; 0: bucket.host/key */
+    char *access_key;   /* NULL: requests go unsigned (a public bucket) */
+    char *secret;       /* secret access key */
+    char *token;        /* session token or NULL */
+    int retries;        /* tries after the first for a transient failure */
+    int range_mb;       /* ranged GET piece, MiB (8) */
+    int parallel;       /* ranges in flight at once (8) */
+    /* An OAuth bearer token instead of SigV4 (gs:// without HMAC keys):
+     * fills buf, 0 or a negative errno with err. NULL: SigV4. */
+    int (*bearer)(void *arg, char *buf, size_t n, struct xp_err *err);
+    void *bearer_arg;
 };
 
 struct s3_object {

@@ -93,6 +93,7 @@ int s3_conf_init(struct s3_conf *c, const char *bucket, const char *endpoint, co
     const char *profile = getenv("AWS_PROFILE");
 
     memset(c, 0, sizeof(*c));
+    c->scheme = "s3";
     c->retries = 3;
     c->range_mb = 8;
     c->parallel = 8;

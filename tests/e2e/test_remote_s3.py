@@ -10,7 +10,10 @@ comes in parallel 8 MiB ranges; a wrong key id, a wrong secret and a
 missing bucket fail with the store's own error; a transfer cut short is
 retried, and one that keeps failing (or a store that stopped) is EIO with
 the store's error in errors.txt while copied runs keep answering; a
-replaced object is copied again within the 5 s re-check.
+replaced object is copied again within the 5 s re-check. gs:// without
+HMAC keys: a service account's JWT, checked by the test's token server with
+the account's public key (openssl), exchanged for the bearer token the
+proxy wants; and the metadata server's token.
 """
 import hashlib
 import hmac
@@ -32,6 +35,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 S3RVER = REPO / "build" / "npm" / "node_modules" / ".bin" / "s3rver"
 KEY_ID, SECRET = "S3RVER", "S3RVER"  # s3rver's default account
 RUN = "2025_01_01_00_00_00"
+BEARER = "ya29.test-token-4a3"  # what the test's token server hands out (gs://)
 
 
 def free_port():
@@ -57,6 +61,8 @@ def sigv4_ok(method, raw_path, headers):
     """Recompute the request's SigV4 signature from scratch (the AWS
     algorithm, independent of the C code) and compare."""
     auth = headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        return auth[len("Bearer "):] == BEARER
     if not auth.startswith("AWS4-HMAC-SHA256 "):
         return False
     fields = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
@@ -134,6 +140,8 @@ class Proxy:
                 hdrs = {h: v for h, v in self.headers.items()
                         if h.lower() in ("range", "if-match", "authorization", "x-amz-date",
                                          "x-amz-content-sha256")}
+                if hdrs.get("Authorization", "").startswith("Bearer "):
+                    del hdrs["Authorization"]  # checked above; s3rver knows only SigV4
                 c.request(self.command, self.path, headers=hdrs)
                 r = c.getresponse()
                 body = r.read()
@@ -377,3 +385,128 @@ def test_replaced_object_is_copied_again(xprofs_build, store, logs, creds, mount
     while time.time() < deadline and (mnt / f).read_bytes() != want:
         time.sleep(0.5)
     assert (mnt / f).read_bytes() == want
+
+
+def b64url_decode(s):
+    import base64
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+class TokenServer:
+    """OAuth token endpoint (checks the RS256 JWT with the public key) and
+    GCE metadata server, on loopback."""
+
+    def __init__(self, pub_pem, email):
+        self.exchanges = []  # (claims, verified)
+        self.metadata_asks = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def reply(self, code, obj):
+                import json
+                body = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                import json
+                body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+                form = urllib.parse.parse_qs(body)
+                if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"]:
+                    return self.reply(400, {"error": "unsupported_grant_type"})
+                h64, c64, s64 = form["assertion"][0].split(".")
+                header = json.loads(b64url_decode(h64))
+                claims = json.loads(b64url_decode(c64))
+                d = pathlib.Path(outer.dir)
+                (d / "input").write_bytes(f"{h64}.{c64}".encode())
+                (d / "sig").write_bytes(b64url_decode(s64))
+                r = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(pub_pem),
+                                    "-signature", str(d / "sig"), str(d / "input")],
+                                   capture_output=True)
+                now = time.time()
+                ok = (r.returncode == 0 and header == {"alg": "RS256", "typ": "JWT"}
+                      and claims["iss"] == email and claims["aud"] == outer.uri
+                      and claims["scope"].endswith("devstorage.read_only")
+                      and claims["iat"] <= now + 5 and claims["exp"] > now)
+                outer.exchanges.append((claims, ok))
+                if not ok:
+                    return self.reply(400, {"error": "invalid_grant"})
+                self.reply(200, {"access_token": BEARER, "expires_in": 3599,
+                                 "token_type": "Bearer"})
+
+            def do_GET(self):
+                if (self.path == "/computeMetadata/v1/instance/service-accounts/default/token"
+                        and self.headers.get("Metadata-Flavor") == "Google"):
+                    outer.metadata_asks += 1
+                    return self.reply(200, {"access_token": BEARER, "expires_in": 3599})
+                self.reply(404, {})
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.uri = f"http://127.0.0.1:{self.server.server_address[1]}/token"
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def gcs_account(tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl (the command) missing: it makes and checks the test's RSA key")
+    key, pub = tmp_path / "sa.pem", tmp_path / "sa.pub"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                    "rsa_keygen_bits:2048", "-out", str(key)], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out", str(pub)],
+                   check=True, capture_output=True)
+    email = "profiles@test-project.iam.gserviceaccount.com"
+    ts = TokenServer(pub, email)
+    ts.dir = tmp_path
+    import json
+    (tmp_path / "sa.json").write_text(json.dumps({
+        "type": "service_account", "client_email": email, "private_key": key.read_text(),
+        "token_uri": ts.uri}))
+    yield ts, tmp_path / "sa.json"
+    ts.server.shutdown()
+    ts.server.server_close()
+
+
+def test_gs_service_account_and_metadata_server(xprofs_build, store, logs, gcs_account,
+                                                monkeypatch, mount, xcat, tmp_path):
+    ts, sa = gcs_account
+    for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(sa))
+    mnt = mount("gs://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    for f in FILES[:3]:
+        assert (mnt / f).read_bytes() == xcat(logs, f), f
+    # One exchange, its JWT checked with the account's public key; the
+    # token served every request since.
+    assert [ok for _, ok in ts.exchanges] == [True]
+    assert all(e[0] == "GET" for e in store.log) and len(store.log) > 3
+    # No service account: the metadata server's token.
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
+    monkeypatch.setenv("GCE_METADATA_HOST", ts.host)
+    r = cli(xprofs_build, store, tmp_path / "cache2", "cat", "gs://logs/logs", FILES[2])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, FILES[2])
+    assert ts.metadata_asks == 1
+    # A key the token server does not know: the store's answer is refused.
+    other = tmp_path / "other.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-out", str(other)],
+                   check=True, capture_output=True)
+    import json
+    doc = json.loads(sa.read_text())
+    doc["private_key"] = other.read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = cli(xprofs_build, store, tmp_path / "cache3", "ls", "gs://logs/logs",
+            env={"GOOGLE_APPLICATION_CREDENTIALS": str(bad)})
+    assert r.returncode != 0
+    assert b"no access token" in r.stderr and b"invalid_grant" in r.stderr, r.stderr
+    assert [ok for _, ok in ts.exchanges] == [True, False]
