@@ -30,10 +30,11 @@ struct mobj {
 
 /* A run directory's last fetch. */
 struct mdir {
-    char *rel;       /* directory below the root, "" or "a/b" */
-    int64_t when_ms; /* when it was last brought up to date */
-    uint64_t list_gen;
-    int rc; /* what that gave */
+    char *rel;         /* directory below the root, "" or "a/b" */
+    int64_t when_ms;   /* when it was last brought up to date */
+    uint64_t list_gen; /* the listing it was checked against */
+    int rc;            /* what that gave */
+    int busy;          /* a fetch of it is copying files */
     char msg[XP_ERR_MAX];
 };
 
@@ -46,7 +47,8 @@ struct mirror {
     char *root;           /* cache/tree, realpath */
     int recheck_ms;
     pthread_mutex_t lock;
-    struct mobj *objs; /* sorted by rel */
+    pthread_cond_t cond; /* a directory's fetch is done */
+    struct mobj *objs;   /* sorted by rel */
     size_t nobjs;
     uint64_t list_gen; /* listings made */
     int64_t listed_ms; /* when the last listing was made (or failed) */
@@ -351,9 +353,10 @@ static int directly_in(const char *rel, const char *drel)
 int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
 {
     struct mirror *m = arg;
-    size_t rlen = strlen(m->root), i;
+    size_t rlen = strlen(m->root), i, nc = 0, ndone = 0;
     const char *drel;
     struct mdir *d;
+    struct mobj *copies = NULL;
     int rc = 0, missing = 0;
     struct xp_err e = {0};
 
@@ -361,7 +364,9 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         return 0; /* not ours */
     drel = dir[rlen] == '/' ? dir + rlen + 1 : "";
     pthread_mutex_lock(&m->lock);
-    d = dir_state(m, drel);
+    /* One fetch of a directory at a time; the others wait for its answer. */
+    while ((d = dir_state(m, drel)) != NULL && d->busy)
+        pthread_cond_wait(&m->cond, &m->lock);
     if (d == NULL) {
         pthread_mutex_unlock(&m->lock);
         return xp_err_set(err, -ENOMEM, "out of memory");
@@ -381,32 +386,71 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         xp_err_set(&e, -EIO, "%s", m->list_msg); /* the last listing failed */
         rc = 1;
     }
-    for (i = 0; i < m->nobjs; i++) {
+    /* What to copy, taken out of the listing: the lock is let go while the
+     * bytes come, so other runs' files keep answering. */
+    copies = calloc(m->nobjs ? m->nobjs : 1, sizeof(*copies));
+    if (copies == NULL) {
+        pthread_mutex_unlock(&m->lock);
+        return xp_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (i = 0; rc <= 0 && i < m->nobjs; i++) {
         struct mobj *o = &m->objs[i];
-        if (!directly_in(o->rel, drel))
-            continue;
-        if (rc <= 0 && (o->have_size != o->size || strcmp(o->have_etag, o->etag) != 0)) {
-            struct xp_err ce = {0};
-            if (copy_obj(m, o, &ce) != 0) {
-                if (e.code == 0)
-                    e = ce;
+        if (directly_in(o->rel, drel) &&
+            (o->have_size != o->size || strcmp(o->have_etag, o->etag) != 0)) {
+            copies[nc] = *o;
+            copies[nc].rel = strdup(o->rel);
+            if (copies[nc].rel == NULL) {
                 rc = 1;
+                xp_err_set(&e, -ENOMEM, "out of memory");
+                break;
             }
+            nc++;
         }
-        if (o->have_size < 0)
+    }
+    d->busy = 1;
+    pthread_mutex_unlock(&m->lock);
+    for (ndone = 0; ndone < nc; ndone++) {
+        struct xp_err ce = {0};
+        if (copy_obj(m, &copies[ndone], &ce) != 0) {
+            if (e.code == 0)
+                e = ce;
+            rc = 1;
+            break;
+        }
+    }
+    pthread_mutex_lock(&m->lock);
+    for (i = 0; i < ndone; i++) {
+        struct mobj *o = find_obj(m->objs, m->nobjs, copies[i].rel);
+        if (o != NULL && o->size == copies[i].size && strcmp(o->etag, copies[i].etag) == 0) {
+            o->have_size = copies[i].have_size;
+            memcpy(o->have_etag, copies[i].have_etag, sizeof(o->have_etag));
+        }
+    }
+    for (i = 0; i < m->nobjs; i++) {
+        if (directly_in(m->objs[i].rel, drel) && m->objs[i].have_size < 0)
             missing = 1;
     }
+    d = dir_state(m, drel); /* m->dirs may have moved meanwhile */
     if (rc != 0) {
         if (missing)
             rc = -EIO;
         xp_err_set(err, rc, "%s", e.msg);
-        snprintf(d->msg, sizeof(d->msg), "%s", e.msg);
+        if (d != NULL)
+            snprintf(d->msg, sizeof(d->msg), "%s", e.msg);
     }
-    d->rc = rc;
-    d->when_ms = now_ms();
-    d->list_gen = m->list_gen;
-    index_save(m);
+    if (d != NULL) {
+        d->rc = rc;
+        d->when_ms = now_ms();
+        d->list_gen = m->list_gen;
+        d->busy = 0;
+    }
+    pthread_cond_broadcast(&m->cond);
+    if (nc > 0)
+        index_save(m);
     pthread_mutex_unlock(&m->lock);
+    for (i = 0; i < nc; i++)
+        free(copies[i].rel);
+    free(copies);
     return rc;
 }
 
@@ -521,6 +565,7 @@ int mirror_open(const char *url, const struct mirror_opts *o, struct mirror **mp
     if (m == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->cond, NULL);
     m->recheck_ms = o->recheck_ms > 0 ? o->recheck_ms : 5000;
     m->url = strdup(url);
     rc = m->url == NULL ? xp_err_set(err, -ENOMEM, "out of memory")
@@ -569,6 +614,7 @@ void mirror_close(struct mirror *m)
         free(m->dirs[i].rel);
     free(m->dirs);
     pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->cond);
     free(m->url);
     free(m->prefix);
     free(m->cache);

@@ -93,6 +93,7 @@ class Proxy:
         self.upstream = upstream
         self.log = []  # (method, path, range header)
         self.cut = {}
+        self.slow = {}  # key: seconds each range of it waits
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -135,7 +136,8 @@ class Proxy:
                     self.wfile.write(body)
                     return
                 if rng:
-                    time.sleep(0.2)  # ranges overlap in time, visibly
+                    key = urllib.parse.unquote(self.path.split("?")[0])
+                    time.sleep(proxy.slow.get(key, 0.2))  # ranges overlap in time, visibly
                 c = http.client.HTTPConnection("127.0.0.1", proxy.upstream, timeout=30)
                 hdrs = {h: v for h, v in self.headers.items()
                         if h.lower() in ("range", "if-match", "authorization", "x-amz-date",
@@ -348,6 +350,28 @@ def test_cut_transfers_and_a_stopped_store(xprofs_build, store, logs, creds, mou
     time.sleep(5.5)  # past the re-check: the store is asked again, and fails
     assert (mnt / f).read_bytes() == xcat(logs, f)
     assert "Couldn't connect" in (mnt / "jax" / RUN / "errors.txt").read_text()
+
+
+def test_other_runs_answer_during_a_copy(xprofs_build, store, logs, creds, mount, xcat,
+                                         tmp_path):
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    store.slow[f"/logs/logs/big/plugins/profile/{RUN}/{big.name}"] = 4
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    f = "jax/" + RUN + "/summary.json"
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    got = {}
+    t = threading.Thread(target=lambda: got.update(
+        big=(mnt / "big" / RUN / "raw" / big.name).read_bytes()))
+    t0 = time.time()
+    t.start()
+    time.sleep(0.5)
+    # The big copy is under way; a copied run's new file does not wait for it.
+    g = "jax/" + RUN + "/hosts.json"
+    assert (mnt / g).read_bytes() == xcat(logs, g)
+    assert t.is_alive() and time.time() - t0 < 3
+    t.join(60)
+    assert got["big"] == big.read_bytes() and time.time() - t0 >= 4
 
 
 def test_cut_every_time_is_eio(xprofs_build, store, logs, creds, mount, tmp_path):
