@@ -78,6 +78,7 @@ struct xfs_opts {
     char *endpoint;           /* -o endpoint=URL (s3:// and gs:// LOGDIRs) */
     char *s3_style;           /* -o s3_style=path|virtual */
     char *cache_dir;          /* -o cache_dir=DIR: the store's local copy */
+    char *cache_bytes;        /* -o cache_bytes=N: bound of that copy */
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
@@ -562,6 +563,7 @@ static const struct fuse_opt xfs_opt_spec[] = {
     {"endpoint=%s", offsetof(struct xfs_opts, endpoint), 0},
     {"s3_style=%s", offsetof(struct xfs_opts, s3_style), 0},
     {"cache_dir=%s", offsetof(struct xfs_opts, cache_dir), 0},
+    {"cache_bytes=%s", offsetof(struct xfs_opts, cache_bytes), 0},
     FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
     FUSE_OPT_END,
 };
@@ -619,6 +621,7 @@ static void usage(const char *prog)
            "  -o endpoint=URL    S3-compatible store of an s3:// or gs:// LOGDIR\n"
            "  -o s3_style=path|virtual  bucket in the path or in the host name\n"
            "  -o cache_dir=DIR   local copy of a store's files (default ~/.cache/xprofs/remote)\n"
+           "  -o cache_bytes=N   bound of that copy, least recently read runs go first\n"
            "Environment:\n"
            "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
            "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
@@ -682,7 +685,8 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1, 0};
+    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS,
+                          1,    0};
     struct mirror_opts mo = {0};
     struct xfs fs;
     struct xp_err err = {0};
@@ -730,6 +734,16 @@ int main(int argc, char *argv[])
     mo.endpoint = xo.endpoint;
     mo.style = xo.s3_style;
     mo.cache_dir = xo.cache_dir;
+    if (xo.cache_bytes != NULL) {
+        char *end;
+        errno = 0;
+        mo.cache_bytes = strtoll(xo.cache_bytes, &end, 10);
+        if (end == xo.cache_bytes || *end != '\0' || errno != 0 || mo.cache_bytes < 0) {
+            fprintf(stderr, "xprofs-mount: -o cache_bytes=%s: must be a byte count\n",
+                    xo.cache_bytes);
+            goto err_out2;
+        }
+    }
     if (vfs_open_location(xo.logdir, &mo, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
@@ -784,5 +798,6 @@ err_out1:
     free(xo.endpoint);
     free(xo.s3_style);
     free(xo.cache_dir);
+    free(xo.cache_bytes);
     return ret ? 1 : 0;
 }

@@ -35,6 +35,7 @@ struct mdir {
     uint64_t list_gen; /* the listing it was checked against */
     int rc;            /* what that gave */
     int busy;          /* a fetch of it is copying files */
+    int64_t used_ms;   /* when it was last asked for */
     char msg[XP_ERR_MAX];
 };
 
@@ -46,6 +47,7 @@ struct mirror {
     char *cache;          /* cache directory */
     char *root;           /* cache/tree, realpath */
     int recheck_ms;
+    long long cache_bytes; /* bound of the copies, 0: none */
     pthread_mutex_t lock;
     pthread_cond_t cond; /* a directory's fetch is done */
     struct mobj *objs;   /* sorted by rel */
@@ -350,6 +352,49 @@ static int directly_in(const char *rel, const char *drel)
     return strncmp(rel, drel, n) == 0 && rel[n] == '/' && strchr(rel + n + 1, '/') == NULL;
 }
 
+/* Past cache_bytes, the copies of the least recently asked-for runs idle
+ * for recheck_ms (never keep's) become placeholders again. Caller holds
+ * the lock. */
+static void evict_locked(struct mirror *m, const char *keep)
+{
+    long long total = 0;
+    size_t i;
+
+    if (m->cache_bytes <= 0)
+        return;
+    for (i = 0; i < m->nobjs; i++)
+        total += m->objs[i].have_size > 0 ? m->objs[i].have_size : 0;
+    while (total > m->cache_bytes) {
+        struct mdir *lru = NULL;
+        for (i = 0; i < m->ndirs; i++) {
+            struct mdir *d = &m->dirs[i];
+            if (d->busy || strcmp(d->rel, keep) == 0 || now_ms() - d->used_ms < m->recheck_ms ||
+                d->when_ms == INT64_MIN / 2)
+                continue;
+            if (lru == NULL || d->used_ms < lru->used_ms)
+                lru = d;
+        }
+        if (lru == NULL)
+            return; /* every copy is in use: over the bound until one is not */
+        for (i = 0; i < m->nobjs; i++) {
+            struct mobj *o = &m->objs[i];
+            char local[PATH_MAX];
+            if (o->have_size < 0 || !directly_in(o->rel, lru->rel))
+                continue;
+            snprintf(local, sizeof(local), "%s/%s", m->root, o->rel);
+            if (unlink(local) == 0 || errno == ENOENT) {
+                if (symlink(PLACEHOLDER, local) != 0) {
+                    /* Laid out again by the next listing. */
+                }
+                total -= o->have_size;
+                o->have_size = -1;
+                o->have_etag[0] = '\0';
+            }
+        }
+        lru->when_ms = INT64_MIN / 2; /* copied again when asked for */
+    }
+}
+
 int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
 {
     struct mirror *m = arg;
@@ -371,6 +416,7 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         pthread_mutex_unlock(&m->lock);
         return xp_err_set(err, -ENOMEM, "out of memory");
     }
+    d->used_ms = now_ms();
     if (now_ms() - d->when_ms < m->recheck_ms && d->list_gen == m->list_gen) {
         /* Checked moments ago: the same answer. */
         rc = d->rc;
@@ -445,8 +491,10 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         d->busy = 0;
     }
     pthread_cond_broadcast(&m->cond);
-    if (nc > 0)
+    if (nc > 0) {
+        evict_locked(m, drel);
         index_save(m);
+    }
     pthread_mutex_unlock(&m->lock);
     for (i = 0; i < nc; i++)
         free(copies[i].rel);
@@ -567,6 +615,7 @@ int mirror_open(const char *url, const struct mirror_opts *o, struct mirror **mp
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     m->recheck_ms = o->recheck_ms > 0 ? o->recheck_ms : 5000;
+    m->cache_bytes = o->cache_bytes > 0 ? o->cache_bytes : 0;
     m->url = strdup(url);
     rc = m->url == NULL ? xp_err_set(err, -ENOMEM, "out of memory")
                         : parse_url(m, url, bucket, sizeof(bucket), err);

@@ -10,8 +10,10 @@
  * into a temporary file renamed over the name, so a snapshot sees the old
  * file or the new one, never a part. The store is listed at most every 5
  * seconds; an object whose size and ETag are those of its copy is not
- * copied again (cache_dir/index keeps them across mounts). Nothing is ever
- * written to the store.
+ * copied again (cache_dir/index keeps them across mounts). With a
+ * cache_bytes bound, the copies of the runs least recently asked for (and
+ * not within the last recheck_ms) become placeholders again once the copies
+ * pass it. Nothing is ever written to the store.
  */
 #ifndef XPROFS_MIRROR_H
 #define XPROFS_MIRROR_H
@@ -25,6 +27,7 @@ struct mirror_opts {
     const char *style;     /* -o s3_style=path|virtual, or NULL */
     const char *cache_dir; /* -o cache_dir=DIR, or NULL: $XDG_CACHE_HOME or ~/.cache */
     int recheck_ms;        /* how old a listing may be (5000) */
+    long long cache_bytes; /* bound of the copies (LRU by run), 0: none */
 };
 
 /* 1 if s names a store ("s3://" or "gs://"). */

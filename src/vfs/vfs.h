@@ -90,7 +90,8 @@ void vfs_close(struct vfs *v);
 /* vfs_open of a LOGDIR, or of a remote store's URL (s3://bucket/prefix,
  * gs://bucket/prefix) through a local copy (src/remote/mirror.h); mo may
  * be NULL, and its NULL fields default to $XPROFS_ENDPOINT,
- * $XPROFS_S3_STYLE and $XPROFS_CACHE_DIR. Close with vfs_close_location. */
+ * $XPROFS_S3_STYLE, $XPROFS_CACHE_DIR (and cache_bytes 0 to
+ * $XPROFS_CACHE_BYTES). Close with vfs_close_location. */
 struct mirror_opts;
 int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t cache_bytes,
                       struct vfs **vp, struct xp_err *err);

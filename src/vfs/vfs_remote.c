@@ -32,6 +32,8 @@ int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t ca
     o.endpoint = env_or(o.endpoint, "XPROFS_ENDPOINT");
     o.style = env_or(o.style, "XPROFS_S3_STYLE");
     o.cache_dir = env_or(o.cache_dir, "XPROFS_CACHE_DIR");
+    if (o.cache_bytes == 0 && getenv("XPROFS_CACHE_BYTES") != NULL)
+        o.cache_bytes = strtoll(getenv("XPROFS_CACHE_BYTES"), NULL, 10);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return xp_err_set(err, -EIO, "libcurl cannot start");
     hook = calloc(1, sizeof(*hook));

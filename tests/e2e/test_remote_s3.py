@@ -534,3 +534,28 @@ def test_gs_service_account_and_metadata_server(xprofs_build, store, logs, gcs_a
     assert r.returncode != 0
     assert b"no access token" in r.stderr and b"invalid_grant" in r.stderr, r.stderr
     assert [ok for _, ok in ts.exchanges] == [True, False]
+
+
+def test_cache_bytes_bounds_the_copies(xprofs_build, store, logs, creds, mount, xcat, tmp_path):
+    cache = tmp_path / "cache"
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint, "cache_dir=" + str(cache),
+                "cache_bytes=300000")
+    jax_xplane = next((logs / "jax" / "plugins" / "profile" / RUN).glob("*.xplane.pb"))
+    local_copy = cache / "tree" / "jax" / "plugins" / "profile" / RUN / jax_xplane.name
+    f = "jax/" + RUN + "/summary.json"
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    assert local_copy.is_file() and not local_copy.is_symlink()
+    # Past the bound, once the jax run is idle, its copies go for the next run's.
+    time.sleep(5.5)
+    g = "pt/h100_bert_small/summary.json"
+    assert (mnt / g).read_bytes() == xcat(logs, g)
+    assert local_copy.is_symlink()
+    kept = sum(p.stat().st_size for p in (cache / "tree").rglob("*") if p.is_file()
+               and not p.is_symlink())
+    assert kept <= 300000
+    # Asked for again: copied again, the same bytes.
+    n = len(store.gets(jax_xplane.name))
+    h = "jax/" + RUN + "/hosts.json"
+    assert (mnt / h).read_bytes() == xcat(logs, h)
+    assert len(store.gets(jax_xplane.name)) == n + 1
+    assert local_copy.is_file() and not local_copy.is_symlink()
