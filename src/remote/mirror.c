@@ -99,13 +99,13 @@ static int mkdirs(const char *path, int include_last)
 }
 
 /* 1 if rel is a key name that stays inside the tree: no empty, "." or ".."
- * component, no component starting with ".xprofs-". */
+ * component, no component starting with ".xprofs-", no tab or newline. */
 static int rel_ok(const char *rel)
 {
     const char *p = rel;
 
-    if (rel[0] == '\0' || strlen(rel) >= 2048)
-        return 0;
+    if (rel[0] == '\0' || strlen(rel) >= 2048 || strpbrk(rel, "\t\n\r") != NULL)
+        return 0; /* (cache_dir/index is tab- and line-separated) */
     for (;;) {
         const char *e = strchr(p, '/');
         size_t n = e ? (size_t)(e - p) : strlen(p);

@@ -94,6 +94,7 @@ class Proxy:
         self.log = []  # (method, path, range header)
         self.cut = {}
         self.slow = {}  # key: seconds each range of it waits
+        self.extra_keys = []  # keys every listing also names
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -147,6 +148,12 @@ class Proxy:
                 c.request(self.command, self.path, headers=hdrs)
                 r = c.getresponse()
                 body = r.read()
+                if "list-type=2" in self.path and proxy.extra_keys:
+                    from xml.sax.saxutils import escape
+                    more = "".join(f"<Contents><Key>{escape(k)}</Key><Size>2</Size>"
+                                   "<ETag>&quot;x&quot;</ETag></Contents>"
+                                   for k in proxy.extra_keys).encode()
+                    body = body.replace(b"</ListBucketResult>", more + b"</ListBucketResult>")
                 self.send_response(r.status)
                 for h in ("Content-Type", "ETag", "Content-Range", "Last-Modified"):
                     if r.getheader(h):
@@ -559,3 +566,23 @@ def test_cache_bytes_bounds_the_copies(xprofs_build, store, logs, creds, mount, 
     assert (mnt / h).read_bytes() == xcat(logs, h)
     assert len(store.gets(jax_xplane.name)) == n + 1
     assert local_copy.is_file() and not local_copy.is_symlink()
+
+
+def test_hostile_keys_stay_out(xprofs_build, store, logs, creds, xcat, tmp_path):
+    # Listed keys that would climb out of the copy, or take the copy's own
+    # names (the proxy adds them to every listing).
+    store.extra_keys = ["logs/evil/../../../escaped/a.pt.trace.json",
+                        "logs/dot/./x.pt.trace.json", "logs/w/.xprofs-not-copied-yet",
+                        "logs/tab\tname/x.pt.trace.json", "logs/emptypart//x.pt.trace.json",
+                        "logs/../../up.pt.trace.json", "logs//root.pt.trace.json"]
+    cache = tmp_path / "c" / "cache"
+    r = cli(xprofs_build, store, cache, "ls", "s3://logs/logs")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split() == ["README.txt", "big/", "jax/", "pt/"]
+    # Nothing was made outside the copy's tree, nor in it for those keys.
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["cache"]
+    assert sorted(p.name for p in cache.iterdir()) == ["index", "source", "tree"]
+    assert sorted(p.name for p in (cache / "tree").iterdir()) == ["big", "jax", "pt"]
+    f = "pt/h100_bert_small/summary.json"
+    r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs", f)
+    assert r.returncode == 0 and r.stdout == xcat(logs, f)
