@@ -586,3 +586,33 @@ def test_hostile_keys_stay_out(xprofs_build, store, logs, creds, xcat, tmp_path)
     f = "pt/h100_bert_small/summary.json"
     r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs", f)
     assert r.returncode == 0 and r.stdout == xcat(logs, f)
+
+
+def test_tls_certificate_is_checked(xprofs_build, creds, tmp_path):
+    """s3rver over TLS with a self-signed certificate: refused, as a store
+    whose certificate cannot be verified must be."""
+    if not S3RVER.exists():
+        pytest.skip(f"s3rver not installed at {S3RVER}: run `make deps`")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl (the command) missing: it makes the test's certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    port = free_port()
+    (tmp_path / "d").mkdir()
+    proc = subprocess.Popen([str(S3RVER), "-d", str(tmp_path / "d"), "-a", "127.0.0.1", "-p",
+                             str(port), "--silent", "--key", str(key), "--cert", str(cert),
+                             "--configure-bucket", "logs"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        r = subprocess.run([str(xprofs_build / "xprofs"), "ls", "s3://logs/x"],
+                           capture_output=True, timeout=120,
+                           env=dict(os.environ, XPROFS_ENDPOINT=f"https://127.0.0.1:{port}",
+                                    XPROFS_CACHE_DIR=str(tmp_path / "cache")))
+        assert r.returncode != 0
+        assert b"certificate" in r.stderr.lower() or b"ssl" in r.stderr.lower(), r.stderr
+    finally:
+        proc.kill()
+        proc.wait()
