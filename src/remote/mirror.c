@@ -5,6 +5,7 @@
 #include "gcs_auth.h"
 #include "s3.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -556,7 +557,8 @@ static int check_source(struct mirror *m, const char *cache, struct xp_err *err)
     return 0;
 }
 
-/* The cache directory: given, else $XDG_CACHE_HOME/xprofs/remote/<bucket>/<prefix>. */
+/* The cache directory: given, else
+ * $XDG_CACHE_HOME/xprofs/remote/<scheme>/<endpoint host>/<bucket>/<prefix>. */
 static int cache_dir(struct mirror *m, const char *given, const char *scheme, const char *bucket,
                      struct xp_err *err)
 {
@@ -565,13 +567,26 @@ static int cache_dir(struct mirror *m, const char *given, const char *scheme, co
     struct stat st;
     int rc;
 
+    const char *h = strstr(m->conf.endpoint, "://");
+    char host[256];
+    size_t i;
+
+    /* The endpoint's host:port names the default directory, made safe. */
+    snprintf(host, sizeof(host), "%s", h ? h + 3 : m->conf.endpoint);
+    for (i = 0; host[i]; i++) {
+        if (!(isalnum((unsigned char)host[i]) || host[i] == '.' || host[i] == '-'))
+            host[i] = '_';
+    }
+    if (strcmp(host, "..") == 0 || strcmp(host, ".") == 0)
+        host[0] = '_';
     if (given != NULL)
         snprintf(buf, sizeof(buf), "%s", given);
     else if (xdg != NULL && xdg[0] == '/')
-        snprintf(buf, sizeof(buf), "%s/xprofs/remote/%s/%s/%s", xdg, scheme, bucket, m->prefix);
-    else if (home != NULL)
-        snprintf(buf, sizeof(buf), "%s/.cache/xprofs/remote/%s/%s/%s", home, scheme, bucket,
+        snprintf(buf, sizeof(buf), "%s/xprofs/remote/%s/%s/%s/%s", xdg, scheme, host, bucket,
                  m->prefix);
+    else if (home != NULL)
+        snprintf(buf, sizeof(buf), "%s/.cache/xprofs/remote/%s/%s/%s/%s", home, scheme, host,
+                 bucket, m->prefix);
     else
         return xp_err_set(err, -EINVAL, "no cache directory: give -o cache_dir=DIR");
     rc = mkdirs(buf, 1);

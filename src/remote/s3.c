@@ -327,8 +327,8 @@ static int perform(const struct s3_conf *c, const char *method, const char *key,
             continue;
         }
         if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && b->too_big)) {
-            rc = xp_err_set(err, -EIO, "%s: %s (after %d tries)", r.desc, curl_easy_strerror(cc),
-                            attempt + 1);
+            rc = xp_err_set(err, -EIO, "%s: %s: %s (after %d tries)", r.desc, c->endpoint,
+                            curl_easy_strerror(cc), attempt + 1);
         } else if (b->too_big) {
             rc = xp_err_set(err, -EIO, "%s: answer over %u MiB", r.desc, S3_BODY_MAX >> 20);
         } else {
@@ -624,7 +624,7 @@ int s3_download(const struct s3_conf *c, const char *key, int64_t size, const ch
                 rc = xp_err_set(err, -EIO, "%s: cannot write the copy (bytes %lld-%lld)",
                                 rg->r.desc, (long long)rg->off, (long long)(rg->off + rg->len - 1));
             else if (cc != CURLE_OK)
-                rc = xp_err_set(err, -EIO, "%s: %s (after %d tries)", rg->r.desc,
+                rc = xp_err_set(err, -EIO, "%s: %s: %s (after %d tries)", rg->r.desc, c->endpoint,
                                 curl_easy_strerror(cc), rg->attempts + 1);
             else if (status == 412)
                 rc =
