@@ -99,6 +99,7 @@ class Proxy:
         self.slow = {}  # key: seconds each range of it waits
         self.extra_keys = []  # keys every listing also names
         self.page_size = 0  # > 0: listings come in pages of that many keys
+        self.fail503 = 0  # the next n requests are answered 503 SlowDown
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -136,6 +137,16 @@ class Proxy:
                     body = (b"<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
                             b"<Message>signature checked by the test proxy</Message></Error>")
                     self.send_response(403)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                with proxy.lock:
+                    busy = proxy.fail503 > 0
+                    proxy.fail503 -= busy
+                if busy:
+                    body = b"<Error><Code>SlowDown</Code><Message>Reduce your rate</Message></Error>"
+                    self.send_response(503)
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
@@ -326,6 +337,22 @@ def test_listing_in_pages(xprofs_build, store, logs, creds, xcat, tmp_path):
     f = "jax/" + RUN + "/overview_page.json"
     r = cli(xprofs_build, store, tmp_path / "cache", "cat", "s3://logs/logs", f)
     assert r.returncode == 0 and r.stdout == xcat(logs, f)
+
+
+def test_busy_store_is_retried(xprofs_build, store, logs, creds, xcat, tmp_path):
+    # Three 503s in a row: retried with backoff (0.1, 0.4, 1.6 s), then served.
+    store.fail503 = 3
+    f = "pt/h100_bert_small/summary.json"
+    t0 = time.time()
+    r = cli(xprofs_build, store, tmp_path / "c1", "cat", "s3://logs/logs", f)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, f) and store.fail503 == 0
+    assert time.time() - t0 >= 2.0
+    # Past the retries: the store's own error.
+    store.fail503 = 100
+    r = cli(xprofs_build, store, tmp_path / "c2", "ls", "s3://logs/logs")
+    assert r.returncode != 0 and b"HTTP 503 SlowDown: Reduce your rate" in r.stderr, r.stderr
+    assert store.fail503 == 96
 
 
 def test_wrong_credentials_and_missing_bucket(xprofs_build, store, logs, creds, tmp_path):
