@@ -95,6 +95,7 @@ class Proxy:
     def __init__(self, upstream):
         self.upstream = upstream
         self.log = []  # (method, path, range header)
+        self.tokens = []  # x-amz-security-token of each request
         self.cut = {}
         self.slow = {}  # key: seconds each range of it waits
         self.extra_keys = []  # keys every listing also names
@@ -124,6 +125,7 @@ class Proxy:
                 rng = self.headers.get("Range")
                 with proxy.lock:
                     proxy.log.append((self.command, self.path, rng))
+                    proxy.tokens.append(self.headers.get("x-amz-security-token"))
                     proxy.in_flight += 1
                     proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
                 try:
@@ -380,6 +382,13 @@ def test_wrong_credentials_and_missing_bucket(xprofs_build, store, logs, creds, 
     env["AWS_PROFILE"] = "default"
     r = cli(xprofs_build, store, tmp_path / "c5", "ls", "s3://logs/logs", env=env)
     assert b"InvalidAccessKeyId" in r.stderr
+    # A session token is sent, and signed (the proxy checks the signature
+    # over x-amz-security-token too).
+    n = len(store.tokens)
+    r = cli(xprofs_build, store, tmp_path / "c6", "ls", "s3://logs/logs",
+            env={"AWS_SESSION_TOKEN": "FwoGZXIvYXdzEXAMPLE"})
+    assert r.returncode == 0, r.stderr
+    assert store.tokens[n:] and set(store.tokens[n:]) == {"FwoGZXIvYXdzEXAMPLE"}
 
 
 def test_cut_transfers_and_a_stopped_store(xprofs_build, store, logs, creds, mount, xcat,
