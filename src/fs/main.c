@@ -33,6 +33,7 @@
 #include "inodes.h"
 #include "base/malloc_tune.h"
 #include "base/version.h"
+#include "remote/mirror.h"
 #include "vfs/vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
@@ -87,6 +88,10 @@ struct xfs_opts {
     char *cache_mb_arg;       /* -o cache_mb=N, as written */
     char *max_runs_arg;       /* -o max_runs=N */
     char *trace_complete_arg; /* -o trace_complete=0|1 */
+    char *endpoint;           /* -o endpoint=URL (s3:// and gs:// LOGDIRs) */
+    char *s3_style;           /* -o s3_style=path|virtual */
+    char *cache_dir;          /* -o cache_dir=DIR: the store's local copy */
+    char *cache_bytes;        /* -o cache_bytes=N: bound of that copy */
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
@@ -621,6 +626,10 @@ static const struct fuse_opt xfs_opt_spec[] = {
     {"cache_mb=%s", offsetof(struct xfs_opts, cache_mb_arg), 0},
     {"max_runs=%s", offsetof(struct xfs_opts, max_runs_arg), 0},
     {"trace_complete=%s", offsetof(struct xfs_opts, trace_complete_arg), 0},
+    {"endpoint=%s", offsetof(struct xfs_opts, endpoint), 0},
+    {"s3_style=%s", offsetof(struct xfs_opts, s3_style), 0},
+    {"cache_dir=%s", offsetof(struct xfs_opts, cache_dir), 0},
+    {"cache_bytes=%s", offsetof(struct xfs_opts, cache_bytes), 0},
     FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
     FUSE_OPT_END,
 };
@@ -675,6 +684,10 @@ static void usage(const char *prog)
            "  -o max_threads=N   worker threads (default %d)\n"
            "  -o trace_complete=0  do not complete a trace index in the background after a\n"
            "                     zoomed-out first request (default 1: the next zoom finds it)\n"
+           "  -o endpoint=URL    S3-compatible store of an s3:// or gs:// LOGDIR\n"
+           "  -o s3_style=path|virtual  bucket in the path or in the host name\n"
+           "  -o cache_dir=DIR   local copy of a store's files (default ~/.cache/xprofs/remote)\n"
+           "  -o cache_bytes=N   bound of that copy, least recently read runs go first\n"
            "Environment:\n"
            "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
            "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
@@ -738,7 +751,9 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1, 0};
+    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS,
+                          1,    0};
+    struct mirror_opts mo = {0};
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
@@ -785,7 +800,20 @@ int main(int argc, char *argv[])
                 opts.mountpoint, opts.mountpoint);
         goto err_out2;
     }
-    if (vfs_open(xo.logdir, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
+    mo.endpoint = xo.endpoint;
+    mo.style = xo.s3_style;
+    mo.cache_dir = xo.cache_dir;
+    if (xo.cache_bytes != NULL) {
+        char *end;
+        errno = 0;
+        mo.cache_bytes = strtoll(xo.cache_bytes, &end, 10);
+        if (end == xo.cache_bytes || *end != '\0' || errno != 0 || mo.cache_bytes < 0) {
+            fprintf(stderr, "xprofs-mount: -o cache_bytes=%s: must be a byte count\n",
+                    xo.cache_bytes);
+            goto err_out2;
+        }
+    }
+    if (vfs_open_location(xo.logdir, &mo, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
     }
@@ -828,7 +856,7 @@ err_out5:
 err_out4:
     inodes_destroy(&fs.inodes);
 err_out3:
-    vfs_close(fs.v);
+    vfs_close_location(fs.v);
 err_out2:
     free(opts.mountpoint);
 err_out1:
@@ -837,6 +865,10 @@ err_out1:
     free(xo.cache_mb_arg);
     free(xo.max_runs_arg);
     free(xo.trace_complete_arg);
+    free(xo.endpoint);
+    free(xo.s3_style);
+    free(xo.cache_dir);
+    free(xo.cache_bytes);
     pthread_mutex_destroy(&fs.open_lock);
     return ret ? 1 : 0;
 }

@@ -50,6 +50,12 @@ static const char readme_text[] =
 
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err)
 {
+    return vfs_open_source(logdir, NULL, cache_bytes, vp, err);
+}
+
+int vfs_open_source(const char *logdir, const struct source_hook *hook, size_t cache_bytes,
+                    struct vfs **vp, struct xp_err *err)
+{
     struct vfs *v = calloc(1, sizeof(*v));
     int rc;
 
@@ -60,7 +66,7 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
     pthread_mutex_init(&v->lock, NULL);
     pthread_cond_init(&v->produced, NULL);
     pthread_cond_init(&v->turn, NULL);
-    rc = catalog_open(logdir, &v->cat, err);
+    rc = catalog_open_source(logdir, hook, &v->cat, err);
     if (rc == 0 && cache_init(&v->cache, cache_bytes) != 0)
         rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0) {
@@ -213,6 +219,13 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
         return rc;
     rc = -ENOENT;
     node->mtime_ns = snap->newest_mtime_ns;
+    /* A source the remote store could not give: its run's files are EIO,
+     * but for errors.txt, which says why. */
+    if (n > 0 && !(n == 1 && strcmp(parts[0], "errors.txt") == 0) &&
+        snapshot_fetch_failed(snap, err) != 0) {
+        snapshot_unref(snap);
+        return -EIO;
+    }
     if (n == 0) {
         node->kind = VFS_DIR;
         node->session = session_ref(s);
