@@ -46,6 +46,7 @@ extern const struct tool tool_kernel_launchers_csv;
 extern const struct tool tool_kernel_launchers_summary_csv;
 extern const struct tool tool_kernel_launchers_summary_by_category_csv;
 extern const struct tool tool_xla_summary_csv;
+extern const struct tool tool_kernel_launchers_unique_args_csv; /* PyTorch runs */
 extern const struct tool tool_call_tree_txt; /* PyTorch runs: pt_call_tree.c */
 extern const struct tool tool_modules_txt;   /* PyTorch runs: pt_modules.c */
 extern const struct tool tool_roofline_csv;  /* PyTorch runs: pt_roofline.c */
@@ -107,6 +108,7 @@ const struct tool *const tool_table[] = {
     &tool_kernel_launchers_summary_csv,
     &tool_kernel_launchers_summary_by_category_csv,
     &tool_xla_summary_csv,
+    &tool_kernel_launchers_unique_args_csv,
     &tool_call_tree_txt,
     &tool_modules_txt,
     &tool_roofline_csv,

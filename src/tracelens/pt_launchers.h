@@ -39,6 +39,17 @@ int pt_kernel_launchers_summary_csv(const struct host_list *hl, struct out *o, s
 int pt_kernel_launchers_by_category_csv(const struct host_list *hl, struct out *o,
                                         struct xp_err *err);
 
+/* kernel_launchers_unique_args.csv (report 0) and perf_report/ops_unique_args.csv
+ * (report 1: the perf report's statistics and kernel details) of the hosts of
+ * hl: TraceLens's get_df_kernel_launchers_unique_args (pt_unique_args.c). */
+struct pt_unique_opts {
+    const char *event_name; /* only launchers of this name, or NULL */
+    int include_pct;        /* Percentage (%) and Cumulative Percentage (%) */
+    int report;             /* the perf report's form */
+};
+int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *opt, struct out *o,
+                       struct xp_err *err);
+
 /* ---- the summary rows ----------------------------------------------------------
  *
  * The rows of kernel_launchers_summary.csv (by name) and of

@@ -71,4 +71,20 @@ void pt_put_time(struct out *o, double v, int as_int);
  * Python ints (pandas keeps such a column as int64). */
 void pt_int_columns(const struct pt_host *const *hs, int n, int *direct, int *subtree);
 
+/* The process / thread names of a trace's "M" events (pt_launchers_csv.c). */
+struct pt_meta;
+int pt_meta_collect(const struct ctrace *ct, struct pt_meta **mp); /* 0 or -ENOMEM */
+void pt_meta_free(struct pt_meta *m);                              /* NULL is a no-op */
+
+struct pt_buf;
+
+/* Append to cells the nine grouping cells of launcher l as
+ * get_df_kernel_launchers_unique_args reads them (name, op category,
+ * process_name, process_label, thread_name, Input Dims, Input type, Input
+ * Strides, Concrete Inputs), each one kind byte (0 None, 1 text), a 4-byte
+ * length and the cell's text (str() of the DataFrame value, not CSV-quoted).
+ * Returns 0 or -ENOMEM. */
+int pt_group_cells(const struct ctrace *ct, const struct pt_launcher *l, const struct pt_meta *m,
+                   struct pt_buf *cells);
+
 #endif
