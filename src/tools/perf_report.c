@@ -1,0 +1,88 @@
+/*
+ * perf_report.c - the files of perf_report/ of PyTorch runs: the sheets TraceLens's
+ * generate_perf_report_pytorch writes with its defaults, one CSV each, as its
+ * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
+ * ops_summary.csv (the kernel launcher summaries) and ops_unique_args.csv (the
+ * unique-args table with the report's statistics and kernel details).
+ */
+#include <errno.h>
+
+#include "tracelens/pt_launchers.h"
+#include "tool.h"
+
+extern const struct tool tool_gpu_timeline_csv;
+
+static int listed_pt(const struct snapshot *snap)
+{
+    return snapshot_count(snap, SRC_PT_TRACE) > 0;
+}
+
+/* The hosts of the call, or -ENOENT when they are not a PyTorch run's. */
+static int pt_hosts(struct tool_ctx *ctx, struct host_list *hl)
+{
+    *hl = tool_hosts(ctx);
+    if (!pt_launchers_serves(hl))
+        return xp_err_set(ctx->err, -ENOENT, "perf_report: PyTorch runs only");
+    return 0;
+}
+
+static int timeline_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : tool_gpu_timeline_csv.produce(ctx, o);
+}
+
+static int by_category_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_kernel_launchers_by_category_csv(&hl, o, ctx->err);
+}
+
+static int summary_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_kernel_launchers_summary_csv(&hl, o, ctx->err);
+}
+
+static int unique_args_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct pt_unique_opts opt = {NULL, 1, 1};
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_unique_args_csv(&hl, &opt, o, ctx->err);
+}
+
+const struct tool tool_perf_report_gpu_timeline_csv = {
+    .file = "perf_report/gpu_timeline.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = timeline_csv,
+};
+
+const struct tool tool_perf_report_ops_summary_by_category_csv = {
+    .file = "perf_report/ops_summary_by_category.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = by_category_csv,
+};
+
+const struct tool tool_perf_report_ops_summary_csv = {
+    .file = "perf_report/ops_summary.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = summary_csv,
+};
+
+const struct tool tool_perf_report_ops_unique_args_csv = {
+    .file = "perf_report/ops_unique_args.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = unique_args_csv,
+};
