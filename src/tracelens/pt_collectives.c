@@ -517,8 +517,13 @@ static void add_rcol(struct rcol *cols, int *ncols, int rank, int field)
     (*ncols)++;
 }
 
-static int write_table(struct out *o, struct call *calls, size_t ncalls, int nranks)
+/* The columns' pandas dtypes come from the long table of every collective
+ * event (v[0..n)), dropped calls included: a gap or a float anywhere makes
+ * the column float. */
+static int write_table(struct out *o, struct call *calls, size_t ncalls, int nranks,
+                       const struct coll *v, size_t n)
 {
+    int ts_int = 1, dur_int = 1;
     static const char *const fields[3] = {"ts", "dur", "wait_time"};
     struct rcol *cols = malloc((3 * (size_t)nranks + 1) * sizeof(*cols));
     struct colkind mk[NMETA], ck[NCALC], *rk = calloc(3 * (size_t)nranks + 1, sizeof(*rk));
@@ -544,13 +549,20 @@ static int write_table(struct out *o, struct call *calls, size_t ncalls, int nra
     }
     for (f = 0; f < NMETA; f++)
         mk[f].numeric = 1, mk[f].floaty = 0;
+    for (i = 0; i < n; i++) {
+        ts_int &= v[i].ts_int;
+        dur_int &= v[i].dur_int;
+        for (f = 0; f < NMETA; f++)
+            col_add(&mk[f], &v[i].meta[f]);
+    }
     for (f = 0; f < NCALC; f++)
         ck[f].numeric = 1, ck[f].floaty = 0;
+    ck[C_LATENCY].floaty = !dur_int;
+    ck[C_SKEW_START].floaty = !ts_int;
+    ck[C_SKEW_END].floaty = !ts_int || !dur_int;
     for (k = 0; k < ncols; k++)
-        rk[k].numeric = 1, rk[k].floaty = 0;
+        rk[k].numeric = 1, rk[k].floaty = cols[k].field == 1 ? !dur_int : !ts_int;
     for (i = 0; i < ncalls; i++) {
-        for (f = 0; f < NMETA; f++)
-            col_add(&mk[f], &calls[i].first->meta[f]);
         for (f = 0; f < NCALC; f++)
             col_add(&ck[f], &calls[i].calc[f]);
         for (k = 0; k < ncols; k++)
@@ -687,7 +699,7 @@ static int write_calls(struct out *o, struct coll *v, size_t n, int nranks, int 
             rc = xp_err_set(err, -ENOENT,
                             "collectives.csv: no allreduce, reducescatter, "
                             "allgather or alltoall collectives");
-        if (rc == 0 && write_table(o, kept, nk, nranks) != 0)
+        if (rc == 0 && write_table(o, kept, nk, nranks, v, n) != 0)
             rc = xp_err_set(err, -ENOMEM, "out of memory");
         free(kept);
     }
