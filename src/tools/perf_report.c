@@ -86,3 +86,16 @@ const struct tool tool_perf_report_ops_unique_args_csv = {
     .listed = listed_pt,
     .produce = unique_args_csv,
 };
+
+/* The sheets in TraceLens's order, for perf_report.xlsx (perf_report_xlsx.c). */
+const struct tool *const perf_report_sheets[] = {
+    &tool_perf_report_gpu_timeline_csv,
+    &tool_perf_report_ops_summary_by_category_csv,
+    &tool_perf_report_ops_summary_csv,
+    &tool_perf_report_ops_unique_args_csv,
+    NULL,
+};
+
+const char *const perf_report_sheet_names[] = {
+    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", NULL,
+};

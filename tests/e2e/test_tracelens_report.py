@@ -222,3 +222,31 @@ def test_report_unique_args_statistics(corpus, xcat, run):
             name = k["name"] if len(k["name"]) <= 64 else k["name"][:64] + "..."
             assert t == {"name": name, "stream": k["stream"],
                          "mean_duration_us": round(k["mean_duration_us"], 2)}
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_perf_report_xlsx_matches_csvs(corpus, xcat, tmp_path, run):
+    """perf_report.xlsx opened by openpyxl, sheet by sheet against perf_report/*.csv."""
+    openpyxl = pytest.importorskip("openpyxl", reason="python3-openpyxl is not installed")
+    path = tmp_path / "r.xlsx"
+    path.write_bytes(xcat(corpus, f"pytorch/{run}/perf_report.xlsx"))
+    wb = openpyxl.load_workbook(path, read_only=True)
+    assert wb.sheetnames == SHEETS
+    for sheet in SHEETS:
+        want = list(csv.reader(io.StringIO(
+            xcat(corpus, f"pytorch/{run}/perf_report/{sheet}.csv").decode())))
+        got = [list(r) for r in wb[sheet].iter_rows(values_only=True)]
+        assert len(got) == len(want), sheet
+        width = len(want[0])
+        for i, (g, w) in enumerate(zip(got, want)):
+            g = list(g) + [None] * (width - len(g))
+            assert len(g) == width, (sheet, i)
+            for gc, wc in zip(g, w):
+                if wc == "":
+                    assert gc is None, (sheet, i, wc)
+                elif isinstance(gc, (int, float)) and not isinstance(gc, bool):
+                    assert i > 0
+                    # libxlsxwriter writes 16 significant digits
+                    assert gc == pytest.approx(float(wc), rel=1e-15, abs=0), (sheet, i, wc)
+                else:
+                    assert gc == wc, (sheet, i)
