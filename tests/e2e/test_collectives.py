@@ -12,9 +12,14 @@ NcclAnalyser.build_df_nccl_implicit_sync_cat(detailed=True).
 import csv
 import io
 import json
+import pathlib
 import random
+import sys
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import tracelens_live  # noqa: E402
 
 RANKS = 4
 DTYPE_BYTES = {"Float": 4, "BFloat16": 2, "Half": 2, "Long": 8}
@@ -205,3 +210,15 @@ def test_collectives_none(corpus, xcat):
     r = xcat(corpus, "pytorch/h100_bert_small/collectives.csv", check=False)
     assert r.returncode != 0
     assert b"no NCCL" in r.stderr
+
+
+def test_collectives_live_tracelens(tmp_path, xcat, corpus):
+    """Byte-identical to TraceLens's own table, where it can run: the generated
+    job and the corpus's B200 trace (one rank with an all-gather)."""
+    make_job(tmp_path / "log")
+    files = sorted((tmp_path / "log" / "job").glob("*.pt.trace.json"))
+    assert xcat(tmp_path / "log", "job/collectives.csv") == tracelens_live.run(
+        tracelens_live.NCCL, *files)
+    b200 = corpus / "pytorch" / "b200_eager" / "b200_eager.pt.trace.json.gz"
+    assert xcat(corpus, "pytorch/b200_eager/collectives.csv") == tracelens_live.run(
+        tracelens_live.NCCL, b200)

@@ -15,6 +15,9 @@ Two independent checks:
   columns in order of first sight, pandas' Kahan sums, sorting by sum then
   ex_UID, percentages), on every corpus PyTorch run, with and without
   include_pct and event_name.
+
+Where TraceLens itself can run (tracelens_live.py: TRACELENS_SRC and Debian's
+python3-pandas), the files must also be byte-identical to what it prints now.
 """
 import ast
 import csv
@@ -26,7 +29,12 @@ import math
 import pathlib
 import re
 
+import sys
+
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import tracelens_live  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 REF = HERE / "tracelens_ref"
@@ -250,3 +258,27 @@ def test_perf_report_xlsx_matches_csvs(corpus, xcat, tmp_path, run):
                     assert gc == pytest.approx(float(wc), rel=1e-15, abs=0), (sheet, i, wc)
                 else:
                     assert gc == wc, (sheet, i)
+
+
+# ---- TraceLens itself, where TRACELENS_SRC and Debian's pandas are there ----
+
+@pytest.mark.parametrize("run", RUNS)
+def test_unique_args_live_tracelens(corpus, xcat, run):
+    trace = corpus / "pytorch" / run / f"{run}.pt.trace.json.gz"
+    for pct in ("0", "1"):
+        q = "?include_pct=1" if pct == "1" else ""
+        assert xcat(corpus, f"pytorch/{run}/kernel_launchers_unique_args.csv{q}") == \
+            tracelens_live.run(tracelens_live.UNIQUE_ARGS, trace, pct)
+    top = next(csv.DictReader(io.StringIO(
+        xcat(corpus, f"pytorch/{run}/kernel_launchers_summary.csv").decode())))["name"]
+    assert xcat(corpus, f"pytorch/{run}/kernel_launchers_unique_args.csv?event_name={top}") == \
+        tracelens_live.run(tracelens_live.UNIQUE_ARGS, trace, "0", top)
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_perf_report_live_tracelens(corpus, xcat, tmp_path, run):
+    trace = corpus / "pytorch" / run / f"{run}.pt.trace.json.gz"
+    out = tracelens_live.report(trace, tmp_path / "tl")
+    for sheet in SHEETS:
+        assert xcat(corpus, f"pytorch/{run}/perf_report/{sheet}.csv") == \
+            (out / f"{sheet}.csv").read_bytes(), sheet
