@@ -87,4 +87,17 @@ struct pt_buf;
 int pt_group_cells(const struct ctrace *ct, const struct pt_launcher *l, const struct pt_meta *m,
                    struct pt_buf *cells);
 
+/* One row's GPU events, sorted by ts (stable), for pt_put_kernel_details. */
+struct pt_klist {
+    const struct ctrace *ct;
+    const uint32_t *k;
+    uint32_t n;
+};
+
+/* TraceLens's _summarize_kernel_stats (agg mean, median, std, min, max) over
+ * the rows' lists[0..n) (the first non-empty one is the template), then
+ * trunc_kernel_details: two CSV fields, each followed by ','. Returns 0 or
+ * -ENOMEM (pt_unique_args.c). */
+int pt_put_kernel_details(struct out *o, const struct pt_klist *lists, size_t n);
+
 #endif

@@ -231,38 +231,44 @@ static void put_trunc_name(struct pt_buf *b, const char *s)
     }
 }
 
-/* kernel_details_summary and trunc_kernel_details of the group's rows
- * r[0..n) (TreePerfAnalyzer._summarize_kernel_stats with the report's
- * agg_metrics, then trunc_kernel_details), each a CSV field followed by ','. */
-static int put_kernel_details(struct out *o, const struct urow *r, size_t n)
+int pt_put_kernel_details(struct out *o, const struct pt_klist *lists, size_t n)
 {
-    const struct pt_host *h0 = r[0].h;
-    const struct ctrace *ct = h0->ct;
-    uint32_t nk = r[0].l->nkernels, *tmpl = malloc((nk + 1) * sizeof(*tmpl)), *k;
-    struct kpos *pos = calloc(nk + 1, sizeof(*pos));
-    double *store = malloc((n * nk + 1) * sizeof(*store));
+    const struct ctrace *ct;
+    const uint32_t *tmpl;
+    struct kpos *pos;
+    double *store;
     struct pt_buf b;
-    size_t i, p;
+    size_t i, p, t;
+    uint32_t nk;
     int rc = 0;
 
+    /* the template: the first non-empty list; none: an empty summary */
+    for (t = 0; t < n && lists[t].n == 0; t++)
+        ;
+    if (t == n) {
+        out_puts(o, "[],,");
+        return 0;
+    }
+    ct = lists[t].ct;
+    tmpl = lists[t].k;
+    nk = lists[t].n;
+    pos = calloc(nk + 1, sizeof(*pos));
+    store = malloc((n * nk + 1) * sizeof(*store));
     memset(&b, 0, sizeof(b));
-    k = malloc((nk + 1) * sizeof(*k));
-    if (tmpl == NULL || pos == NULL || store == NULL || k == NULL) {
+    if (pos == NULL || store == NULL) {
         rc = -ENOMEM;
         goto out;
     }
-    kernels_by_ts(h0, r[0].l, tmpl);
     for (p = 0; p < nk; p++) {
         pos[p].event = tmpl[p];
         pos[p].dur = store + p * n;
         pos[p].is_int = 1;
     }
     for (i = 0; i < n; i++) {
-        if (r[i].l->nkernels != nk)
+        if (lists[i].n != nk)
             continue; /* TraceLens skips a row of another length */
-        kernels_by_ts(r[i].h, r[i].l, k);
         for (p = 0; p < nk; p++) {
-            const struct ctrace_event *ev = &r[i].h->ct->events[k[p]];
+            const struct ctrace_event *ev = &lists[i].ct->events[lists[i].k[p]];
             pos[p].dur[pos[p].n++] = ev->dur;
             pos[p].is_int &= (ev->flags & CT_DUR_INT) != 0;
         }
@@ -360,12 +366,42 @@ static int put_kernel_details(struct out *o, const struct urow *r, size_t n)
         rc = -ENOMEM;
 out:
     pt_buf_free(&b);
-    free(tmpl);
-    free(k);
     free(pos);
     free(store);
     return rc;
 }
+
+/* kernel_details_summary and trunc_kernel_details of the group's rows
+ * r[0..n), each a CSV field followed by ','. */
+static int put_kernel_details(struct out *o, const struct urow *r, size_t n)
+{
+    struct pt_klist *lists = malloc((n + 1) * sizeof(*lists));
+    uint32_t *store, total = 0;
+    size_t i;
+    int rc;
+
+    if (lists == NULL)
+        return -ENOMEM;
+    for (i = 0; i < n; i++)
+        total += r[i].l->nkernels;
+    store = malloc(((size_t)total + 1) * sizeof(*store));
+    if (store == NULL) {
+        free(lists);
+        return -ENOMEM;
+    }
+    for (i = 0, total = 0; i < n; i++) {
+        kernels_by_ts(r[i].h, r[i].l, store + total);
+        lists[i].ct = r[i].h->ct;
+        lists[i].k = store + total;
+        lists[i].n = r[i].l->nkernels;
+        total += r[i].l->nkernels;
+    }
+    rc = pt_put_kernel_details(o, lists, n);
+    free(store);
+    free(lists);
+    return rc;
+}
+
 
 static void put_header(struct out *o, const struct pt_unique_opts *opt, int multi)
 {
