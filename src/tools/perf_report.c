@@ -2,8 +2,10 @@
  * perf_report.c - the files of perf_report/ of PyTorch runs: the sheets TraceLens's
  * generate_perf_report_pytorch writes with its defaults, one CSV each, as its
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
- * ops_summary.csv (the kernel launcher summaries) and ops_unique_args.csv (the
- * unique-args table with the report's statistics and kernel details).
+ * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
+ * unique-args table with the report's statistics and kernel details) and
+ * GEMM.csv (the GEMM roofline sheet, pt_gemm_sheet.c). Not yet: the other
+ * roofline sheets (SDPA, CONV, elementwise, ...), unified_perf_summary.
  */
 #include <errno.h>
 
@@ -59,6 +61,14 @@ static int unique_args_csv(struct tool_ctx *ctx, struct out *o)
     return rc != 0 ? rc : pt_unique_args_csv(&hl, &opt, o, ctx->err);
 }
 
+static int gemm_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_gemm_sheet_csv(&hl, o, ctx->err);
+}
+
 const struct tool tool_perf_report_gpu_timeline_csv = {
     .file = "perf_report/gpu_timeline.csv",
     .scope = TOOL_RUN | TOOL_HOST,
@@ -87,15 +97,20 @@ const struct tool tool_perf_report_ops_unique_args_csv = {
     .produce = unique_args_csv,
 };
 
+const struct tool tool_perf_report_gemm_csv = {
+    .file = "perf_report/GEMM.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = gemm_csv,
+};
+
 /* The sheets in TraceLens's order, for perf_report.xlsx (perf_report_xlsx.c). */
 const struct tool *const perf_report_sheets[] = {
-    &tool_perf_report_gpu_timeline_csv,
-    &tool_perf_report_ops_summary_by_category_csv,
-    &tool_perf_report_ops_summary_csv,
-    &tool_perf_report_ops_unique_args_csv,
-    NULL,
+    &tool_perf_report_gpu_timeline_csv, &tool_perf_report_ops_summary_by_category_csv,
+    &tool_perf_report_ops_summary_csv,  &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_gemm_csv,         NULL,
 };
 
 const char *const perf_report_sheet_names[] = {
-    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", NULL,
+    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM", NULL,
 };

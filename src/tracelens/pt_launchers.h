@@ -50,6 +50,10 @@ struct pt_unique_opts {
 int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *opt, struct out *o,
                        struct xp_err *err);
 
+/* perf_report/GEMM.csv of the hosts of hl: TraceLens's GEMM sheet
+ * (pt_gemm_sheet.c). -ENOENT when no GEMM op has a perf model. */
+int pt_gemm_sheet_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+
 /* ---- the summary rows ----------------------------------------------------------
  *
  * The rows of kernel_launchers_summary.csv (by name) and of

@@ -44,7 +44,7 @@ RECORDED = {
     "mi300_qwen_0.5b": "532dc7b1795cf25ab67f2d3c0250437a",
 }
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
-SHEETS = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args"]
+SHEETS = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM"]
 GROUP_COLS = ["name", "op category", "process_name", "process_label", "thread_name",
               "Input Dims", "Input type", "Input Strides", "Concrete Inputs"]
 
