@@ -4,8 +4,8 @@
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
  * unique-args table with the report's statistics and kernel details) and
- * GEMM.csv (the GEMM roofline sheet, pt_gemm_sheet.c). Not yet: the other
- * roofline sheets (SDPA, CONV, elementwise, ...), unified_perf_summary.
+ * GEMM.csv and SDPA_fwd.csv (roofline sheets, pt_perf_sheet.c). Not yet: the
+ * other roofline sheets (CONV, SDPA_bwd, elementwise, ...), unified_perf_summary.
  */
 #include <errno.h>
 
@@ -66,7 +66,15 @@ static int gemm_csv(struct tool_ctx *ctx, struct out *o)
     struct host_list hl;
     int rc = pt_hosts(ctx, &hl);
 
-    return rc != 0 ? rc : pt_gemm_sheet_csv(&hl, o, ctx->err);
+    return rc != 0 ? rc : pt_perf_sheet_csv(&hl, "GEMM", o, ctx->err);
+}
+
+static int sdpa_fwd_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_perf_sheet_csv(&hl, "SDPA_fwd", o, ctx->err);
 }
 
 const struct tool tool_perf_report_gpu_timeline_csv = {
@@ -104,13 +112,25 @@ const struct tool tool_perf_report_gemm_csv = {
     .produce = gemm_csv,
 };
 
+const struct tool tool_perf_report_sdpa_fwd_csv = {
+    .file = "perf_report/SDPA_fwd.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = sdpa_fwd_csv,
+};
+
 /* The sheets in TraceLens's order, for perf_report.xlsx (perf_report_xlsx.c). */
 const struct tool *const perf_report_sheets[] = {
-    &tool_perf_report_gpu_timeline_csv, &tool_perf_report_ops_summary_by_category_csv,
-    &tool_perf_report_ops_summary_csv,  &tool_perf_report_ops_unique_args_csv,
-    &tool_perf_report_gemm_csv,         NULL,
+    &tool_perf_report_gpu_timeline_csv,
+    &tool_perf_report_ops_summary_by_category_csv,
+    &tool_perf_report_ops_summary_csv,
+    &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_gemm_csv,
+    &tool_perf_report_sdpa_fwd_csv,
+    NULL,
 };
 
 const char *const perf_report_sheet_names[] = {
-    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM", NULL,
+    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM", "SDPA_fwd",
+    NULL,
 };

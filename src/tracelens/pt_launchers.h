@@ -50,9 +50,11 @@ struct pt_unique_opts {
 int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *opt, struct out *o,
                        struct xp_err *err);
 
-/* perf_report/GEMM.csv of the hosts of hl: TraceLens's GEMM sheet
- * (pt_gemm_sheet.c). -ENOENT when no GEMM op has a perf model. */
-int pt_gemm_sheet_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+/* perf_report/<sheet>.csv of the hosts of hl: TraceLens's roofline sheet
+ * "GEMM" or "SDPA_fwd" (pt_perf_sheet.c). -ENOENT when no op of the sheet
+ * has a perf model (or for another sheet). */
+int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
+                      struct xp_err *err);
 
 /* ---- the summary rows ----------------------------------------------------------
  *

@@ -1,13 +1,16 @@
 /*
- * pt_gemm_sheet.c - perf_report/GEMM.csv of PyTorch runs: the GEMM sheet of
- * TraceLens's generate_perf_report_pytorch, build_df_perf_metrics(bwd=False,
- * include_kernel_details, include_args) over the aten::mm, addmm, bmm and
- * baddbmm ops (pt_perf_model.h), then summarize_df_perf_metrics with the
- * report's mean, median, std, min and max.
+ * pt_perf_sheet.c - perf_report/GEMM.csv and SDPA_fwd.csv of PyTorch runs:
+ * those roofline sheets of TraceLens's generate_perf_report_pytorch,
+ * build_df_perf_metrics(bwd=False, include_kernel_details, include_args) over
+ * the ops with a perf model of that category (pt_perf_model.h: aten::mm,
+ * addmm, bmm, baddbmm; the scaled-dot-product and flash attention ops), then
+ * summarize_df_perf_metrics with the report's mean, median, std, min and max.
  *
- * Per op: the GEMM model's params (M, N, K, bias, stride_A, stride_B,
+ * Per op: the model's params (GEMM: M, N, K, bias, stride_A, stride_B,
  * dtype_A_B, B, and transpose when a kernel name below the op is a ROCm
- * Tensile or an NVIDIA nvjet GEMM), GFLOPS, bytes, the busy time of the GPU
+ * Tensile or an NVIDIA nvjet GEMM; SDPA: B, N_Q, H_Q, N_KV, H_KV, d_h_qk,
+ * d_h_v, the q/k/v strides for flash_attn, dropout, causal, flash_impl,
+ * dtype_A_B), GFLOPS, bytes, the busy time of the GPU
  * events below it, TFLOP/s and TB/s. Rows group by name and the str() of
  * each param (pandas' groupby; a param an op lacks is "nan"), in columns of
  * first sight; numbers follow pandas 1.5 (Kahan mean and sum, Welford std,
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pt_launchers.h"
 #include "pt_launchers_int.h"
@@ -27,10 +31,14 @@
 #include "pt_pyrepr.h"
 #include "base/sort.h"
 
-#define MAX_PARAMS 9
+#define MAX_PARAMS 16
 
-static const char *const param_names[MAX_PARAMS] = {
-    "M", "N", "K", "bias", "stride_A", "stride_B", "dtype_A_B", "B", "transpose"};
+static const char *const gemm_names[] = {"M",        "N",         "K", "bias",      "stride_A",
+                                         "stride_B", "dtype_A_B", "B", "transpose", NULL};
+
+static const char *const sdpa_names[] = {"B",       "N_Q",    "H_Q",        "N_KV",      "H_KV",
+                                         "d_h_qk",  "d_h_v",  "q_stride",   "k_stride",  "v_stride",
+                                         "dropout", "causal", "flash_impl", "dtype_A_B", NULL};
 
 /* One op row. */
 struct grow {
@@ -216,6 +224,110 @@ bad:
     return -EINVAL;
 }
 
+/* Python's float(s) of a Concrete Inputs string, optional_float's default
+ * 0.0 for "" / "None" / what float() refuses (*bad set then, for float()). */
+static double py_float_or(const char *s, int *bad)
+{
+    char *end;
+    double v;
+
+    *bad = 0;
+    if (s == NULL || s[0] == '\0' || strcmp(s, "None") == 0) {
+        *bad = 1;
+        return 0.0;
+    }
+    v = strtod(s, &end);
+    while (*end == ' ')
+        end++;
+    if (end == s || *end != '\0') {
+        *bad = 1;
+        return 0.0;
+    }
+    return v;
+}
+
+/* The SDPA params of op name on args into r (get_param_details of
+ * TraceLens's SDPA classes). Returns 0, -EINVAL, -ENOMEM. */
+static int sdpa_params(const char *name, const cJSON *args, struct grow *r)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs");
+    int flash =
+        strcmp(name, "FlashAttnFunc") == 0 || strcmp(name, "flash_attn::_flash_attn_forward") == 0;
+    int hi = flash ? 2 : 1, ni = flash ? 1 : 2, rc = 0, k, bad, causal;
+    const cJSON *q = cJSON_GetArrayItem(dims, 0), *kk = cJSON_GetArrayItem(dims, 1),
+                *v = cJSON_GetArrayItem(dims, 2);
+    long long val[7];
+    char num[48], st[3][256];
+    struct pt_buf b;
+    double dropout;
+    const char *cs;
+
+    memset(&b, 0, sizeof(b));
+    if (item_int(q, 0, &val[0]) || item_int(q, ni, &val[1]) || item_int(q, hi, &val[2]) ||
+        item_int(kk, ni, &val[3]) || item_int(kk, hi, &val[4]) || item_int(q, 3, &val[5]) ||
+        item_int(v, 3, &val[6]))
+        return -EINVAL;
+    if (tuple_repr(types, 0, 2, &b) != 0) {
+        pt_buf_free(&b);
+        return -EINVAL;
+    }
+    if (flash) {
+        for (k = 0; k < 3; k++) {
+            struct pt_buf c;
+            const cJSON *x = cJSON_GetArrayItem(strides, k);
+            memset(&c, 0, sizeof(c));
+            if (x == NULL || tuple_repr(x, 0, cJSON_GetArraySize(x), &c) != 0) {
+                pt_buf_free(&c);
+                pt_buf_free(&b);
+                return -EINVAL;
+            }
+            snprintf(st[k], sizeof(st[k]), "%s", c.p);
+            pt_buf_free(&c);
+        }
+        cs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 3));
+        dropout = py_float_or(cs, &bad);
+        if (bad)
+            goto inval; /* float() raises */
+        cs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 5));
+        if (cs == NULL || (strcmp(cs, "True") != 0 && strcmp(cs, "False") != 0))
+            goto inval; /* eval() of anything else: not followed */
+        causal = strcmp(cs, "True") == 0;
+    } else {
+        int ic = strcmp(name, "aten::_scaled_dot_product_flash_attention") == 0 ? 3 : 5;
+        cs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, ic));
+        if (cJSON_GetArrayItem(ci, ic) == NULL)
+            goto inval;
+        dropout = cs != NULL ? py_float_or(cs, &bad) : 0.0;
+        cs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, ic + 1));
+        if (cs == NULL)
+            goto inval;
+        causal = strcmp(cs, "") != 0 && strcmp(cs, "None") != 0 && strcasecmp(cs, "true") == 0;
+    }
+    for (k = 0; k < 7 && rc == 0; k++) {
+        snprintf(num, sizeof(num), "%lld", val[k]);
+        rc = set_param(r, k, num);
+    }
+    for (k = 0; flash && k < 3 && rc == 0; k++)
+        rc = set_param(r, 7 + k, st[k]);
+    pt_float_repr(dropout, num, sizeof(num));
+    rc = rc ? rc : set_param(r, 10, num);
+    rc = rc ? rc : set_param(r, 11, causal ? "True" : "False");
+    rc = rc ? rc
+            : set_param(r, 12,
+                        flash || strcmp(name, "aten::_scaled_dot_product_flash_attention") == 0
+                            ? "True"
+                            : "False");
+    rc = rc ? rc : set_param(r, 13, b.p);
+    pt_buf_free(&b);
+    return rc;
+inval:
+    pt_buf_free(&b);
+    return -EINVAL;
+}
+
 /* The GPU events below node, depth first in TraceLens's child order, then
  * sorted by ts (stable), into gpu[] (room for the trace's events). */
 static uint32_t kernels_below(const struct pt_nodes *nd, uint32_t node, uint32_t *stack,
@@ -245,8 +357,8 @@ static uint32_t kernels_below(const struct pt_nodes *nd, uint32_t node, uint32_t
 
 /* One op into *r. Returns 0, 1 to drop it (TraceLens's model raises), or
  * -ENOMEM. */
-static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, uint32_t i,
-                    uint32_t *stack, uint32_t *gpu, struct grow *r)
+static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const char *sheet,
+                    uint32_t i, uint32_t *stack, uint32_t *gpu, struct grow *r)
 {
     const struct ctrace *ct = nd->ct;
     const char *name = ctrace_str(ct, ct->events[i].name);
@@ -260,16 +372,16 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, uint3
 
     if (args == NULL)
         return 1;
-    if (pt_perf_model(name, args, &p) != 0 || strcmp(p.category, "GEMM") != 0) {
+    if (pt_perf_model(name, args, &p) != 0 || strcmp(p.category, sheet) != 0) {
         cJSON_Delete(args);
         return 1;
     }
-    rc = gemm_params(name, args, r);
+    rc = strcmp(sheet, "GEMM") == 0 ? gemm_params(name, args, r) : sdpa_params(name, args, r);
     cJSON_Delete(args);
     if (rc != 0)
         return rc == -EINVAL ? 1 : rc;
     n = kernels_below(nd, i, stack, gpu);
-    for (k = 0; k < n; k++) {
+    for (k = 0; strcmp(sheet, "GEMM") == 0 && k < n; k++) {
         int t = transpose_of(ctrace_str(ct, ct->events[gpu[k]].name), tr, sizeof(tr));
         if (t < 0)
             return 1;
@@ -547,7 +659,8 @@ static int write_group(struct out *o, const struct grow *r, size_t n, const stru
 }
 
 /* Collect the GEMM rows of every PyTorch host of hl. */
-static int collect(const struct host_list *hl, struct grow **rp, size_t *np, struct xp_err *err)
+static int collect(const struct host_list *hl, const char *sheet, struct grow **rp, size_t *np,
+                   struct xp_err *err)
 {
     struct grow *v = NULL;
     size_t n = 0, cap = 0;
@@ -586,7 +699,7 @@ static int collect(const struct host_list *hl, struct grow **rp, size_t *np, str
             memset(&v[n], 0, sizeof(v[n]));
             v[n].host = h;
             v[n].ord = (uint32_t)n;
-            r = make_row(nd, meta, i, stack, gpu, &v[n]);
+            r = make_row(nd, meta, sheet, i, stack, gpu, &v[n]);
             if (r < 0)
                 rc = xp_err_set(err, r, "out of memory");
             if (r != 0)
@@ -603,8 +716,10 @@ static int collect(const struct host_list *hl, struct grow **rp, size_t *np, str
     return rc;
 }
 
-int pt_gemm_sheet_csv(const struct host_list *hl, struct out *o, struct xp_err *err)
+int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
+                      struct xp_err *err)
 {
+    const char *const *param_names = strcmp(sheet, "GEMM") == 0 ? gemm_names : sdpa_names;
     struct grow *v = NULL;
     struct ggroup *g = NULL;
     double *vals = NULL, *scratch = NULL;
@@ -615,9 +730,12 @@ int pt_gemm_sheet_csv(const struct host_list *hl, struct out *o, struct xp_err *
     int rc;
 
     memset(&b, 0, sizeof(b));
-    rc = collect(hl, &v, &n, err);
+    if (strcmp(sheet, "GEMM") != 0 && strcmp(sheet, "SDPA_fwd") != 0)
+        return xp_err_set(err, -ENOENT, "perf_report/%s.csv: not made yet", sheet);
+    rc = collect(hl, sheet, &v, &n, err);
     if (rc == 0 && n == 0)
-        rc = xp_err_set(err, -ENOENT, "perf_report/GEMM.csv: no GEMM op with a perf model");
+        rc = xp_err_set(err, -ENOENT, "perf_report/%s.csv: no %s op with a perf model", sheet,
+                        sheet);
     if (rc != 0)
         goto out;
     for (i = 0; i < n; i++) {
