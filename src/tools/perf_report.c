@@ -4,8 +4,9 @@
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
  * unique-args table with the report's statistics and kernel details) and
- * GEMM.csv and SDPA_fwd.csv (roofline sheets, pt_perf_sheet.c). Not yet: the
- * other roofline sheets (CONV, SDPA_bwd, elementwise, ...), unified_perf_summary.
+ * GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv (roofline sheets, pt_perf_sheet.c).
+ * Not yet: the other roofline sheets (SDPA_bwd, CONV_bwd, elementwise,
+ * normalization, reduce, ...), unified_perf_summary.
  */
 #include <errno.h>
 
@@ -69,6 +70,14 @@ static int gemm_csv(struct tool_ctx *ctx, struct out *o)
     return rc != 0 ? rc : pt_perf_sheet_csv(&hl, "GEMM", o, ctx->err);
 }
 
+static int conv_fwd_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_perf_sheet_csv(&hl, "CONV_fwd", o, ctx->err);
+}
+
 static int sdpa_fwd_csv(struct tool_ctx *ctx, struct out *o)
 {
     struct host_list hl;
@@ -119,18 +128,24 @@ const struct tool tool_perf_report_sdpa_fwd_csv = {
     .produce = sdpa_fwd_csv,
 };
 
+const struct tool tool_perf_report_conv_fwd_csv = {
+    .file = "perf_report/CONV_fwd.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = conv_fwd_csv,
+};
+
 /* The sheets in TraceLens's order, for perf_report.xlsx (perf_report_xlsx.c). */
 const struct tool *const perf_report_sheets[] = {
-    &tool_perf_report_gpu_timeline_csv,
-    &tool_perf_report_ops_summary_by_category_csv,
-    &tool_perf_report_ops_summary_csv,
-    &tool_perf_report_ops_unique_args_csv,
-    &tool_perf_report_gemm_csv,
-    &tool_perf_report_sdpa_fwd_csv,
-    NULL,
+    &tool_perf_report_gpu_timeline_csv, &tool_perf_report_ops_summary_by_category_csv,
+    &tool_perf_report_ops_summary_csv,  &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_gemm_csv,         &tool_perf_report_sdpa_fwd_csv,
+    &tool_perf_report_conv_fwd_csv,     NULL,
 };
 
 const char *const perf_report_sheet_names[] = {
-    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM", "SDPA_fwd",
-    NULL,
+    "gpu_timeline", "ops_summary_by_category",
+    "ops_summary",  "ops_unique_args",
+    "GEMM",         "SDPA_fwd",
+    "CONV_fwd",     NULL,
 };

@@ -1,16 +1,18 @@
 /*
- * pt_perf_sheet.c - perf_report/GEMM.csv and SDPA_fwd.csv of PyTorch runs:
+ * pt_perf_sheet.c - perf_report/GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv of PyTorch runs:
  * those roofline sheets of TraceLens's generate_perf_report_pytorch,
  * build_df_perf_metrics(bwd=False, include_kernel_details, include_args) over
  * the ops with a perf model of that category (pt_perf_model.h: aten::mm,
- * addmm, bmm, baddbmm; the scaled-dot-product and flash attention ops), then
+ * addmm, bmm, baddbmm; aten::convolution; the scaled-dot-product and flash
+ * attention ops), then
  * summarize_df_perf_metrics with the report's mean, median, std, min and max.
  *
  * Per op: the model's params (GEMM: M, N, K, bias, stride_A, stride_B,
  * dtype_A_B, B, and transpose when a kernel name below the op is a ROCm
  * Tensile or an NVIDIA nvjet GEMM; SDPA: B, N_Q, H_Q, N_KV, H_KV, d_h_qk,
  * d_h_v, the q/k/v strides for flash_attn, dropout, causal, flash_impl,
- * dtype_A_B), GFLOPS, bytes, the busy time of the GPU
+ * dtype_A_B; CONV: convNd, shapes, dtypes, strides, bias, stride, padding,
+ * dilation, transposed_conv, output_padding, groups), GFLOPS, bytes, the busy time of the GPU
  * events below it, TFLOP/s and TB/s. Rows group by name and the str() of
  * each param (pandas' groupby; a param an op lacks is "nan"), in columns of
  * first sight; numbers follow pandas 1.5 (Kahan mean and sum, Welford std,
@@ -35,6 +37,21 @@
 
 static const char *const gemm_names[] = {"M",        "N",         "K", "bias",      "stride_A",
                                          "stride_B", "dtype_A_B", "B", "transpose", NULL};
+
+static const char *const conv_names[] = {"convNd",
+                                         "input_shape",
+                                         "filter_shape",
+                                         "dtype_input_weight",
+                                         "input_stride",
+                                         "weight_stride",
+                                         "bias",
+                                         "stride",
+                                         "padding",
+                                         "dilation",
+                                         "transposed_conv",
+                                         "output_padding",
+                                         "groups",
+                                         NULL};
 
 static const char *const sdpa_names[] = {"B",       "N_Q",    "H_Q",        "N_KV",      "H_KV",
                                          "d_h_qk",  "d_h_v",  "q_stride",   "k_stride",  "v_stride",
@@ -328,6 +345,136 @@ inval:
     return -EINVAL;
 }
 
+/* aten_conv.str_to_tuple of a Concrete Inputs string ("[2, 2]"), or the
+ * default dflt x ndims for ""; a 1-tuple broadcast to ndims. Writes the
+ * repr of the tuple into out. Returns 0 or -EINVAL (int() raises). */
+static int conv_tuple_repr(const char *s, long long dflt, int ndims, char *out, size_t n)
+{
+    long long v[16];
+    int k = 0, i;
+    size_t len, used = 0;
+    char buf[256], *p;
+
+    if (s == NULL)
+        return -EINVAL;
+    len = strlen(s);
+    if (len == 0) {
+        for (k = 0; k < ndims && k < 16; k++)
+            v[k] = dflt;
+    } else {
+        if (len < 2 || len - 2 >= sizeof(buf))
+            return -EINVAL;
+        memcpy(buf, s + 1, len - 2);
+        buf[len - 2] = '\0';
+        for (p = buf;;) {
+            char *end;
+            if (k == 16)
+                return -EINVAL;
+            v[k] = strtoll(p, &end, 10);
+            if (end == p)
+                return -EINVAL;
+            while (*end == ' ')
+                end++;
+            k++;
+            if (*end == '\0')
+                break;
+            if (*end != ',')
+                return -EINVAL;
+            p = end + 1;
+        }
+        if (k == 1)
+            for (i = 1; i < ndims && i < 16; i++)
+                v[k++] = v[0];
+    }
+    used += (size_t)snprintf(out + used, n - used, "(");
+    for (i = 0; i < k && used < n; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s%lld", i ? ", " : "", v[i]);
+    if (used < n)
+        snprintf(out + used, n - used, k == 1 ? ",)" : ")");
+    return 0;
+}
+
+/* The CONV params of aten::convolution on args into r (aten_conv's
+ * get_param_details). Returns 0, -EINVAL, -ENOMEM. */
+static int conv_params(const cJSON *args, struct grow *r)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs");
+    const cJSON *x = cJSON_GetArrayItem(dims, 0), *w = cJSON_GetArrayItem(dims, 1);
+    static const int ci_index[4] = {3, 4, 5, 7};
+    static const long long dflt[4] = {1, 0, 1, 0};
+    char tup[4][256], shape[2][256], st[2][256] = {"None", "None"}, num[32], *end;
+    const char *tr, *gs;
+    struct pt_buf b;
+    int ndims, k, rc = 0;
+    long long groups;
+
+    if (!cJSON_IsArray(x) || !cJSON_IsArray(w) || !cJSON_IsArray(ci))
+        return -EINVAL;
+    ndims = cJSON_GetArraySize(x) - 2;
+    if (ndims < 1 || ndims > 3)
+        return -EINVAL; /* convNd unknown */
+    for (k = 0; k < 2; k++) {
+        memset(&b, 0, sizeof(b));
+        if (tuple_repr(k == 0 ? x : w, 0, cJSON_GetArraySize(k == 0 ? x : w), &b) != 0) {
+            pt_buf_free(&b);
+            return -EINVAL;
+        }
+        snprintf(shape[k], sizeof(shape[k]), "%s", b.p);
+        pt_buf_free(&b);
+    }
+    for (k = 0; k < 4; k++) {
+        if (conv_tuple_repr(cJSON_GetStringValue(cJSON_GetArrayItem(ci, ci_index[k])), dflt[k],
+                            ndims, tup[k], sizeof(tup[k])) != 0)
+            return -EINVAL;
+    }
+    tr = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 6));
+    if (tr == NULL || (strcmp(tr, "True") != 0 && strcmp(tr, "False") != 0))
+        return -EINVAL;
+    gs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 8));
+    if (gs == NULL)
+        return -EINVAL;
+    groups = strtoll(gs, &end, 10);
+    if (end == gs || *end != '\0')
+        return -EINVAL;
+    if (strides != NULL) {
+        for (k = 0; k < 2; k++) {
+            const cJSON *y = cJSON_GetArrayItem(strides, k);
+            memset(&b, 0, sizeof(b));
+            if (y == NULL || tuple_repr(y, 0, cJSON_GetArraySize(y), &b) != 0) {
+                pt_buf_free(&b);
+                return -EINVAL;
+            }
+            snprintf(st[k], sizeof(st[k]), "%s", b.p);
+            pt_buf_free(&b);
+        }
+    }
+    memset(&b, 0, sizeof(b));
+    if (tuple_repr(types, 0, 2, &b) != 0) {
+        pt_buf_free(&b);
+        return -EINVAL;
+    }
+    snprintf(num, sizeof(num), "conv%dd", ndims);
+    rc = set_param(r, 0, num);
+    rc = rc ? rc : set_param(r, 1, shape[0]);
+    rc = rc ? rc : set_param(r, 2, shape[1]);
+    rc = rc ? rc : set_param(r, 3, b.p);
+    rc = rc ? rc : set_param(r, 4, st[0]);
+    rc = rc ? rc : set_param(r, 5, st[1]);
+    rc = rc ? rc : set_param(r, 6, cJSON_GetArraySize(dims) == 3 ? "True" : "False");
+    rc = rc ? rc : set_param(r, 7, tup[0]);
+    rc = rc ? rc : set_param(r, 8, tup[1]);
+    rc = rc ? rc : set_param(r, 9, tup[2]);
+    rc = rc ? rc : set_param(r, 10, tr);
+    rc = rc ? rc : set_param(r, 11, tup[3]);
+    snprintf(num, sizeof(num), "%lld", groups);
+    rc = rc ? rc : set_param(r, 12, num);
+    pt_buf_free(&b);
+    return rc;
+}
+
 /* The GPU events below node, depth first in TraceLens's child order, then
  * sorted by ts (stable), into gpu[] (room for the trace's events). */
 static uint32_t kernels_below(const struct pt_nodes *nd, uint32_t node, uint32_t *stack,
@@ -376,7 +523,12 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const
         cJSON_Delete(args);
         return 1;
     }
-    rc = strcmp(sheet, "GEMM") == 0 ? gemm_params(name, args, r) : sdpa_params(name, args, r);
+    if (strcmp(sheet, "GEMM") == 0)
+        rc = gemm_params(name, args, r);
+    else if (strcmp(sheet, "CONV_fwd") == 0)
+        rc = conv_params(args, r);
+    else
+        rc = sdpa_params(name, args, r);
     cJSON_Delete(args);
     if (rc != 0)
         return rc == -EINVAL ? 1 : rc;
@@ -719,7 +871,9 @@ static int collect(const struct host_list *hl, const char *sheet, struct grow **
 int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
                       struct xp_err *err)
 {
-    const char *const *param_names = strcmp(sheet, "GEMM") == 0 ? gemm_names : sdpa_names;
+    const char *const *param_names = strcmp(sheet, "GEMM") == 0       ? gemm_names
+                                     : strcmp(sheet, "CONV_fwd") == 0 ? conv_names
+                                                                      : sdpa_names;
     struct grow *v = NULL;
     struct ggroup *g = NULL;
     double *vals = NULL, *scratch = NULL;
@@ -730,7 +884,8 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out 
     int rc;
 
     memset(&b, 0, sizeof(b));
-    if (strcmp(sheet, "GEMM") != 0 && strcmp(sheet, "SDPA_fwd") != 0)
+    if (strcmp(sheet, "GEMM") != 0 && strcmp(sheet, "SDPA_fwd") != 0 &&
+        strcmp(sheet, "CONV_fwd") != 0)
         return xp_err_set(err, -ENOENT, "perf_report/%s.csv: not made yet", sheet);
     rc = collect(hl, sheet, &v, &n, err);
     if (rc == 0 && n == 0)
