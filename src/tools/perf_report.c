@@ -4,12 +4,14 @@
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
  * unique-args table with the report's statistics and kernel details) and
- * GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv (roofline sheets, pt_perf_sheet.c).
+ * GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv (roofline sheets, pt_perf_sheet.c),
+ * coll_analysis.csv (NcclAnalyser's summary of the collectives; ranks = hosts).
  * Not yet: the other roofline sheets (SDPA_bwd, CONV_bwd, elementwise,
  * normalization, reduce, ...), unified_perf_summary.
  */
 #include <errno.h>
 
+#include "tracelens/pt_collectives.h"
 #include "tracelens/pt_launchers.h"
 #include "tool.h"
 
@@ -78,6 +80,14 @@ static int conv_fwd_csv(struct tool_ctx *ctx, struct out *o)
     return rc != 0 ? rc : pt_perf_sheet_csv(&hl, "CONV_fwd", o, ctx->err);
 }
 
+static int coll_analysis_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_coll_summary_csv(&hl, o, ctx->err);
+}
+
 static int sdpa_fwd_csv(struct tool_ctx *ctx, struct out *o)
 {
     struct host_list hl;
@@ -135,17 +145,27 @@ const struct tool tool_perf_report_conv_fwd_csv = {
     .produce = conv_fwd_csv,
 };
 
+const struct tool tool_perf_report_coll_analysis_csv = {
+    .file = "perf_report/coll_analysis.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = coll_analysis_csv,
+};
+
 /* The sheets in TraceLens's order, for perf_report.xlsx (perf_report_xlsx.c). */
 const struct tool *const perf_report_sheets[] = {
-    &tool_perf_report_gpu_timeline_csv, &tool_perf_report_ops_summary_by_category_csv,
-    &tool_perf_report_ops_summary_csv,  &tool_perf_report_ops_unique_args_csv,
-    &tool_perf_report_gemm_csv,         &tool_perf_report_sdpa_fwd_csv,
-    &tool_perf_report_conv_fwd_csv,     NULL,
+    &tool_perf_report_gpu_timeline_csv,
+    &tool_perf_report_ops_summary_by_category_csv,
+    &tool_perf_report_ops_summary_csv,
+    &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_gemm_csv,
+    &tool_perf_report_sdpa_fwd_csv,
+    &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_coll_analysis_csv,
+    NULL,
 };
 
 const char *const perf_report_sheet_names[] = {
-    "gpu_timeline", "ops_summary_by_category",
-    "ops_summary",  "ops_unique_args",
-    "GEMM",         "SDPA_fwd",
-    "CONV_fwd",     NULL,
+    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM", "SDPA_fwd",
+    "CONV_fwd",     "coll_analysis",           NULL,
 };

@@ -54,6 +54,7 @@ extern const struct tool tool_perf_report_ops_unique_args_csv;
 extern const struct tool tool_perf_report_gemm_csv;
 extern const struct tool tool_perf_report_sdpa_fwd_csv;
 extern const struct tool tool_perf_report_conv_fwd_csv;
+extern const struct tool tool_perf_report_coll_analysis_csv;
 extern const struct tool tool_collectives_csv;  /* collectives.c */
 extern const struct tool tool_perf_report_xlsx; /* perf_report_xlsx.c */
 extern const struct tool tool_call_tree_txt;    /* PyTorch runs: pt_call_tree.c */
@@ -127,6 +128,7 @@ const struct tool *const tool_table[] = {
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_coll_analysis_csv,
     &tool_collectives_csv, /* TraceLens's NCCL analysis of multi-rank runs */
     &tool_call_tree_txt,
     &tool_modules_txt,

@@ -30,6 +30,7 @@
 #include "pt_collectives.h"
 #include "pt_pyrepr.h"
 #include "reader/ctrace.h"
+#include "base/np_arith.h"
 
 /* A Python value of a DataFrame cell. */
 enum pv_kind { PV_NONE, PV_INT, PV_FLOAT, PV_TEXT };
@@ -67,8 +68,10 @@ struct coll {
     char *texts[NMETA]; /* owned texts of meta */
     const char *stream; /* args.stream text, or NULL */
     size_t stream_len;
-    uint32_t idx; /* index_in_group */
-    char *cid;    /* collective_id */
+    struct pv extra[3];   /* In split size, Out split size, stream (the long table) */
+    char *extra_texts[3]; /* owned texts of extra */
+    uint32_t idx;         /* index_in_group */
+    char *cid;            /* collective_id */
 };
 
 /* TraceLens's dtype2bytes. */
@@ -164,6 +167,8 @@ static void coll_free(struct coll *c)
 
     for (f = 0; f < NMETA; f++)
         free(c->texts[f]);
+    for (f = 0; f < 3; f++)
+        free(c->extra_texts[f]);
     free(c->cid);
 }
 
@@ -222,6 +227,14 @@ static int rank_colls(const struct ctrace *ct, int rank, struct coll **v, size_t
         if (args != NULL && pt_json_member(args, alen, "stream", &val, &vlen)) {
             c->stream = val;
             c->stream_len = vlen;
+        }
+        for (f = 0; f < 3; f++) {
+            static const char *const extra_names[3] = {"In split size", "Out split size", "stream"};
+            if (args != NULL && pt_json_member(args, alen, extra_names[f], &val, &vlen) &&
+                json_cell(val, vlen, &c->extra[f], &c->extra_texts[f]) != 0) {
+                free(comm);
+                return -ENOMEM;
+            }
         }
         if (c->meta[M_COLL_NAME].kind == PV_NONE &&
             gt_contains_nocase(ctrace_str(ct, ev->name), "cross_device_reduce")) {
@@ -737,5 +750,182 @@ int pt_collectives_csv(const struct host_list *hl, struct out *o, struct xp_err 
     for (i = 0; i < n; i++)
         coll_free(&v[i]);
     free(v);
+    return rc;
+}
+
+/* ---- coll_analysis: NcclAnalyser.build_df_summary_long ------------------------- */
+
+/* The group key of an event: rank, then these fields (metadata index, or
+ * 100 + extra index). */
+static const int summary_fields[10] = {M_PG_NAME, M_PG_RANKS,  M_COLL_NAME,  M_GROUP_SIZE,
+                                       M_DTYPE,   M_IN_NELEMS, M_OUT_NELEMS, 100,
+                                       101,       102};
+
+static const struct pv *summary_field(const struct coll *c, int k)
+{
+    int f = summary_fields[k];
+
+    return f >= 100 ? &c->extra[f - 100] : &c->meta[f];
+}
+
+static int pv_cmp(const struct pv *a, const struct pv *b)
+{
+    if (a->kind == PV_TEXT || b->kind == PV_TEXT) {
+        if (a->kind != b->kind)
+            return a->kind == PV_TEXT ? 1 : -1;
+        return strcmp(a->text, b->text);
+    }
+    return a->num < b->num ? -1 : a->num > b->num;
+}
+
+static int summary_cmp(const void *pa, const void *pb)
+{
+    const struct coll *x = *(const struct coll *const *)pa, *y = *(const struct coll *const *)pb;
+    int k, c;
+
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    for (k = 0; k < 10; k++) {
+        c = pv_cmp(summary_field(x, k), summary_field(y, k));
+        if (c != 0)
+            return c;
+    }
+    return x < y ? -1 : x > y; /* row order within a group */
+}
+
+int pt_coll_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err)
+{
+    static const char header[] =
+        "rank,Process Group Name,Process Group Ranks,Collective name,Group size,dtype,"
+        "In msg nelems,Out msg nelems,In split size,Out split size,stream,"
+        "In msg size (MB)_first,Out msg size (MB)_first,dur_sum,dur_mean,dur_std,dur_min,"
+        "dur_max,operation_count\n";
+    struct coll *v = NULL, **p = NULL;
+    struct colkind kind[10];
+    size_t n = 0, cap = 0, i, j, ng = 0, *order = NULL, *gfirst = NULL, *gn = NULL;
+    double *sums = NULL;
+    int r, k, rc = 0, dur_int = 1;
+
+    for (r = 0; r < hl->n && rc == 0; r++) {
+        const struct ctrace *ct;
+        rc = snapshot_ctrace(hl->snap, hl->names[r], &ct, err);
+        if (rc == 0 && rank_colls(ct, r, &v, &n, &cap) != 0)
+            rc = xp_err_set(err, -ENOMEM, "out of memory");
+    }
+    if (rc == 0 && n == 0)
+        rc = xp_err_set(err, -ENOENT, "no NCCL / RCCL collective kernels");
+    if (rc != 0)
+        goto out;
+    set_groups(v, n, hl->n);
+    p = malloc((n + 1) * sizeof(*p));
+    gfirst = malloc((n + 1) * sizeof(*gfirst));
+    gn = malloc((n + 1) * sizeof(*gn));
+    sums = malloc((n + 1) * sizeof(*sums));
+    order = malloc((n + 1) * sizeof(*order));
+    if (p == NULL || gfirst == NULL || gn == NULL || sums == NULL || order == NULL) {
+        rc = xp_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    /* column dtypes of the long table (every event) */
+    for (k = 0; k < 10; k++)
+        kind[k].numeric = 1, kind[k].floaty = 0;
+    for (i = 0; i < n; i++) {
+        dur_int &= v[i].dur_int;
+        for (k = 0; k < 10; k++)
+            col_add(&kind[k], summary_field(&v[i], k));
+    }
+    /* groupby(sort=True, dropna=True): rows with a missing key are left out */
+    for (i = 0, j = 0; i < n; i++) {
+        for (k = 0; k < 10 && summary_field(&v[i], k)->kind != PV_NONE; k++)
+            ;
+        if (k == 10)
+            p[j++] = &v[i];
+    }
+    qsort(p, j, sizeof(*p), summary_cmp);
+    for (i = 0; i < j;) {
+        size_t e = i + 1;
+        double sum = 0, comp = 0;
+        while (e < j) {
+            for (k = 0; k < 10 && pv_cmp(summary_field(p[e], k), summary_field(p[i], k)) == 0; k++)
+                ;
+            if (k < 10 || p[e]->rank != p[i]->rank)
+                break;
+            e++;
+        }
+        for (size_t q = i; q < e; q++) {
+            double y = p[q]->dur - comp, t = sum + y;
+            comp = t - sum - y;
+            sum = t;
+        }
+        gfirst[ng] = i;
+        gn[ng] = e - i;
+        sums[ng] = sum;
+        ng++;
+        i = e;
+    }
+    if (ng == 0) {
+        rc = xp_err_set(err, -ENOENT, "every collective lacks part of the grouping metadata");
+        goto out;
+    }
+    if (np_order_desc(sums, ng, order) != 0) {
+        rc = xp_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    out_puts(o, header);
+    for (i = 0; i < ng; i++) {
+        struct coll **g = p + gfirst[order[i]];
+        size_t m = gn[order[i]];
+        double mean = 0, m2 = 0, mn = g[0]->dur, mx = g[0]->dur;
+        struct pv in = {PV_NONE, 0, NULL}, outmb = {PV_NONE, 0, NULL};
+        struct colkind fk = {1, 1};
+        out_printf(o, "%d", g[0]->rank);
+        for (k = 0; k < 10; k++) {
+            out_putc(o, ',');
+            put_pv(o, summary_field(g[0], k), &kind[k]);
+        }
+        for (size_t q = 0; q < m; q++) {
+            double old = mean;
+            if (in.kind == PV_NONE && g[q]->meta[M_IN_MB].kind != PV_NONE)
+                in = g[q]->meta[M_IN_MB];
+            if (outmb.kind == PV_NONE && g[q]->meta[M_OUT_MB].kind != PV_NONE)
+                outmb = g[q]->meta[M_OUT_MB];
+            mean += (g[q]->dur - old) / (double)(q + 1);
+            m2 += (g[q]->dur - old) * (g[q]->dur - mean);
+            if (g[q]->dur < mn)
+                mn = g[q]->dur;
+            if (g[q]->dur > mx)
+                mx = g[q]->dur;
+        }
+        out_putc(o, ',');
+        put_pv(o, &in, &fk);
+        out_putc(o, ',');
+        put_pv(o, &outmb, &fk);
+        {
+            struct pv sv = pv_num(sums[order[i]], dur_int), meanv = pv_num(sums[order[i]] / m, 0);
+            struct pv sd = pv_num(m > 1 ? sqrt(m2 / (double)(m - 1)) : NAN, 0);
+            struct pv mnv = pv_num(mn, dur_int), mxv = pv_num(mx, dur_int);
+            struct colkind ik = {1, 0};
+            out_putc(o, ',');
+            put_pv(o, &sv, &ik);
+            out_putc(o, ',');
+            put_pv(o, &meanv, &fk);
+            out_putc(o, ',');
+            put_pv(o, &sd, &fk);
+            out_putc(o, ',');
+            put_pv(o, &mnv, &ik);
+            out_putc(o, ',');
+            put_pv(o, &mxv, &ik);
+        }
+        out_printf(o, ",%zu\n", m);
+    }
+out:
+    for (i = 0; i < n; i++)
+        coll_free(&v[i]);
+    free(v);
+    free(p);
+    free(gfirst);
+    free(gn);
+    free(sums);
+    free(order);
     return rc;
 }

@@ -14,4 +14,10 @@
  * kinds kept, -EIO when a call's metadata differs between ranks. */
 int pt_collectives_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
 
+/* perf_report/coll_analysis.csv: TraceLens's build_df_summary_long of the
+ * same events, one row per (rank, process group, collective, sizes, splits,
+ * stream) with the durations' sum, mean, std, min and max. Returns 0 or a
+ * negative errno with err set (-ENOENT without collectives). */
+int pt_coll_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+
 #endif

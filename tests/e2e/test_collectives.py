@@ -52,7 +52,8 @@ def make_job(root):
                              round(t + rnd.uniform(0, 6), 3), round(rnd.uniform(20, 40), 3), corr,
                              **{"Process Group Name": "0", "Process Group Ranks": "[0, 1, 2, 3]",
                                 "Collective name": "allreduce", "Group size": RANKS,
-                                "dtype": "Float", "In msg nelems": n, "Out msg nelems": n}))
+                                "dtype": "Float", "In msg nelems": n, "Out msg nelems": n,
+                                "In split size": [], "Out split size": "[]"}))
             corr += 1
             if step % 2 == 0:
                 t += 45
@@ -212,6 +213,30 @@ def test_collectives_none(corpus, xcat):
     assert b"no NCCL" in r.stderr
 
 
+def test_coll_analysis_brute_force(tmp_path, xcat):
+    """perf_report/coll_analysis.csv: NcclAnalyser.build_df_summary_long, one
+    row per (rank, group, call kind, sizes, splits, stream); rows without a
+    split size (the all-gathers here) are dropped by pandas' groupby."""
+    traces = make_job(tmp_path / "log")
+    got = list(csv.DictReader(io.StringIO(
+        xcat(tmp_path / "log", "job/perf_report/coll_analysis.csv").decode())))
+    groups = {}
+    for r, ev in enumerate(traces):
+        for e in ev:
+            a = e["args"]
+            if "In split size" in a and a.get("correlation") is not None:
+                groups.setdefault((r, a["In msg nelems"]), []).append(e["dur"])
+    assert len(got) == len(groups) > 0
+    want = sorted(groups.items(), key=lambda kv: -sum(kv[1]))
+    assert sorted((int(g["rank"]), int(float(g["In msg nelems"])), float(g["dur_sum"]),
+                   int(g["operation_count"])) for g in got) == sorted(
+        (k[0], k[1], pytest.approx(sum(v)), len(v)) for k, v in groups.items())
+    assert [float(g["dur_sum"]) for g in got] == sorted(
+        (float(g["dur_sum"]) for g in got), reverse=True)
+    assert all(g["In split size"] == "()" and g["Out split size"] == "[]" for g in got)
+    assert len(want) == len(got)
+
+
 def test_collectives_live_tracelens(tmp_path, xcat, corpus):
     """Byte-identical to TraceLens's own table, where it can run: the generated
     job and the corpus's B200 trace (one rank with an all-gather)."""
@@ -219,6 +244,8 @@ def test_collectives_live_tracelens(tmp_path, xcat, corpus):
     files = sorted((tmp_path / "log" / "job").glob("*.pt.trace.json"))
     assert xcat(tmp_path / "log", "job/collectives.csv") == tracelens_live.run(
         tracelens_live.NCCL, *files)
+    assert xcat(tmp_path / "log", "job/perf_report/coll_analysis.csv") == tracelens_live.run(
+        tracelens_live.NCCL_SUMMARY, *files)
     b200 = corpus / "pytorch" / "b200_eager" / "b200_eager.pt.trace.json.gz"
     assert xcat(corpus, "pytorch/b200_eager/collectives.csv") == tracelens_live.run(
         tracelens_live.NCCL, b200)

@@ -38,6 +38,13 @@ df = NcclAnalyser(sys.argv[1:], None).build_df_nccl_implicit_sync_cat(detailed=T
 sys.stdout.write("\\x00" + df.to_csv(index=False))
 """
 
+NCCL_SUMMARY = """
+import sys
+from TraceLens import NcclAnalyser
+df = NcclAnalyser(sys.argv[1:], None).build_df_summary_long()
+sys.stdout.write("\\x00" + df.to_csv(index=False))
+"""
+
 
 def available():
     if not SRC or not (pathlib.Path(SRC) / "TraceLens").is_dir():
