@@ -5,6 +5,8 @@
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
  * unique-args table with the report's statistics and kernel details) and
  * GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv (roofline sheets, pt_perf_sheet.c),
+ * short_kernel_histogram.csv and short_kernels_summary.csv (its short_kernel_study,
+ * on here as in TraceLens's own regression references, pt_short_kernels.c),
  * coll_analysis.csv (NcclAnalyser's summary of the collectives; ranks = hosts).
  * Not yet: the other roofline sheets (SDPA_bwd, CONV_bwd, elementwise,
  * normalization, reduce, ...), unified_perf_summary.
@@ -88,6 +90,22 @@ static int coll_analysis_csv(struct tool_ctx *ctx, struct out *o)
     return rc != 0 ? rc : pt_coll_summary_csv(&hl, o, ctx->err);
 }
 
+static int short_histogram_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_short_kernel_histogram_csv(&hl, o, ctx->err);
+}
+
+static int short_summary_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_short_kernels_summary_csv(&hl, o, ctx->err);
+}
+
 static int sdpa_fwd_csv(struct tool_ctx *ctx, struct out *o)
 {
     struct host_list hl;
@@ -152,6 +170,20 @@ const struct tool tool_perf_report_coll_analysis_csv = {
     .produce = coll_analysis_csv,
 };
 
+const struct tool tool_perf_report_short_kernel_histogram_csv = {
+    .file = "perf_report/short_kernel_histogram.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = short_histogram_csv,
+};
+
+const struct tool tool_perf_report_short_kernels_summary_csv = {
+    .file = "perf_report/short_kernels_summary.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = short_summary_csv,
+};
+
 /* The sheets in TraceLens's order, for perf_report.xlsx (perf_report_xlsx.c). */
 const struct tool *const perf_report_sheets[] = {
     &tool_perf_report_gpu_timeline_csv,
@@ -161,11 +193,22 @@ const struct tool *const perf_report_sheets[] = {
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_short_kernel_histogram_csv,
+    &tool_perf_report_short_kernels_summary_csv,
     &tool_perf_report_coll_analysis_csv,
     NULL,
 };
 
 const char *const perf_report_sheet_names[] = {
-    "gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM", "SDPA_fwd",
-    "CONV_fwd",     "coll_analysis",           NULL,
+    "gpu_timeline",
+    "ops_summary_by_category",
+    "ops_summary",
+    "ops_unique_args",
+    "GEMM",
+    "SDPA_fwd",
+    "CONV_fwd",
+    "short_kernel_histogram",
+    "short_kernels_summary",
+    "coll_analysis",
+    NULL,
 };

@@ -55,6 +55,8 @@ extern const struct tool tool_perf_report_gemm_csv;
 extern const struct tool tool_perf_report_sdpa_fwd_csv;
 extern const struct tool tool_perf_report_conv_fwd_csv;
 extern const struct tool tool_perf_report_coll_analysis_csv;
+extern const struct tool tool_perf_report_short_kernel_histogram_csv;
+extern const struct tool tool_perf_report_short_kernels_summary_csv;
 extern const struct tool tool_collectives_csv;  /* collectives.c */
 extern const struct tool tool_perf_report_xlsx; /* perf_report_xlsx.c */
 extern const struct tool tool_call_tree_txt;    /* PyTorch runs: pt_call_tree.c */
@@ -128,6 +130,8 @@ const struct tool *const tool_table[] = {
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_short_kernel_histogram_csv,
+    &tool_perf_report_short_kernels_summary_csv,
     &tool_perf_report_coll_analysis_csv,
     &tool_collectives_csv, /* TraceLens's NCCL analysis of multi-rank runs */
     &tool_call_tree_txt,

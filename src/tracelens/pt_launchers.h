@@ -56,6 +56,11 @@ int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *
 int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
                       struct xp_err *err);
 
+/* perf_report/short_kernel_histogram.csv and short_kernels_summary.csv of
+ * the hosts of hl: TraceLens's get_dfs_short_kernels (pt_short_kernels.c). */
+int pt_short_kernel_histogram_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+int pt_short_kernels_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+
 /* ---- the summary rows ----------------------------------------------------------
  *
  * The rows of kernel_launchers_summary.csv (by name) and of

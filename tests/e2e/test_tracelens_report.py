@@ -45,13 +45,15 @@ RECORDED = {
 }
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
 SHEETS = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM",
-          "SDPA_fwd", "CONV_fwd", "coll_analysis"]
+          "SDPA_fwd", "CONV_fwd", "short_kernel_histogram", "short_kernels_summary",
+          "coll_analysis"]
+SHORT = ["short_kernel_histogram", "short_kernels_summary"]
 # The sheets TraceLens writes for each corpus run, of those xprofs makes.
 RUN_SHEETS = {
-    "h100_bert_small": SHEETS[:6],
-    "h100_falconsai_vit": SHEETS[:7],
-    "mi300_qwen_0.5b": SHEETS[:6],
-    "b200_eager": SHEETS[:5] + ["coll_analysis"],
+    "h100_bert_small": SHEETS[:6] + SHORT,
+    "h100_falconsai_vit": SHEETS[:7] + SHORT,
+    "mi300_qwen_0.5b": SHEETS[:6] + SHORT,
+    "b200_eager": SHEETS[:5] + SHORT + ["coll_analysis"],
 }
 GROUP_COLS = ["name", "op category", "process_name", "process_label", "thread_name",
               "Input Dims", "Input type", "Input Strides", "Concrete Inputs"]

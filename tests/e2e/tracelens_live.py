@@ -28,7 +28,7 @@ REPORT = """
 import sys
 from TraceLens.Reporting.generate_perf_report_pytorch import generate_perf_report_pytorch
 generate_perf_report_pytorch(profile_json_path=sys.argv[1], output_xlsx_path=None,
-                             output_csvs_dir=sys.argv[2])
+                             output_csvs_dir=sys.argv[2], short_kernel_study=True)
 """
 
 NCCL = """
