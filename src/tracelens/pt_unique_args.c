@@ -402,7 +402,6 @@ static int put_kernel_details(struct out *o, const struct urow *r, size_t n)
     return rc;
 }
 
-
 static void put_header(struct out *o, const struct pt_unique_opts *opt, int multi)
 {
     out_puts(o, "name,op category,process_name,process_label,thread_name,Input Dims,Input type,"
