@@ -26,9 +26,10 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
-           man-db groff-base libcurl4-openssl-dev libssl-dev npm
+           man-db groff-base libcurl4-openssl-dev libssl-dev npm libxlsxwriter-dev \
+           python3-openpyxl
 
-PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto
+PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto xlsxwriter
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 WNO      = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 CFLAGS   = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror $(WNO) -pthread $(SANITIZE)
