@@ -582,6 +582,20 @@ def test_many_query_fields_get_431_and_leak_nothing(serve, fake_tree):
     assert s.get("/runs")[0] == 200
 
 
+def test_url_or_headers_past_the_limit_get_414_and_431(fake_server):
+    """A request line or headers past the connection's memory are answered
+    (414, 431), not dropped, and the server goes on serving."""
+    url = b"/runs?x=" + b"a" * 100000
+    assert raw_request(fake_server.port, b"GET " + url + b" HTTP/1.1\r\nHost: localhost\r\n\r\n") \
+        == b"HTTP/1.1 414 URI Too Long"
+    big = b"X-Big: " + b"a" * 200000 + b"\r\n"
+    assert raw_request(fake_server.port, b"GET /runs HTTP/1.1\r\nHost: localhost\r\n" + big + b"\r\n") \
+        == b"HTTP/1.1 431 Request Header Fields Too Large"
+    assert raw_request(fake_server.port, b"GET /runs?x=" + b"a" * 5000 +
+                       b" HTTP/1.1\r\nHost: localhost\r\n\r\n").endswith(b"200 OK")
+    assert fake_server.get("/runs")[0] == 200
+
+
 def test_http11_needs_a_host_header(fake_server):
     assert raw_request(fake_server.port, b"GET /runs HTTP/1.1\r\n\r\n") == b"HTTP/1.1 400 Bad Request"
     assert raw_request(fake_server.port, b"GET /runs HTTP/1.0\r\n\r\n").endswith(b"200 OK")
