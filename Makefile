@@ -40,7 +40,7 @@ FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
 PROTOS      = $(wildcard proto/*.proto)
 PROTO_C     = $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.c,$(PROTOS))
 PROTO_H     = $(PROTO_C:.c=.h)
-CORE_DIRS   = base out reader session hlo xplane op_stats memory trace tracelens tools agent vfs
+CORE_DIRS   = base out reader session store hlo xplane op_stats memory trace tracelens tools agent vfs
 CORE_SRC    = $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 CORE_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(PROTO_C:.c=.o)
 FS_SRC      = $(wildcard src/fs/*.c)

@@ -23,6 +23,7 @@ LAYERS='base 0
 out 1
 reader 1
 session 2
+store 2
 hlo 3
 xplane 4
 op_stats 5

@@ -74,6 +74,8 @@ struct xfs_opts {
     char *cache_mb_arg;       /* -o cache_mb=N, as written */
     char *max_runs_arg;       /* -o max_runs=N */
     char *trace_complete_arg; /* -o trace_complete=0|1 */
+    char *cache_dir;          /* -o cache_dir=DIR, or NULL */
+    char *cache_bytes_arg;    /* -o cache_bytes=N[KMGT] */
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
@@ -555,6 +557,8 @@ static const struct fuse_opt xfs_opt_spec[] = {
     {"cache_mb=%s", offsetof(struct xfs_opts, cache_mb_arg), 0},
     {"max_runs=%s", offsetof(struct xfs_opts, max_runs_arg), 0},
     {"trace_complete=%s", offsetof(struct xfs_opts, trace_complete_arg), 0},
+    {"cache_dir=%s", offsetof(struct xfs_opts, cache_dir), 0},
+    {"cache_bytes=%s", offsetof(struct xfs_opts, cache_bytes_arg), 0},
     FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
     FUSE_OPT_END,
 };
@@ -576,6 +580,37 @@ static int opt_int(const char *name, const char *arg, long min, long max, int *v
         return -1;
     }
     *v = (int)x;
+    return 0;
+}
+
+/* -o cache_bytes=N, with an optional K, M, G or T (powers of 1024), into
+ * *v; 0, or -1 with a message. */
+static int opt_bytes(const char *arg, unsigned long long *v)
+{
+    unsigned long long x, mul = 1;
+    char *end;
+
+    if (arg == NULL)
+        return 0;
+    errno = 0;
+    x = strtoull(arg, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30;
+    else if (*end == 'T' || *end == 't')
+        mul = 1ull << 40;
+    if (mul != 1)
+        end++;
+    if (end == arg || arg[0] == '-' || *end != '\0' || errno != 0 || x > (~0ull >> 1) / mul) {
+        fprintf(stderr,
+                "xprofs-mount: -o cache_bytes=%s: must be a byte count (K, M, G, T allowed)\n",
+                arg);
+        return -1;
+    }
+    *v = x * mul;
     return 0;
 }
 
@@ -607,6 +642,8 @@ static void usage(const char *prog)
            "  -o cache_mb=N      memory for produced files (default 1024)\n"
            "  -o max_runs=N      runs whose decoded profiles stay in memory (default 4)\n"
            "  -o max_threads=N   worker threads (default %d)\n"
+           "  -o cache_dir=DIR   keep produced files in DIR across mounts (created 0700)\n"
+           "  -o cache_bytes=N   bound on DIR's entries (K, M, G, T; default: none)\n"
            "  -o trace_complete=0  do not complete a trace index in the background after a\n"
            "                     zoomed-out first request (default 1: the next zoom finds it)\n"
            "Environment:\n"
@@ -672,7 +709,8 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1, 0};
+    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1, 0};
+    unsigned long long cache_bytes = 0;
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
@@ -708,7 +746,8 @@ int main(int argc, char *argv[])
     }
     if (opt_int("cache_mb", xo.cache_mb_arg, 0, 1 << 30, &xo.cache_mb) != 0 ||
         opt_int("max_runs", xo.max_runs_arg, 1, 1 << 20, &xo.max_runs) != 0 ||
-        opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0)
+        opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0 ||
+        opt_bytes(xo.cache_bytes_arg, &cache_bytes) != 0)
         goto err_out2;
     if (is_mount_point(opts.mountpoint)) {
         fprintf(stderr,
@@ -722,6 +761,14 @@ int main(int argc, char *argv[])
     }
     if (warn_if_empty(fs.v, xo.logdir) != 0)
         goto err_out3;
+    if (xo.cache_dir != NULL) {
+        struct store *st;
+        if (store_open(xo.cache_dir, (size_t)cache_bytes, &st, &err) != 0) {
+            fprintf(stderr, "xprofs-mount: %s\n", err.msg);
+            goto err_out3;
+        }
+        vfs_use_store(fs.v, st);
+    }
     fs.v->max_live_runs = xo.max_runs;
     vfs_complete_traces(fs.v, xo.trace_complete != 0);
     if (inodes_init(&fs.inodes) != 0) {
@@ -767,5 +814,7 @@ err_out1:
     free(xo.cache_mb_arg);
     free(xo.max_runs_arg);
     free(xo.trace_complete_arg);
+    free(xo.cache_dir);
+    free(xo.cache_bytes_arg);
     return ret ? 1 : 0;
 }

@@ -182,6 +182,11 @@ struct ctrace;
 int snapshot_ctrace(struct snapshot *snap, const char *host, const struct ctrace **ctp,
                     struct xp_err *err);
 
+/* Profiles this process has opened (xplane reader or Chrome-trace reader,
+ * one per host and snapshot, failures included): 0 for a process that
+ * served everything from the persistent cache. */
+uint64_t snapshot_profiles_opened(void);
+
 /* Add a line to errors.txt, after the time it happened ("2026-12-03T21:40:12.345Z ",
  * UTC, SNAPSHOT_LOG_TIME_LEN bytes); a reason already there is not added again. */
 #define SNAPSHOT_LOG_TIME_LEN 25

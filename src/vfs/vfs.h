@@ -26,6 +26,7 @@
 #include "base/err.h"
 #include "live_blob.h"
 #include "out/out.h"
+#include "store/store.h"
 #include "tools/tool.h"
 
 enum vfs_kind {
@@ -65,6 +66,7 @@ struct vfs_producing; /* a file being made for vfs_open_file (private) */
 struct vfs {
     struct catalog *cat;             /* the runs */
     struct cache cache;              /* produced files */
+    struct store *store;             /* persistent cache (cache_dir=), or NULL */
     int max_live_runs;               /* runs whose computed data is kept */
     pthread_mutex_t lock;            /* guards the six fields below */
     struct vfs_producing *producing; /* files being made in threads of their own */
@@ -79,6 +81,17 @@ struct vfs {
  * files vfs_open_file is still making. */
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
+
+/* Keep produced files in st too (-o cache_dir=, --cache-dir): a file found
+ * there is mapped back instead of made, one made is written there. v takes
+ * st and closes it. Call before the first read. */
+void vfs_use_store(struct vfs *v, struct store *st);
+
+/* The persistent cache key of a produced file node (malloc'd; NULL when
+ * out of memory): the xprofs version, the entry format, the run, the
+ * file with its host and canonical query, and every source file's name,
+ * size, mtime and inode. */
+char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap);
 
 /* Drop the data of runs past max_live_runs or idle too long and, when no
  * file is being made and something was freed since the last time (a file
