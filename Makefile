@@ -26,7 +26,7 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
-           man-db groff-base
+           man-db groff-base slurm-wlm munge
 
 PKGS     = libprotobuf-c libcjson zlib libzstd
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
