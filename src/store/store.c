@@ -322,7 +322,9 @@ struct blob *store_get(struct store *st, const char *key)
         return NULL;
     }
     m->size = (size_t)sb.st_size;
-    if (m->size > 0 && file_map(fd, m->size, &m->buf) == 0)
+    /* A small entry is one read (cheaper than a mapping, and the mappings'
+     * SIGBUS guard slots are shared with the profiles); a big one is mapped. */
+    if (m->size >= STORE_MAP_AT && file_map(fd, m->size, &m->buf) == 0)
         m->mapped = 1;
     else if (read_all(fd, m->size, &m->buf) != 0) {
         free(m);

@@ -22,6 +22,8 @@
  *       .. zeros up to a multiple of 8 (H = the header's size)
  *   H   P  the payload: the produced file, byte for byte
  *
+ * A hit maps the entry (from STORE_MAP_AT bytes on; a smaller one is read)
+ * and checks both checksums before the payload is handed out.
  * The file is exactly H + P bytes; anything else (cut short, grown, a bad
  * magic, version or checksum) is a corrupt entry: it is removed and the
  * caller makes the file again.
@@ -48,6 +50,8 @@
 #define STORE_MAGIC "XPROFSC\x1a"
 #define STORE_HEADER_FIXED 40
 #define STORE_MAX_KEY (1u << 20)
+/* Entries of this many bytes or more are mapped; smaller ones are read. */
+#define STORE_MAP_AT ((size_t)64 << 10)
 /* A temporary file this old is a writer's that died. */
 #define STORE_STALE_TMP_S 3600
 

@@ -150,7 +150,7 @@ static void test_hit_and_miss(void **state)
     put(st, "key two", 0, 2); /* an empty file is an entry too */
     b = store_get(st, "key one");
     assert_true(holds(b, 3 * OUT_CHUNK + 17, 1));
-    assert_non_null(b->mem); /* mapped, not copied into chunks */
+    assert_non_null(b->mem); /* one piece of memory (mapped), not chunks */
     /* written out whole, as xprofs cat does */
     sub(out, sizeof(out), "out");
     fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
