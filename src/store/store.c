@@ -26,6 +26,18 @@ static void count(uint64_t *c)
     __atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
 }
 
+static struct store *shared; /* atomic loads and stores */
+
+void store_set_shared(struct store *st)
+{
+    __atomic_store_n(&shared, st, __ATOMIC_RELEASE);
+}
+
+struct store *store_shared(void)
+{
+    return __atomic_load_n(&shared, __ATOMIC_ACQUIRE);
+}
+
 void store_counters(struct store_counters *c)
 {
     c->hits = __atomic_load_n(&counters.hits, __ATOMIC_RELAXED);

@@ -107,6 +107,12 @@ int store_put_blob(struct store *st, const char *key, const struct blob *b, stru
  * stale temporary files. Returns the number of entries removed. */
 int store_trim(struct store *st);
 
+/* The store the process's intermediates use (the per-host op_stats,
+ * op_stats_build.c): set by vfs_use_store, NULL when none. One a process:
+ * the last one set. */
+void store_set_shared(struct store *st);
+struct store *store_shared(void);
+
 /* The counters so far (all stores of the process). */
 void store_counters(struct store_counters *c);
 

@@ -92,7 +92,7 @@ void vfs_close(struct vfs *v)
     pthread_mutex_unlock(&v->lock);
     trace_index_drain();
     cache_destroy(&v->cache);
-    store_close(v->store);
+    vfs_use_store(v, NULL);
     catalog_close(v->cat);
     pthread_cond_destroy(&v->turn);
     pthread_cond_destroy(&v->produced);
@@ -102,8 +102,12 @@ void vfs_close(struct vfs *v)
 
 void vfs_use_store(struct vfs *v, struct store *st)
 {
+    if (v->store != NULL && store_shared() == v->store)
+        store_set_shared(NULL);
     store_close(v->store);
     v->store = st;
+    if (st != NULL)
+        store_set_shared(st);
 }
 
 char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap)
