@@ -97,7 +97,8 @@ def test_k8s_job_runs_as_written(xprofs_build, synth, tmp_path):
         assert r.returncode == 0, r.stderr
         outs.append(r.stdout)
     assert all(b"r1: 1 of 3 hosts: 1 files made" in o for o in outs), outs
-    assert len(os.listdir(tmp_path / "xprofs" / "entries")) == 3
+    # the three hosts' files and their op_stats
+    assert len(os.listdir(tmp_path / "xprofs" / "entries")) == 6
 
 
 def test_slurm_script_shares_and_combine(xprofs_build, synth, tmp_path):

@@ -55,9 +55,9 @@ def stats_cli(build, cache, logdir, *paths):
     return outs
 
 
-def cat_with_stats(build, cache, logdir, path):
+def cat_with_stats(build, cache, logdir, path, run="r1"):
     """One new process reads path from the cache, then its own stats."""
-    r = xprofs(build, "--cache-dir", cache, "cat", logdir, path, "r1/cache_stats.json")
+    r = xprofs(build, "--cache-dir", cache, "cat", logdir, path, run + "/cache_stats.json")
     text = r.stdout
     cut = text.rindex(b'{"profiles_decoded"')
     return text[:cut], json.loads(text[cut:])
@@ -71,14 +71,16 @@ def test_cli_cache_serves_without_decoding(xprofs_build, synth, tmp_path):
         ref = xprofs(xprofs_build, "cat", logdir, p).stdout
         first, s1 = cat_with_stats(xprofs_build, cache, logdir, p)
         assert first == ref, p
-        assert s1["profiles_decoded"] > 0 and s1["cache"]["stored"] == 1, (p, s1)
+        # the file, and the hosts' op_stats where it needs them (made by an
+        # earlier file's process, or read now)
+        assert s1["cache"]["stored"] >= 1, (p, s1)
         again, s2 = cat_with_stats(xprofs_build, cache, logdir, p)
         assert again == ref, p
         assert s2["profiles_decoded"] == 0, (p, s2)
         assert s2["cache"] == {"hits": 1, "misses": 0, "stored": 0, "dropped": 0,
                                "evicted": 0}, (p, s2)
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
-    assert len(os.listdir(cache / "entries")) == len(paths)
+    assert len(os.listdir(cache / "entries")) >= len(paths)
     assert os.listdir(cache / "tmp") == []
 
 
@@ -94,7 +96,7 @@ def test_mount_remount_from_cache(xprofs_build, synth, tmp_path, mount):
     for f in FILES:
         assert (mnt / "r1" / f).read_bytes() == ref[f], f
     s = read_stats(mnt)
-    assert s["profiles_decoded"] > 0 and s["cache"]["stored"] == len(FILES), s
+    assert s["profiles_decoded"] > 0 and s["cache"]["stored"] >= len(FILES), s
     # A second mount: a new process, the same bytes, nothing decoded.
     mnt2 = mount(logdir, "cache_dir=%s" % cache)
     for f in FILES:
@@ -117,7 +119,7 @@ def test_source_change_and_corrupt_entry(xprofs_build, synth, tmp_path):
         e.write_bytes(bytes(b))
     out, s = cat_with_stats(xprofs_build, cache, logdir, path)
     assert out == ref
-    assert s["cache"]["dropped"] == 1 and s["cache"]["stored"] == 1, s
+    assert s["cache"]["dropped"] >= 1 and s["cache"]["stored"] >= 1, s
     assert s["profiles_decoded"] > 0, s
     out, s = cat_with_stats(xprofs_build, cache, logdir, path)
     assert out == ref and s["profiles_decoded"] == 0, s
@@ -125,7 +127,7 @@ def test_source_change_and_corrupt_entry(xprofs_build, synth, tmp_path):
     for e in (cache / "entries").iterdir():
         os.truncate(e, e.stat().st_size - 1)
     out, s = cat_with_stats(xprofs_build, cache, logdir, path)
-    assert out == ref and s["cache"]["dropped"] == 1, s
+    assert out == ref and s["cache"]["dropped"] >= 1, s
     # A source changed (another mtime): a miss, computed from the new file.
     host = logdir / "plugins" / "profile" / "r1" / (hosts_of(logdir)[0] + ".xplane.pb")
     old = time.time() - 1800
@@ -171,7 +173,7 @@ def test_cache_bytes_bound(xprofs_build, synth, tmp_path, mount):
         total = sum(e.stat().st_size for e in (cache / "entries").iterdir())
         assert total <= bound, (f, total, bound)
     s = read_stats(mnt)
-    assert s["cache"]["evicted"] > 0 and s["cache"]["stored"] == 4, s
+    assert s["cache"]["evicted"] > 0 and s["cache"]["stored"] >= 4, s
     # the last one read is kept
     again = mount(logdir, "cache_dir=%s,cache_bytes=%d" % (cache, bound))
     (again / "r1" / FILES[3]).read_bytes()
@@ -216,3 +218,68 @@ def test_precompute_shares_then_serve(xprofs_build, synth, tmp_path):
     r = xprofs(xprofs_build, "precompute", logdir, "r1", "--host", "nope", "--cache-dir",
                cache, check=False)
     assert r.returncode == 1
+
+
+OP_STATS_FILES = ["framework_op_stats.json", "framework_op_stats.csv", "kernel_stats.json",
+                  "kernel_stats.csv", "roofline_model.json", "roofline_model.csv",
+                  "pod_viewer.json", "overview_page.json", "input_pipeline_analyzer.json",
+                  "hlo_stats.json", "op_profile.json", "smart_suggestion.json", "report.json"]
+# Those that need nothing but the hosts' op_stats: from the cache they read no profile
+# (overview_page and input_pipeline_analyzer also ask for inference stats, which read it).
+OP_STATS_ONLY = {"framework_op_stats.json", "framework_op_stats.csv", "kernel_stats.json",
+                 "kernel_stats.csv", "roofline_model.json", "roofline_model.csv",
+                 "pod_viewer.json"}
+
+
+def runs_of(build, logdir):
+    """The runs of logdir with op_stats files (xprofs ls, down the tree)."""
+    runs, todo = [], [""]
+    while todo:
+        d = todo.pop()
+        names = subprocess.run([str(build / "xprofs"), "ls", str(logdir), d],
+                               capture_output=True, text=True, check=True).stdout.split()
+        if "framework_op_stats.json" in names:
+            runs.append(d)
+        elif d.count("/") < 3:
+            todo += [d + n for n in names if n.endswith("/") and n not in ("hosts/", "raw/")]
+    return sorted(r.rstrip("/") for r in runs)
+
+
+def check_op_stats_from_cache(build, logdir, run, cache, no_decode=OP_STATS_ONLY):
+    """The hosts' op_stats go to the cache with one file each; then every
+    op_stats file of the run and of each host, made by new processes from
+    those entries, equals the file made without the cache."""
+    r = xprofs(build, "precompute", logdir, run, "--files", "framework_op_stats.json",
+               "--cache-dir", cache)
+    assert b" 0 failed" in r.stdout, r.stdout
+    hosts = xprofs(build, "ls", logdir, run + "/hosts").stdout.decode().split()
+    checked = 0
+    for prefix in [run + "/"] + [f"{run}/hosts/{h}/" for h in hosts]:
+        for f in OP_STATS_FILES:
+            ref = xprofs(build, "cat", logdir, prefix + f, check=False)
+            if ref.returncode != 0:
+                continue  # not a file of this kind of run
+            got, s = cat_with_stats(build, cache, logdir, prefix + f, run)
+            assert got == ref.stdout, prefix + f
+            if f in no_decode:
+                assert s["profiles_decoded"] == 0, (prefix + f, s)
+            checked += 1
+    return checked
+
+
+def test_op_stats_intermediate_generated(xprofs_build, synth, tmp_path):
+    logdir = make_run(synth, tmp_path, hosts=4)
+    assert check_op_stats_from_cache(xprofs_build, logdir, "r1", tmp_path / "c") >= 50
+
+
+def test_op_stats_intermediate_corpus(xprofs_build, corpus, tmp_path):
+    checked = 0
+    runs = runs_of(xprofs_build, corpus)
+    assert len(runs) >= 3, runs
+    for i, run in enumerate(runs):
+        # GPU runs' roofline and pod viewer read device facts from the profile
+        checked += check_op_stats_from_cache(
+            xprofs_build, corpus, run, tmp_path / str(i),
+            {"framework_op_stats.json", "framework_op_stats.csv", "kernel_stats.json",
+             "kernel_stats.csv"})
+    assert checked >= 40
