@@ -637,12 +637,17 @@ int store_trim(struct store *st)
     }
     if (n > 0)
         qsort(items, n, sizeof(*items), by_use);
+    /* Down to 90% of the bound, so that the next writes do not each list
+     * the directory again. */
+    size_t target = st->max_bytes - st->max_bytes / 10;
     for (i = 0; st->max_bytes > 0 && total > st->max_bytes && i < n; i++) {
         if (unlinkat(dirfd(d), items[i].name, 0) == 0) {
             total -= items[i].size;
             removed++;
             count(&counters.evicted);
         }
+        if (total <= target)
+            break;
     }
     closedir(d);
     free(items);

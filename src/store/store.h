@@ -103,7 +103,8 @@ void store_put_abort(struct store_writer *w);
  * pass the bound). Returns 0 or -errno with err. */
 int store_put_blob(struct store *st, const char *key, const struct blob *b, struct xp_err *err);
 
-/* Remove least recently used entries until the rest fit max_bytes, and
+/* Remove least recently used entries, once they pass max_bytes, until the
+ * rest fit 90% of it (so the next writes do not list the directory again), and
  * stale temporary files. Returns the number of entries removed. */
 int store_trim(struct store *st);
 
