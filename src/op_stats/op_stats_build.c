@@ -17,7 +17,6 @@
 
 #include "base/parallel.h"
 #include "base/sort.h"
-#include "base/version.h"
 #include "store/store.h"
 
 void op_stats_free(struct op_stats *os)
@@ -279,31 +278,17 @@ fail:
 }
 
 /* The persistent cache's key of host's op_stats (malloc'd, NULL when out
- * of memory): as vfs_store_key's, with "op_stats HOST" for the file. */
+ * of memory). */
 static char *persist_key(const struct snapshot *snap, const char *host)
 {
-    struct out o;
-    struct blob *b;
-    char *key = NULL;
+    size_t n = strlen(host) + 32;
+    char *what = malloc(n), *key;
 
-    out_init(&o);
-    out_printf(&o, "xprofs %s\nformat %d\nrun %s\nintermediate op_stats %s\n", XPROFS_VERSION,
-               STORE_FORMAT, snap->session->name, host);
-    for (uint32_t i = 0; i < snap->nfiles; i++) {
-        const struct source_file *f = &snap->files[i];
-        out_printf(&o, "src %s %lld %lld %llu\n", f->name, (long long)f->size,
-                   (long long)f->mtime_ns, (unsigned long long)f->ino);
-    }
-    if (out_finish(&o, &b) != 0)
+    if (what == NULL)
         return NULL;
-    key = malloc(b->size + 1);
-    if (key != NULL && blob_read(b, 0, key, b->size) == (ssize_t)b->size) {
-        key[b->size] = '\0';
-    } else {
-        free(key);
-        key = NULL;
-    }
-    blob_unref(b);
+    snprintf(what, n, "intermediate op_stats %s", host);
+    key = snapshot_key_text(snap, what);
+    free(what);
     return key;
 }
 

@@ -16,7 +16,6 @@
 
 #include "agent/agent_tools.h"
 #include "base/bigalloc.h"
-#include "base/version.h"
 #include "trace/trace_index.h"
 
 /* A file being made in a thread of its own for vfs_open_file. */
@@ -112,29 +111,14 @@ void vfs_use_store(struct vfs *v, struct store *st)
 
 char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap)
 {
-    struct out o;
-    struct blob *b;
-    char *key;
-    uint32_t i;
+    size_t n = strlen(node->key) + 8;
+    char *what = malloc(n), *key;
 
-    out_init(&o);
-    out_printf(&o, "xprofs %s\nformat %d\nrun %s\nfile %s\n", XPROFS_VERSION, STORE_FORMAT,
-               node->session->name, node->key);
-    for (i = 0; i < snap->nfiles; i++) {
-        const struct source_file *f = &snap->files[i];
-        out_printf(&o, "src %s %lld %lld %llu\n", f->name, (long long)f->size,
-                   (long long)f->mtime_ns, (unsigned long long)f->ino);
-    }
-    if (out_finish(&o, &b) != 0)
+    if (what == NULL)
         return NULL;
-    key = malloc(b->size + 1);
-    if (key != NULL && blob_read(b, 0, key, b->size) == (ssize_t)b->size)
-        key[b->size] = '\0';
-    else if (key != NULL) {
-        free(key);
-        key = NULL;
-    }
-    blob_unref(b);
+    snprintf(what, n, "file %s", node->key);
+    key = snapshot_key_text(snap, what);
+    free(what);
     return key;
 }
 

@@ -231,14 +231,14 @@ OP_STATS_ONLY = {"framework_op_stats.json", "framework_op_stats.csv", "kernel_st
                  "pod_viewer.json"}
 
 
-def runs_of(build, logdir):
-    """The runs of logdir with op_stats files (xprofs ls, down the tree)."""
+def runs_of(build, logdir, marker="framework_op_stats.json"):
+    """The runs of logdir with file marker (xprofs ls, down the tree)."""
     runs, todo = [], [""]
     while todo:
         d = todo.pop()
         names = subprocess.run([str(build / "xprofs"), "ls", str(logdir), d],
                                capture_output=True, text=True, check=True).stdout.split()
-        if "framework_op_stats.json" in names:
+        if marker in names:
             runs.append(d)
         elif d.count("/") < 3:
             todo += [d + n for n in names if n.endswith("/") and n not in ("hosts/", "raw/")]
@@ -283,3 +283,36 @@ def test_op_stats_intermediate_corpus(xprofs_build, corpus, tmp_path):
             {"framework_op_stats.json", "framework_op_stats.csv", "kernel_stats.json",
              "kernel_stats.csv"})
     assert checked >= 40
+
+
+GPU_FILES = ["gpu_timeline.csv", "gpu_timeline.json", "gpu_events_averages.csv",
+             "gpu_devices.csv"]
+
+
+def check_gpu_timeline_from_cache(build, logdir, run, cache):
+    """The hosts' GPU timelines go to the cache with one file each; the run's
+    GPU files, made by new processes from them, equal those made without
+    the cache and read no profile."""
+    r = xprofs(build, "precompute", logdir, run, "--files", "gpu_timeline.csv", "--cache-dir",
+               cache)
+    assert b" 0 failed" in r.stdout, r.stdout
+    for f in GPU_FILES:
+        ref = xprofs(build, "cat", logdir, run + "/" + f).stdout
+        # the file's own entry out of the way: made again from the timelines
+        for e in (cache / "entries").iterdir():
+            if b"\nfile " + run.encode() + b"||" + f.encode() + b"?" in e.read_bytes()[:4096]:
+                e.unlink()
+        got, s = cat_with_stats(build, cache, logdir, run + "/" + f, run)
+        assert got == ref, (run, f)
+        assert s["profiles_decoded"] == 0, (run, f, s)
+    return len(GPU_FILES)
+
+
+def test_gpu_timeline_intermediate(xprofs_build, synth, tmp_path, corpus):
+    logdir = make_run(synth, tmp_path, hosts=3)
+    checked = check_gpu_timeline_from_cache(xprofs_build, logdir, "r1", tmp_path / "c")
+    runs = runs_of(xprofs_build, corpus, "gpu_timeline.csv")
+    assert any("pytorch" in r for r in runs) and len(runs) >= 4, runs
+    for i, run in enumerate(runs):
+        checked += check_gpu_timeline_from_cache(xprofs_build, corpus, run, tmp_path / str(i))
+    assert checked >= 20
