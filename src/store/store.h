@@ -6,8 +6,9 @@
  * mount) instead of being made again. An entry is named by a 128-bit hash
  * of its key and holds the key itself, so a hash collision is a miss, never
  * a wrong file. The key text is the caller's: it names the xprofs version,
- * the run, the file with its canonical query and every source file's
- * fingerprint (vfs.c), so a new version or a changed source misses.
+ * the run, the file with its canonical query (or the intermediate) and every
+ * source file's fingerprint (snapshot_key_text), so a new version or a
+ * changed source misses.
  *
  * Entry format 1 (little-endian; docs/design.md "The persistent cache"):
  *
@@ -109,7 +110,7 @@ int store_put_blob(struct store *st, const char *key, const struct blob *b, stru
 int store_trim(struct store *st);
 
 /* The store the process's intermediates use (the per-host op_stats,
- * op_stats_build.c): set by vfs_use_store, NULL when none. One a process:
+ * op_stats_build.c, and GPU timelines, gpu_timeline.c): set by vfs_use_store, NULL when none. One a process:
  * the last one set. */
 void store_set_shared(struct store *st);
 struct store *store_shared(void);
