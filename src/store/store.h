@@ -110,8 +110,8 @@ int store_put_blob(struct store *st, const char *key, const struct blob *b, stru
 int store_trim(struct store *st);
 
 /* The store the process's intermediates use (the per-host op_stats,
- * op_stats_build.c, and GPU timelines, gpu_timeline.c): set by vfs_use_store, NULL when none. One a process:
- * the last one set. */
+ * op_stats_build.c, and GPU timelines, gpu_timeline.c): set by vfs_use_store, NULL when none. One a
+ * process: the last one set. */
 void store_set_shared(struct store *st);
 struct store *store_shared(void);
 
