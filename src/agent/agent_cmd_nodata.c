@@ -32,6 +32,30 @@ int agent_get_utilization_viewer(struct agent_ctx *ctx)
     return agent_answer_json(ctx, o, 2);
 }
 
+/* kernel_utilization: XProf's converter reports the kernels of the TPU
+ * planes' performance counters, device by device; a profile without them
+ * (every GPU profile) gives no device, and XProf prints that list back
+ * (json.dumps, indent 2) after its checks, which need a device. */
+int agent_get_kernel_utilization(struct agent_ctx *ctx)
+{
+    const struct pyval *raw = agent_arg(ctx->args, "raw_bytes");
+    cJSON *o;
+
+    /* a str where XProf's converter binding takes bytes: its TypeError */
+    if (raw != NULL && raw->kind != PY_NONE)
+        return agent_fail(ctx, AGENT_E_USAGE,
+                          "xspace_to_tools_data_from_byte_string(): incompatible function "
+                          "arguments (raw_bytes must be bytes, not %s)",
+                          pyval_type(raw));
+    o = cJSON_CreateObject();
+    if (o == NULL || pyj_set(o, "devices", cJSON_CreateArray()) != 0 ||
+        pyj_add_str(o, "status", "SUCCESS") != 0) {
+        cJSON_Delete(o);
+        return agent_fail(ctx, AGENT_E_INTERNAL, "out of memory");
+    }
+    return agent_answer_json(ctx, o, 2);
+}
+
 int agent_get_llo_analysis(struct agent_ctx *ctx)
 {
     cJSON *o = cJSON_CreateObject();

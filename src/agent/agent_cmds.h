@@ -27,6 +27,11 @@ int agent_get_xspace_proto(struct agent_ctx *ctx);
 /* agent_cmd_nodata.c */
 int agent_get_utilization_viewer(struct agent_ctx *ctx);
 int agent_get_llo_analysis(struct agent_ctx *ctx);
+int agent_get_kernel_utilization(struct agent_ctx *ctx);
+
+/* agent_cmd_steps.c */
+int agent_get_step_trace(struct agent_ctx *ctx);
+int agent_check_host_boundness(struct agent_ctx *ctx);
 
 /* agent_cmd_roofline.c */
 int agent_get_roofline_model(struct agent_ctx *ctx);

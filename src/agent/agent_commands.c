@@ -89,12 +89,26 @@ static const struct agent_param p_parity[] = {{"kernel_ref", REQ},
                                               {"logdir", 0},
                                               {"bypass_cache", 0},
                                               {NULL, 0}};
+static const struct agent_param p_host_bound[] = {
+    {"session_id", REQ}, {"func_name", POS}, {"logdir", 0}, {"bypass_cache", 0}, {NULL, 0}};
+static const struct agent_param p_step_trace[] = {
+    {"session_id", REQ},    {"step_num", 0},     {"limit", 0},  {"device_core", 0},
+    {"include_summary", 0}, {"bypass_cache", 0}, {"logdir", 0}, {NULL, 0}};
+static const struct agent_param p_kernel_util[] = {
+    {"session_id", REQ},   {"kernel_name", 0}, {"duration_us", 0},
+    {"force_duration", 0}, {"host", 0},        {"device", 0},
+    {"output_format", 0},  {"raw_bytes", 0},   {"bypass_cache", 0},
+    {"logdir", 0},         {NULL, 0}};
 static const struct agent_param p_llo[] = {
     {"session_id", REQ}, {"host", POS}, {"bypass_cache", POS}, {"logdir", 0}, {NULL, 0}};
 
 const struct agent_command agent_commands[] = {
     {"aggregate_xplane_events", p_aggregate_events, 0, 1, agent_aggregate_xplane_events,
      "statistics of the durations of matching events, by name"},
+    {"check_host_boundness", p_host_bound, 0, 1, agent_check_host_boundness,
+     "is the workload host-bound: XProf's four-condition gate"},
+    {"compute_utilization", p_kernel_util, 0, 1, agent_get_kernel_utilization,
+     "get_kernel_utilization under a second name"},
     {"get_avg_step_time", p_avg_step_time, 0, 0, agent_get_avg_step_time,
      "the mean duration of the XLA Modules events of the device planes"},
     {"get_device_information", p_session, 0, 1, agent_get_device_information,
@@ -114,6 +128,8 @@ const struct agent_command agent_commands[] = {
     {"get_hosts", p_session, 0, 1, agent_get_hosts, "the hosts of the session"},
     {"get_kernel_stats", p_kernel_stats, 0, 0, agent_get_kernel_stats,
      "total, count and mean duration per kernel of the device planes"},
+    {"get_kernel_utilization", p_kernel_util, 0, 1, agent_get_kernel_utilization,
+     "hardware compute utilization per kernel (TPU counters)"},
     {"get_kpi_metrics", p_session_kw, 0, 1, agent_get_kpi_metrics,
      "step time, duty cycle, utilization, peak memory, accelerator"},
     {"get_llo_analysis", p_llo, 0, 1, agent_get_llo_analysis, "LLO analysis (not in OSS)"},
@@ -128,6 +144,8 @@ const struct agent_command agent_commands[] = {
      "text summary: total time and the top operations"},
     {"get_roofline_model", p_roofline, 0, 1, agent_get_roofline_model,
      "program and per-op roofline: intensity, efficiency, bound"},
+    {"get_step_trace", p_step_trace, 0, 1, agent_get_step_trace,
+     "per step compute, communication, infeed, outfeed and idle time"},
     {"get_top_hlo_ops", p_top_hlo_ops, 0, 1, agent_get_top_hlo_ops,
      "top HLO ops by self time, FLOPs and bytes accessed"},
     {"get_utilization_viewer", p_utilization, 0, 1, agent_get_utilization_viewer,

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -45,28 +46,40 @@
 #define XFS_MAX_THREADS 256
 #define KEY_MAX_THREADS 1
 
+/* Links an open file or directory into its mount's list of open ones:
+ * the kernel sends no RELEASE for those still open at unmount (a close
+ * racing a SIGTERM), so the mount frees what is left when it ends. */
+struct xfs_open_link {
+    struct xfs_open_link *prev, *next;
+};
+
 struct xfs {
-    struct vfs *v;             /* the core */
-    struct inode_table inodes; /* path <-> ino */
-    uid_t uid;                 /* owner shown for every file */
-    gid_t gid;                 /* group shown for every file */
-    int debug;                 /* log every error to stderr */
+    struct vfs *v;                   /* the core */
+    pthread_mutex_t open_lock;       /* guards the two lists below */
+    struct xfs_open_link open_files; /* xfs_handle: list head, circular */
+    struct xfs_open_link open_dirs;  /* xfs_dir: list head, circular */
+    struct inode_table inodes;       /* path <-> ino */
+    uid_t uid;                       /* owner shown for every file */
+    gid_t gid;                       /* group shown for every file */
+    int debug;                       /* log every error to stderr */
 };
 
 /* What an open file holds: exactly one of the three. */
 struct xfs_handle {
-    struct blob *blob;      /* produced content, or NULL */
-    struct live_blob *live; /* content still being produced, or NULL */
-    int fd;                 /* raw pass-through file, or -1 */
-    int logged;             /* live: its failure went to stderr */
+    struct xfs_open_link link; /* first: in xfs.open_files */
+    struct blob *blob;         /* produced content, or NULL */
+    struct live_blob *live;    /* content still being produced, or NULL */
+    int fd;                    /* raw pass-through file, or -1 */
+    int logged;                /* live: its failure went to stderr */
 };
 
 /* A directory listing made at opendir. */
 struct xfs_dir {
-    char **names; /* entry names */
-    char *is_dir; /* 1 for directories */
-    size_t n;     /* entries */
-    size_t cap;   /* allocated */
+    struct xfs_open_link link; /* first: in xfs.open_dirs */
+    char **names;              /* entry names */
+    char *is_dir;              /* 1 for directories */
+    size_t n;                  /* entries */
+    size_t cap;                /* allocated */
 };
 
 struct xfs_opts {
@@ -85,6 +98,41 @@ struct xfs_opts {
 static struct xfs *xfs_of(fuse_req_t req)
 {
     return fuse_req_userdata(req);
+}
+
+static void open_list_init(struct xfs_open_link *head)
+{
+    head->prev = head->next = head;
+}
+
+static void open_add(struct xfs *fs, struct xfs_open_link *head, struct xfs_open_link *l)
+{
+    pthread_mutex_lock(&fs->open_lock);
+    l->next = head->next;
+    l->prev = head;
+    head->next->prev = l;
+    head->next = l;
+    pthread_mutex_unlock(&fs->open_lock);
+}
+
+static void open_del(struct xfs *fs, struct xfs_open_link *l)
+{
+    pthread_mutex_lock(&fs->open_lock);
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    pthread_mutex_unlock(&fs->open_lock);
+}
+
+/* Frees an open file's handle; 1 if that freed its blob. */
+static int handle_free(struct xfs_handle *h)
+{
+    int freed = blob_unref(h->blob);
+
+    live_unref(h->live);
+    if (h->fd >= 0)
+        close(h->fd);
+    free(h);
+    return freed;
 }
 
 static void log_err(const char *path, const struct xp_err *err, int rc)
@@ -295,12 +343,10 @@ static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fi->fh = (uint64_t)(uintptr_t)h;
     vfs_node_free(&node);
     free(path);
+    open_add(fs, &fs->open_files, &h->link);
     if (fuse_reply_open(req, fi) != 0) {
-        blob_unref(h->blob);
-        live_unref(h->live);
-        if (h->fd >= 0)
-            close(h->fd);
-        free(h);
+        open_del(fs, &h->link);
+        handle_free(h);
     }
 }
 
@@ -339,15 +385,13 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void xfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     struct xfs_handle *h = (struct xfs_handle *)(uintptr_t)fi->fh;
-    struct vfs *v = xfs_of(req)->v;
+    struct xfs *fs = xfs_of(req);
+    struct vfs *v = fs->v;
     int freed;
 
     (void)ino;
-    freed = blob_unref(h->blob);
-    live_unref(h->live);
-    if (h->fd >= 0)
-        close(h->fd);
-    free(h);
+    open_del(fs, &h->link);
+    freed = handle_free(h);
     fuse_reply_err(req, 0); /* req is gone from here on */
     /* A file the cache does not hold went with its last reader: give its
      * memory back (a cached file's close costs nothing). */
@@ -390,6 +434,22 @@ static void dir_free(struct xfs_dir *d)
     free(d);
 }
 
+/* After the session: what the kernel never released. The handles are
+ * first in their structs (link), so a link is its handle. */
+static void free_still_open(struct xfs *fs)
+{
+    while (fs->open_files.next != &fs->open_files) {
+        struct xfs_open_link *l = fs->open_files.next;
+        open_del(fs, l);
+        handle_free((struct xfs_handle *)l);
+    }
+    while (fs->open_dirs.next != &fs->open_dirs) {
+        struct xfs_open_link *l = fs->open_dirs.next;
+        open_del(fs, l);
+        dir_free((struct xfs_dir *)l);
+    }
+}
+
 static void xfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     struct xfs *fs = xfs_of(req);
@@ -420,8 +480,11 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
     free(path);
     fi->fh = (uint64_t)(uintptr_t)d;
     fi->cache_readdir = 0;
-    if (fuse_reply_open(req, fi) != 0)
+    open_add(fs, &fs->open_dirs, &d->link);
+    if (fuse_reply_open(req, fi) != 0) {
+        open_del(fs, &d->link);
         dir_free(d);
+    }
 }
 
 static void xfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -452,8 +515,11 @@ static void xfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void xfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    struct xfs_dir *d = (struct xfs_dir *)(uintptr_t)fi->fh;
+
     (void)ino;
-    dir_free((struct xfs_dir *)(uintptr_t)fi->fh);
+    open_del(xfs_of(req), &d->link);
+    dir_free(d);
     fuse_reply_err(req, 0);
 }
 
@@ -720,6 +786,9 @@ int main(int argc, char *argv[])
     malloc_tune_one_arena();
 
     memset(&fs, 0, sizeof(fs));
+    pthread_mutex_init(&fs.open_lock, NULL);
+    open_list_init(&fs.open_files);
+    open_list_init(&fs.open_dirs);
     if (argc == 2 && strcmp(argv[1], "help") == 0) {
         usage(argv[0]);
         fuse_cmdline_help();
@@ -802,6 +871,7 @@ err_out6:
     fuse_remove_signal_handlers(se);
 err_out5:
     fuse_session_destroy(se);
+    free_still_open(&fs);
 err_out4:
     inodes_destroy(&fs.inodes);
 err_out3:
@@ -816,5 +886,6 @@ err_out1:
     free(xo.trace_complete_arg);
     free(xo.cache_dir);
     free(xo.cache_bytes_arg);
+    pthread_mutex_destroy(&fs.open_lock);
     return ret ? 1 : 0;
 }

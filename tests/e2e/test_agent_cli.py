@@ -534,3 +534,424 @@ def test_mount_cli_bad_flag_is_einval(xcat, corpus):
     r = xcat(corpus, MOUNT_NAMES[XPLANE_RUNS[0]] + "/cli/get_top_hlo_ops.json?limit=abc",
              check=False)
     assert r.returncode != 0
+
+
+# --- get_step_trace, check_host_boundness, get_kernel_utilization,
+# compute_utilization: each recomputed here from the tool files, as XProf's
+# tools compute them (get_step_trace_tool.py, check_host_boundness_tool.py)
+
+STEP_COMMANDS = ["get_step_trace", "check_host_boundness", "get_kernel_utilization",
+                 "compute_utilization"]
+
+
+def safe_float(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return 0.0
+    return f if math.isfinite(f) else 0.0
+
+
+def pod_steps(pod):
+    """The per-step rows get_step_trace makes of pod_viewer.json."""
+    steps = []
+    for entry in pod["podStatsSequence"]["podStatsMap"]:
+        cores = list(entry.get("podStatsPerCore", {}).values())
+        if not cores:
+            continue
+        n = len(cores)
+
+        def avg(key):
+            return round(sum(safe_float(c.get(key)) for c in cores) / n / 1000.0, 4)
+
+        def brk(key):
+            return round(sum(safe_float((c.get("stepBreakdownUs") or {}).get(key))
+                             for c in cores) / n / 1000.0, 4)
+        total, comp, crs = avg("totalDurationUs"), brk("1"), brk("3")
+        comm = round(crs + brk("2"), 4)
+        infeed, outfeed = brk("6"), brk("7")
+        if not any((comp, comm, infeed, outfeed)):
+            continue  # (the corpus has no legacy-schema steps)
+        idle = round(max(0.0, total - (comp + comm + infeed + outfeed)), 4)
+        pct = [round(x / total * 100, 2) if total > 0 else 0.0
+               for x in (comp, comm, infeed, outfeed, idle)]
+        names = [str(c["bottleneck"]) for c in cores if c.get("bottleneck")]
+        steps.append({"step_num": int(entry["stepNum"]), "step_time_ms": total,
+                      "compute_time_ms": comp, "compute_percent": pct[0],
+                      "communication_time_ms": comm, "communication_percent": pct[1],
+                      "infeed_time_ms": infeed, "infeed_percent": pct[2],
+                      "outfeed_time_ms": outfeed, "outfeed_percent": pct[3],
+                      "bottleneck": max(names, key=names.count),
+                      "idle_time_ms": idle, "idle_percent": pct[4],
+                      "communication_breakdown_ms": {"all_reduce_ms": crs, "send_ms": 0.0,
+                                                     "recv_ms": 0.0}})
+    return steps
+
+
+def input_pipeline_steps(ipa):
+    """The rows get_step_trace makes of input_pipeline_analyzer.json's step table."""
+    table = next(s for s in ipa if s.get("cols") and "rows" in s
+                 and any("step" in c["id"].lower() or "infeed" in c["id"].lower()
+                         for c in s["cols"]))
+    col = {c["id"].lower(): i for i, c in enumerate(table["cols"])}
+    groups = {"comp": ("tccomputetimems", "scv0computetimems", "bccomputetimems",
+                       "devicecomputetimems", "noninfeedtimems"),
+              "comm": ("devicetodevicetimems", "devicecollectivestimems"),
+              "infeed": ("tcinfeedtimems", "scv0infeedtimems", "bcinfeedtimems",
+                         "infeedtimems"),
+              "outfeed": ("tcoutfeedtimems", "outfeedtimems"),
+              "other": ("tcidletimems", "hosttransfertimems", "hostcomputetimems",
+                        "kernellaunchtimems", "compiletimems", "othertimems")}
+    steps = []
+    for row in table["rows"]:
+        cells = [c.get("v") for c in row["c"]]
+        g = {k: sum(safe_float(cells[col[c]]) for c in ids if c in col)
+             for k, ids in groups.items()}
+        total = round(safe_float(cells[col["steptimems"]]) if "steptimems" in col
+                      else sum(g.values()), 4)
+        parts = g["comp"] + g["comm"] + g["infeed"] + g["outfeed"]
+        idle = round(max(g["other"], total - parts), 4)
+
+        def pct(x):
+            return round(x / total * 100, 2) if total > 0 else 0.0
+        infeed_pct = (round(safe_float(cells[col["infeedpercentaverage"]]), 2)
+                      if "infeedpercentaverage" in col else pct(g["infeed"]))
+        order = [("Compute", g["comp"]), ("Communication", g["comm"]),
+                 ("Input / Infeed", g["infeed"]), ("Output / Outfeed", g["outfeed"]),
+                 ("Idle / Other", g["other"])]
+        steps.append({"step_num": int(cells[col["stepnum"]]), "step_time_ms": total,
+                      "compute_time_ms": round(g["comp"], 4), "compute_percent": pct(g["comp"]),
+                      "communication_time_ms": round(g["comm"], 4),
+                      "communication_percent": pct(g["comm"]),
+                      "infeed_time_ms": round(g["infeed"], 4), "infeed_percent": infeed_pct,
+                      "outfeed_time_ms": round(g["outfeed"], 4),
+                      "outfeed_percent": pct(g["outfeed"]),
+                      "bottleneck": max(order, key=lambda o: o[1])[0],
+                      "idle_time_ms": idle, "idle_percent": pct(idle)})
+    return steps
+
+
+def step_summary(steps):
+    n = len(steps)
+
+    def avg(key):
+        return round(sum(s[key] for s in steps) / n, 4)
+    times = [s["step_time_ms"] for s in steps]
+    mean = sum(times) / n
+    sdv = round(math.sqrt(sum((t - mean) ** 2 for t in times) / (n - 1)), 4) if n > 1 else 0.0
+    a = {k: avg(k + "_time_ms") for k in ("step", "compute", "communication", "infeed",
+                                          "outfeed", "idle")}
+    names = [s["bottleneck"] for s in steps]
+
+    def pct(x):
+        return round(x / a["step"] * 100, 2) if a["step"] > 0 else 0.0
+    return {"total_steps": n, "step_time_ms_average": a["step"],
+            "step_time_ms_min": round(min(times), 4), "step_time_ms_max": round(max(times), 4),
+            "step_time_ms_stddev": sdv,
+            "compute_time_ms_average": a["compute"], "compute_percent": pct(a["compute"]),
+            "communication_time_ms_average": a["communication"],
+            "communication_percent": pct(a["communication"]),
+            "infeed_time_ms_average": a["infeed"], "infeed_percent": pct(a["infeed"]),
+            "outfeed_time_ms_average": a["outfeed"], "outfeed_percent": pct(a["outfeed"]),
+            "primary_bottleneck": max(names, key=names.count),
+            "idle_time_ms_average": a["idle"], "idle_percent": pct(a["idle"]),
+            "is_aggregate": False}
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+@pytest.mark.parametrize("command", STEP_COMMANDS)
+def test_step_commands_answer_json(xprofs_build, corpus, run, command):
+    rc, out, err = agent(xprofs_build, command, corpus / run)
+    assert rc == 0, err
+    json.loads(out)
+    assert out.endswith("}\n")
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_step_trace_agrees_with_pod_viewer(xprofs_build, corpus, run, xcat):
+    name = MOUNT_NAMES[run]
+    pod = json.loads(xcat(corpus, name + "/pod_viewer.json"))
+    steps = pod_steps(pod)
+    rc, out, _ = agent(xprofs_build, "get_step_trace", corpus / run)
+    got = json.loads(out)
+    if steps:
+        assert got == {"summary": step_summary(steps), "step_breakdown": steps[:20]}
+        return
+    # no pod steps: the input pipeline's step table and the overview have none either
+    ipa = json.loads(xcat(corpus, name + "/input_pipeline_analyzer.json"))
+    assert input_pipeline_steps(ipa) == []
+    props = {}
+    for s in json.loads(xcat(corpus, name + "/overview_page.json")):
+        props.update(s.get("p", {}))
+    assert safe_float(props.get("steptime_ms_average")) <= 0
+    assert got == {"status": "NO_DATA", "message":
+                   f"No step trace data found for session '{corpus / run}' (the trace may "
+                   "lack step markers). Consider using 'list_xplane_events' to get more "
+                   "performance insights."}
+
+
+@pytest.mark.parametrize("scenario,source", [("train", "pod"), ("tpu", "input_pipeline")])
+def test_step_trace_of_synthetic_runs(xprofs_build, synth, tmp_path, xcat, scenario, source):
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", scenario, "--steps", 6)
+    if source == "pod":
+        steps = pod_steps(json.loads(xcat(logdir, "r1/pod_viewer.json")))
+    else:
+        assert pod_steps(json.loads(xcat(logdir, "r1/pod_viewer.json"))) == []
+        steps = input_pipeline_steps(json.loads(xcat(logdir,
+                                                     "r1/input_pipeline_analyzer.json")))
+    assert len(steps) >= 5
+    run_dir = logdir / "plugins/profile/r1"
+    rc, out, _ = agent(xprofs_build, "get_step_trace", run_dir, "--limit=3")
+    assert rc == 0
+    assert json.loads(out) == {"summary": step_summary(steps), "step_breakdown": steps[:3]}
+    # one step, by number; no summary
+    want = steps[2]["step_num"]
+    rc, out, _ = agent(xprofs_build, "get_step_trace", run_dir, f"--step_num={want}",
+                       "--noinclude_summary")
+    assert rc == 0 and json.loads(out) == {"step_breakdown": [steps[2]]}
+
+
+def hlo_times(node):
+    """compute / HBM / ICI ps of the leaves of the op profile by category."""
+    t = [0.0, 0.0, 0.0]
+    metrics = node.get("metrics", {})
+    children = node.get("children", [])
+    if not children and metrics.get("occurrences", 0) > 0:
+        name = str(node.get("name", "")).lower()
+        cat = str(node.get("xla", {}).get("category", "")).lower()
+        raw = float(metrics.get("rawTime", 0.0) or 0.0)
+        ici = ("all-reduce", "all-gather", "all-to-all", "reduce-scatter",
+               "collective-broadcast", "collective-permute")
+        if any(p in name or p in cat for p in ici):
+            t[2] += raw
+        elif any(p in name or p in cat for p in ("copy-start", "copy", "copy-done")):
+            t[1] += raw
+        else:
+            t[0] += raw
+    for c in children:
+        ct = hlo_times(c)
+        t = [a + b for a, b in zip(t, ct)]
+    return t
+
+
+def host_boundness(session, page, profile, barrier_us):
+    """check_host_boundness of overview_page.json, the op profile by category and
+    the barrier-cores durations (us); the utilization viewer has no data."""
+    over, step_p, env = (page[i].get("p", {}) for i in range(3))
+    steps = len(page[1].get("rows") or [])
+    duty = float(str(over.get("device_duty_cycle_percent", "0.0%")).replace("%", ""))
+    cores = max(1, int(re.search(r"\d+", str(env.get("device_core_count", "1"))).group()))
+    step_ms = float(re.search(r"[\d.]+", str(step_p.get("steptime_ms_average") or "0.0"))
+                    .group())
+    total = step_ms * steps
+    if total == 0.0 or steps == 0:
+        return {"status": "INSUFFICIENT_DATA",
+                "reasons": [f"Session {session} lacks valid step timing duration telemetry "
+                            "in overview_page.json."],
+                "recommendations": ["Capture a new XProf trace with step profiling enabled "
+                                    "to measure host boundness."]}
+    comp, hbm, ici = (x / 1e9 / cores for x in hlo_times(profile["byCategory"]))
+    barrier = (sum(barrier_us) / len(barrier_us) / 1000.0) * steps if barrier_us else 0.0
+    pure = max(0.0, total - (comp + hbm + ici) - barrier)
+    active = total - pure
+    ratio = (pure / active if active > 0 else 0.0) * 100.0
+    chips = cores * pure / total
+    reasons = ["Workload is not host-bound. One or more host-bound condition thresholds "
+               "were not met:"]
+    if duty > 50.0 and ratio <= 10.0:
+        reasons = [f"TPU duty cycle ({duty:.1f}%) is high and idle ratio is low."]
+    else:
+        if ratio <= 10.0:
+            reasons.append(f"- Idle Time Ratio ({ratio:.1f}%) is <= 10.0%.")
+        reasons.append("- MXU Idleness (0.0%) is <= 70.0%.")
+    return {"status": "NOT_HOST_BOUND",
+            "metrics": {"tpu_duty_cycle_percent": round(duty, 2),
+                        "idle_time_ratio_percent": round(ratio, 2),
+                        "equivalent_idle_chips": round(chips, 2),
+                        "mxu_idleness_percent": 0.0,
+                        "hbm_bandwidth_utilization_percent": 0.0,
+                        "ici_read_utilization_percent": 0.0,
+                        "ici_write_utilization_percent": 0.0,
+                        "scaled_compute_time_ms": round(comp, 2),
+                        "scaled_hbm_time_ms": round(hbm, 2),
+                        "scaled_ici_time_ms": round(ici, 2),
+                        "scaled_barrier_time_ms": round(barrier, 2),
+                        "pure_idle_time_ms": round(pure, 2),
+                        "total_duration_ms": round(total, 2),
+                        "number_of_steps": steps, "core_count": cores},
+            "reasons": reasons, "recommendations": []}
+
+
+def barrier_durations_us(run_dir):
+    """barrier-cores events of the TPU:0 / GPU:0 planes of the first host."""
+    files = sorted(run_dir.glob("**/*.xplane.pb"))
+    hosts = {f: f.name[:-len(".xplane.pb")].split(".")[-1] for f in files}
+    first = min(hosts.values())
+    out = []
+    for f in files:
+        if hosts[f] != first:
+            continue
+        for plane in xplane_py.load(f).planes:
+            if "TPU:0" not in plane.name and "GPU:0" not in plane.name:
+                continue
+            meta = {m.key: m.value for m in plane.event_metadata}
+            for line in plane.lines:
+                for ev in line.events:
+                    md = meta.get(ev.metadata_id)
+                    if md is not None and (md.display_name or md.name) == "barrier-cores":
+                        out.append(ev.duration_ps / 1e6)
+    return out
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+def test_host_boundness_agrees_with_tool_files(xprofs_build, corpus, run, xcat):
+    name = MOUNT_NAMES[run]
+    page = json.loads(xcat(corpus, name + "/overview_page.json"))
+    profile = json.loads(xcat(corpus, name + "/op_profile.json?group_by=category"))
+    want = host_boundness(corpus / run, page, profile, barrier_durations_us(corpus / run))
+    rc, out, _ = agent(xprofs_build, "check_host_boundness", corpus / run)
+    assert rc == 0 and json.loads(out) == want
+    # func_name only changes the HOST_BOUND recommendations
+    rc, out2, _ = agent(xprofs_build, "check_host_boundness", corpus / run, "train_step")
+    assert rc == 0 and out2 == out
+
+
+@pytest.mark.parametrize("scenario", ["train", "tpu"])
+def test_host_boundness_of_synthetic_runs(xprofs_build, synth, tmp_path, xcat, scenario):
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", scenario, "--steps", 6)
+    page = json.loads(xcat(logdir, "r1/overview_page.json"))
+    profile = json.loads(xcat(logdir, "r1/op_profile.json?group_by=category"))
+    run_dir = logdir / "plugins/profile/r1"
+    want = host_boundness(run_dir, page, profile, barrier_durations_us(run_dir))
+    assert want["status"] == "NOT_HOST_BOUND" and want["metrics"]["scaled_compute_time_ms"] > 0
+    rc, out, _ = agent(xprofs_build, "check_host_boundness", run_dir)
+    assert rc == 0 and json.loads(out) == want
+
+
+@pytest.mark.parametrize("run", XPLANE_RUNS)
+@pytest.mark.parametrize("command", ["get_kernel_utilization", "compute_utilization"])
+def test_kernel_utilization_without_tpu_counters(xprofs_build, corpus, run, command):
+    planes = {p.name for f in (corpus / run).glob("*.xplane.pb")
+              for p in xplane_py.load(f).planes}
+    assert not any(p.startswith("/device:TPU") for p in planes)
+    rc, out, _ = agent(xprofs_build, command, corpus / run, "--kernel_name=fusion",
+                       "--device=0", "--output_format=dict")
+    assert rc == 0 and out == '{\n  "devices": [],\n  "status": "SUCCESS"\n}\n'
+
+
+@pytest.mark.parametrize("args,code,reason", [
+    (["get_step_trace", "RUN", "--limit=abc"], 4, "INVALID_VALUE"),
+    (["get_step_trace", "RUN", "--bogus=1"], 2, None),
+    (["get_step_trace", "RUN", "5"], 2, None),
+    (["check_host_boundness", "RUN", "f", "True"], 2, None),  # bypass_cache: keyword-only
+    (["check_host_boundness", "/no/such/run"], 3, "PATH_ERROR"),
+    (["get_kernel_utilization", "RUN", "--raw_bytes=abc"], 2, "USAGE_ERROR"),
+    (["compute_utilization", "/no/such/run"], 3, "PATH_ERROR"),
+])
+def test_step_commands_bad_values(xprofs_build, corpus, args, code, reason):
+    args = [str(corpus / XPLANE_RUNS[4]) if a == "RUN" else a for a in args]
+    rc, out, err = agent(xprofs_build, *args)
+    assert rc == code, (out, err)
+    if reason is None:
+        assert out == "" and err.startswith("ERROR:")
+    else:
+        assert json.loads(out)["reason"] == reason and err.startswith(reason)
+
+
+@pytest.mark.parametrize("path,argv", [
+    ("get_step_trace.json", ["get_step_trace"]),
+    ("get_step_trace.json?limit=1&include_summary=False",
+     ["get_step_trace", "--limit=1", "--include_summary=False"]),
+    ("check_host_boundness.json", ["check_host_boundness"]),
+    ("check_host_boundness.json?func_name=step", ["check_host_boundness", "--func_name=step"]),
+    ("get_kernel_utilization.json?kernel_name=fusion",
+     ["get_kernel_utilization", "--kernel_name=fusion"]),
+    ("compute_utilization.json", ["compute_utilization"]),
+])
+@pytest.mark.parametrize("run", [XPLANE_RUNS[3], XPLANE_RUNS[4]])
+def test_mount_step_files_are_the_cli_bytes(xprofs_build, corpus, xcat, run, path, argv):
+    import os
+    run_dir = os.path.realpath(corpus / run)
+    mounted = xcat(corpus, MOUNT_NAMES[run] + "/cli/" + path)
+    r = subprocess.run([str(xprofs_build / "xprofs"), argv[0], run_dir, *argv[1:]],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0 and mounted == r.stdout and mounted.endswith(b"}\n")
+
+
+def test_mount_step_trace_bad_limit_is_einval(xcat, corpus):
+    r = xcat(corpus, MOUNT_NAMES[XPLANE_RUNS[4]] + "/cli/get_step_trace.json?limit=abc",
+             check=False)
+    assert r.returncode != 0
+
+
+def test_step_trace_falls_back_to_input_pipeline_and_overview(xprofs_build, corpus, xcat):
+    run = XPLANE_RUNS[4]
+    name = MOUNT_NAMES[run]
+    ip_steps = input_pipeline_steps(json.loads(xcat(corpus, name +
+                                                    "/input_pipeline_analyzer.json")))
+    assert ip_steps
+    # a core the pod viewer lacks: the input pipeline's steps (it has no cores)
+    rc, out, _ = agent(xprofs_build, "get_step_trace", corpus / run, "--device_core=7")
+    assert rc == 0 and json.loads(out) == {"summary": step_summary(ip_steps),
+                                           "step_breakdown": ip_steps}
+    # a step neither has: the overview's averages
+    props = {}
+    for s in json.loads(xcat(corpus, name + "/overview_page.json")):
+        props.update(s.get("p", {}))
+    step = float(props["steptime_ms_average"])
+    rc, out, _ = agent(xprofs_build, "get_step_trace", corpus / run, "--step_num=99")
+    got = json.loads(out)
+    assert rc == 0 and got["step_breakdown"] == [] and got["summary"]["is_aggregate"] is True
+    assert got["summary"]["step_time_ms_average"] == round(step, 4)
+    assert got["summary"]["total_steps"] == len(ip_steps)
+    assert got["summary"]["compute_time_ms_average"] == round(
+        step - safe_float(props.get("tc_infeed_ms_average")) -
+        safe_float(props.get("tc_outfeed_ms_average")) -
+        safe_float(props.get("tc_idle_ms_average")), 4)
+
+
+def test_host_boundness_counts_barrier_cores(xprofs_build, synth, tmp_path, xcat):
+    """barrier-cores events on TPU:0 (added here to a synthetic TPU run) are taken
+    out of the idle time, averaged per event and scaled by the step count."""
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--scenario", "tpu", "--steps", 6)
+    run_dir = logdir / "plugins/profile/r1"
+    f = sorted(run_dir.glob("*.xplane.pb"))[0]
+    space = xplane_py.load(f)
+    plane = next(p for p in space.planes if p.name == "/device:TPU:0")
+    entry = plane.event_metadata.add()
+    entry.key = entry.value.id = 1000
+    entry.value.name = "barrier-cores"
+    line = xplane_py.add_line(plane, 99, "Barriers", plane.lines[0].timestamp_ns)
+    for i, dur_ps in enumerate((40_000_000, 65_500_000, 52_250_000)):
+        ev = line.events.add()
+        ev.metadata_id = 1000
+        ev.offset_ps = i * 100_000_000
+        ev.duration_ps = dur_ps
+    f.write_bytes(space.SerializeToString())
+    barriers = barrier_durations_us(run_dir)
+    assert barriers == [40.0, 65.5, 52.25]
+    page = json.loads(xcat(logdir, "r1/overview_page.json"))
+    profile = json.loads(xcat(logdir, "r1/op_profile.json?group_by=category"))
+    want = host_boundness(run_dir, page, profile, barriers)
+    assert want["metrics"]["scaled_barrier_time_ms"] > 0
+    rc, out, _ = agent(xprofs_build, "check_host_boundness", run_dir)
+    assert rc == 0 and json.loads(out) == want
+
+
+def test_fuse_mount_step_files_are_the_cli_bytes(xprofs_build, corpus, mount):
+    """Through a real FUSE mount: each new command's cli/ file, listed and read."""
+    import os
+    mnt = mount(corpus)
+    run = XPLANE_RUNS[4]
+    cli_dir = mnt / MOUNT_NAMES[run] / "cli"
+    names = os.listdir(cli_dir)
+    run_dir = os.path.realpath(corpus / run)
+    for command in STEP_COMMANDS:
+        assert command + ".json" in names
+        mounted = (cli_dir / (command + ".json")).read_bytes()
+        r = subprocess.run([str(xprofs_build / "xprofs"), command, run_dir],
+                           capture_output=True, timeout=600)
+        assert r.returncode == 0 and mounted == r.stdout
+    with pytest.raises(OSError) as e:
+        (cli_dir / "get_step_trace.json?limit=abc").read_bytes()
+    assert e.value.errno == 22  # EINVAL

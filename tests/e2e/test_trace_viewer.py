@@ -296,3 +296,17 @@ def test_mount_matches_cli(corpus, mount, xcat):
     mnt = mount(corpus)
     path = f"{CONV}/trace_viewer.json?start_time_ms=1635.8&end_time_ms=1636.5"
     assert (pathlib.Path(mnt) / path).read_bytes() == xcat(corpus, path)
+
+
+def test_fractional_resolution_is_truncated_as_xprof_does(corpus, xcat):
+    """XProf's GetTraceViewOption casts a fractional resolution to an
+    integer, so resolution=1.5 is accepted and answers what resolution=1
+    answers; one that is not a number, negative or huge is refused."""
+    base = f"{CONV}/trace_viewer.json?start_time_ms=0&end_time_ms=50"
+    one = xcat(corpus, base + "&resolution=1")
+    assert b'"traceEvents":[' in one
+    assert xcat(corpus, base + "&resolution=1.5") == one
+    assert xcat(corpus, base + "&resolution=1.999") == one
+    for bad in ("-1", "abc", "1e300"):
+        r = xcat(corpus, f"{base}&resolution={bad}", check=False)
+        assert r.returncode != 0 and r.stdout == b"", bad
