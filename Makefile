@@ -26,9 +26,10 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            protobuf-c-compiler libcjson-dev zlib1g-dev libcmocka-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
-           man-db groff-base slurm-wlm munge
+           man-db groff-base libcurl4-openssl-dev libssl-dev npm libxlsxwriter-dev \
+           python3-openpyxl slurm-wlm munge
 
-PKGS     = libprotobuf-c libcjson zlib libzstd
+PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto xlsxwriter
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 WNO      = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 CFLAGS   = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror $(WNO) -pthread $(SANITIZE)
@@ -40,7 +41,7 @@ FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
 PROTOS      = $(wildcard proto/*.proto)
 PROTO_C     = $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.c,$(PROTOS))
 PROTO_H     = $(PROTO_C:.c=.h)
-CORE_DIRS   = base out reader session store hlo xplane op_stats memory trace tracelens tools agent vfs
+CORE_DIRS   = base out remote reader session store hlo xplane op_stats memory trace tracelens tools agent vfs
 CORE_SRC    = $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 CORE_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(PROTO_C:.c=.o)
 FS_SRC      = $(wildcard src/fs/*.c)
@@ -144,6 +145,10 @@ deps:
 	    echo "  apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+	@# s3rver, the S3-compatible server of test_remote_s3 (test only, from npm).
+	@test -x build/npm/node_modules/.bin/s3rver || \
+	  npm install --prefix build/npm --no-audit --no-fund s3rver@3.7.1 >/dev/null 2>&1 || \
+	  echo "s3rver not installed (npm registry unreachable?): test_remote_s3 will skip"
 
 # --- tests -----------------------------------------------------------------
 test: deps

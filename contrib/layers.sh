@@ -21,6 +21,7 @@ SRC=${1:-src}
 # folder layer, lowest first: the table docs/design.md draws.
 LAYERS='base 0
 out 1
+remote 1
 reader 1
 session 2
 store 2

@@ -372,19 +372,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (vfs_open(argv[argi], CLI_CACHE_BYTES, &v, &err) != 0) {
+    if (vfs_open_location(argv[argi], NULL, CLI_CACHE_BYTES, &v, &err) != 0) {
         fprintf(stderr, "xprofs: %s\n", err.msg);
         return 1;
     }
     if (refuse_empty(v, argv[argi]) != 0) {
-        vfs_close(v);
+        vfs_close_location(v);
         return 1;
     }
     if (cache_dir != NULL) {
         struct store *st;
         if (store_open(cache_dir, (size_t)cache_bytes, &st, &err) != 0) {
             fprintf(stderr, "xprofs: %s\n", err.msg);
-            vfs_close(v);
+            vfs_close_location(v);
             return 3;
         }
         vfs_use_store(v, st);
@@ -405,6 +405,6 @@ int main(int argc, char **argv)
         rc = cmd_ls(v, argi + 1 < argc ? argv[argi + 1] : "", longfmt);
     if (fflush(stdout) != 0 && rc == 0)
         rc = 3;
-    vfs_close(v);
+    vfs_close_location(v);
     return rc;
 }

@@ -33,6 +33,7 @@
 #include "inodes.h"
 #include "base/malloc_tune.h"
 #include "base/version.h"
+#include "remote/mirror.h"
 #include "vfs/vfs.h"
 
 #define XFS_DIR_TIMEOUT 1.0
@@ -87,8 +88,11 @@ struct xfs_opts {
     char *cache_mb_arg;       /* -o cache_mb=N, as written */
     char *max_runs_arg;       /* -o max_runs=N */
     char *trace_complete_arg; /* -o trace_complete=0|1 */
-    char *cache_dir;          /* -o cache_dir=DIR, or NULL */
-    char *cache_bytes_arg;    /* -o cache_bytes=N[KMGT] */
+    char *endpoint;           /* -o endpoint=URL (s3:// and gs:// LOGDIRs) */
+    char *s3_style;           /* -o s3_style=path|virtual */
+    char *cache_dir;          /* -o cache_dir=DIR: the persistent cache (and a store's
+                                 local copy) */
+    char *cache_bytes;        /* -o cache_bytes=N[KMGT]: bound of each */
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
@@ -623,8 +627,10 @@ static const struct fuse_opt xfs_opt_spec[] = {
     {"cache_mb=%s", offsetof(struct xfs_opts, cache_mb_arg), 0},
     {"max_runs=%s", offsetof(struct xfs_opts, max_runs_arg), 0},
     {"trace_complete=%s", offsetof(struct xfs_opts, trace_complete_arg), 0},
+    {"endpoint=%s", offsetof(struct xfs_opts, endpoint), 0},
+    {"s3_style=%s", offsetof(struct xfs_opts, s3_style), 0},
     {"cache_dir=%s", offsetof(struct xfs_opts, cache_dir), 0},
-    {"cache_bytes=%s", offsetof(struct xfs_opts, cache_bytes_arg), 0},
+    {"cache_bytes=%s", offsetof(struct xfs_opts, cache_bytes), 0},
     FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
     FUSE_OPT_END,
 };
@@ -712,6 +718,11 @@ static void usage(const char *prog)
            "  -o cache_bytes=N   bound on DIR's entries (K, M, G, T; default: none)\n"
            "  -o trace_complete=0  do not complete a trace index in the background after a\n"
            "                     zoomed-out first request (default 1: the next zoom finds it)\n"
+           "  -o endpoint=URL    S3-compatible store of an s3:// or gs:// LOGDIR\n"
+           "  -o s3_style=path|virtual  bucket in the path or in the host name\n"
+           "                     (for such a LOGDIR cache_dir also holds the store's local copy,\n"
+           "                     default ~/.cache/xprofs/remote, and cache_bytes bounds it too:\n"
+           "                     least recently read runs go first; produced files: DIR/produced)\n"
            "Environment:\n"
            "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
            "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
@@ -775,7 +786,9 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS, 1, 0};
+    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS,
+                          1,    0};
+    struct mirror_opts mo = {0};
     unsigned long long cache_bytes = 0;
     struct xfs fs;
     struct xp_err err = {0};
@@ -816,7 +829,7 @@ int main(int argc, char *argv[])
     if (opt_int("cache_mb", xo.cache_mb_arg, 0, 1 << 30, &xo.cache_mb) != 0 ||
         opt_int("max_runs", xo.max_runs_arg, 1, 1 << 20, &xo.max_runs) != 0 ||
         opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0 ||
-        opt_bytes(xo.cache_bytes_arg, &cache_bytes) != 0)
+        opt_bytes(xo.cache_bytes, &cache_bytes) != 0)
         goto err_out2;
     if (is_mount_point(opts.mountpoint)) {
         fprintf(stderr,
@@ -824,15 +837,24 @@ int main(int argc, char *argv[])
                 opts.mountpoint, opts.mountpoint);
         goto err_out2;
     }
-    if (vfs_open(xo.logdir, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
+    mo.endpoint = xo.endpoint;
+    mo.style = xo.s3_style;
+    mo.cache_dir = xo.cache_dir;
+    mo.cache_bytes = (long long)cache_bytes;
+    if (vfs_open_location(xo.logdir, &mo, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
     }
     if (warn_if_empty(fs.v, xo.logdir) != 0)
         goto err_out3;
     if (xo.cache_dir != NULL) {
+        /* A store's local copy lays its tree out in DIR: the produced
+         * files go beside it, in DIR/produced. */
+        char sdir[PATH_MAX];
         struct store *st;
-        if (store_open(xo.cache_dir, (size_t)cache_bytes, &st, &err) != 0) {
+        snprintf(sdir, sizeof(sdir), "%s%s", xo.cache_dir,
+                 mirror_is_url(xo.logdir) ? "/produced" : "");
+        if (store_open(sdir, (size_t)cache_bytes, &st, &err) != 0) {
             fprintf(stderr, "xprofs-mount: %s\n", err.msg);
             goto err_out3;
         }
@@ -875,7 +897,7 @@ err_out5:
 err_out4:
     inodes_destroy(&fs.inodes);
 err_out3:
-    vfs_close(fs.v);
+    vfs_close_location(fs.v);
 err_out2:
     free(opts.mountpoint);
 err_out1:
@@ -884,8 +906,10 @@ err_out1:
     free(xo.cache_mb_arg);
     free(xo.max_runs_arg);
     free(xo.trace_complete_arg);
+    free(xo.endpoint);
+    free(xo.s3_style);
     free(xo.cache_dir);
-    free(xo.cache_bytes_arg);
+    free(xo.cache_bytes);
     pthread_mutex_destroy(&fs.open_lock);
     return ret ? 1 : 0;
 }

@@ -208,6 +208,8 @@ static int rescan_locked(struct catalog *cat)
     size_t i, n = 0;
     int rc;
 
+    if (cat->hook != NULL && cat->hook->refresh != NULL)
+        cat->hook->refresh(cat->hook->arg, NULL); /* on failure, the copy as it is */
     rc = walk(&f, cat->logdir, "", 0);
     if (rc != 0) {
         found_free(&f);
@@ -225,6 +227,8 @@ static int rescan_locked(struct catalog *cat)
             s = session_ref(cat->runs[old]);
         else
             s = session_new(f.names[i], f.dirs[i], cat->logdir);
+        if (s != NULL)
+            s->hook = cat->hook;
         if (s != NULL)
             runs[n++] = s;
     }
@@ -252,6 +256,12 @@ static int rescan_locked(struct catalog *cat)
 
 int catalog_open(const char *logdir, struct catalog **catp, struct xp_err *err)
 {
+    return catalog_open_source(logdir, NULL, catp, err);
+}
+
+int catalog_open_source(const char *logdir, const struct source_hook *hook, struct catalog **catp,
+                        struct xp_err *err)
+{
     struct catalog *cat;
     char real[PATH_MAX];
     struct stat st;
@@ -269,6 +279,7 @@ int catalog_open(const char *logdir, struct catalog **catp, struct xp_err *err)
     }
     pthread_mutex_init(&cat->lock, NULL);
     cat->rescan_ms = 1000;
+    cat->hook = hook;
     pthread_mutex_lock(&cat->lock);
     rc = rescan_locked(cat);
     pthread_mutex_unlock(&cat->lock);

@@ -20,16 +20,22 @@
 #include "session.h"
 
 struct catalog {
-    char *logdir;          /* LOGDIR, resolved with realpath */
-    pthread_mutex_t lock;  /* guards runs, nruns, last_scan_ms */
-    struct session **runs; /* sorted by name */
-    size_t nruns;          /* entries in runs */
-    int64_t last_scan_ms;  /* monotonic time of the last walk */
-    int rescan_ms;         /* minimum time between walks */
+    char *logdir;                   /* LOGDIR, resolved with realpath */
+    pthread_mutex_t lock;           /* guards runs, nruns, last_scan_ms */
+    struct session **runs;          /* sorted by name */
+    size_t nruns;                   /* entries in runs */
+    int64_t last_scan_ms;           /* monotonic time of the last walk */
+    int rescan_ms;                  /* minimum time between walks */
+    const struct source_hook *hook; /* LOGDIR is a remote store's copy, or NULL */
 };
 
 /* Open LOGDIR and walk it once. Returns 0 and *catp, or a negative errno. */
 int catalog_open(const char *logdir, struct catalog **catp, struct xp_err *err);
+
+/* The same for a LOGDIR that is a remote store's local copy: hook (which
+ * must outlive the catalog) is asked before each walk and each run read. */
+int catalog_open_source(const char *logdir, const struct source_hook *hook, struct catalog **catp,
+                        struct xp_err *err);
 
 void catalog_close(struct catalog *cat);
 

@@ -379,13 +379,38 @@ static uint64_t snapshot_fp_hash(const struct snapshot *snap)
     return h;
 }
 
+/* What the remote store's fetch said, kept by the snapshot. */
+static void note_fetch(struct snapshot *snap, int frc, const char *msg)
+{
+    pthread_mutex_lock(&snap->lock);
+    free(snap->fetch_error);
+    snap->fetch_error = frc < 0 ? strdup(msg) : NULL;
+    pthread_mutex_unlock(&snap->lock);
+    if (frc != 0)
+        snapshot_log(snap, "%s", msg);
+}
+
+int snapshot_fetch_failed(struct snapshot *snap, struct xp_err *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&snap->lock);
+    if (snap->fetch_error != NULL)
+        rc = xp_err_set(err, -EIO, "%s", snap->fetch_error);
+    pthread_mutex_unlock(&snap->lock);
+    return rc;
+}
+
 static int session_get(struct session *s, int check, struct snapshot **snapp, struct xp_err *err)
 {
     struct stat st;
     int64_t dir_mtime = 0;
-    int rc = 0;
+    int rc = 0, frc = 0;
+    struct xp_err ferr = {0};
 
     *snapp = NULL;
+    if (s->hook != NULL && (check || s->snap == NULL))
+        frc = s->hook->fetch(s->hook->arg, s->dir, &ferr);
     if (stat(s->dir, &st) != 0)
         return xp_err_set(err, -ENOENT, "%s: %s", s->dir, strerror(errno));
     dir_mtime = stat_mtime_ns(&st);
@@ -410,6 +435,8 @@ static int session_get(struct session *s, int check, struct snapshot **snapp, st
             }
         }
     }
+    if (rc == 0 && s->hook != NULL && (check || frc != 0))
+        note_fetch(s->snap, frc, ferr.msg);
     if (rc == 0)
         *snapp = snapshot_ref(s->snap);
     pthread_mutex_unlock(&s->lock);
@@ -481,6 +508,7 @@ void snapshot_unref(struct snapshot *snap)
     for (i = 0; i < snap->nerrors; i++)
         free(snap->errors[i]);
     free(snap->errors);
+    free(snap->fetch_error);
     free(snap->hosts);
     files_free(snap->files, snap->nfiles);
     pthread_mutex_destroy(&snap->lock);

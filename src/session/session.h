@@ -45,6 +45,19 @@ struct source_file {
 
 struct intermediate;
 
+/* Where a run directory's files come from when they are a local copy of a
+ * remote store's (src/remote/mirror.h; NULL for a local LOGDIR). fetch is
+ * asked before a run directory is listed: 0 when its files are up to date;
+ * > 0 with err when the store failed but every file has a copy (logged to
+ * errors.txt); < 0 with err when some file has none (the snapshot keeps
+ * the reason, fetch_error, and its files are EIO). refresh is asked before
+ * the catalog walks LOGDIR again. */
+struct source_hook {
+    int (*fetch)(void *arg, const char *dir, struct xp_err *err);
+    int (*refresh)(void *arg, struct xp_err *err);
+    void *arg;
+};
+
 struct snapshot {
     int refs;                   /* references; atomic */
     uint64_t gen;               /* generation, unique per session */
@@ -59,20 +72,22 @@ struct snapshot {
     struct intermediate *inter; /* computed values */
     char **errors;              /* lines of errors.txt, each after its time */
     uint32_t nerrors;           /* entries in errors */
+    char *fetch_error;          /* the store's reason some source has no copy; guarded by lock */
 };
 
 struct session {
-    char *name;            /* run name as XProf's runs list names it */
-    char *dir;             /* absolute path of the run directory */
-    char *logdir;          /* LOGDIR (realpath), for the symlink check */
-    int refs;              /* references; atomic */
-    pthread_mutex_t lock;  /* guards snap and next_gen */
-    struct snapshot *snap; /* current snapshot, NULL until first asked */
-    uint64_t next_gen;     /* generation for the next snapshot */
-    int64_t dir_mtime_ns;  /* run directory mtime when snap was listed */
-    uint64_t fp_hash;      /* fingerprint of the sources of the last snapshot */
-    uint64_t gen;          /* generation of the last snapshot */
-    int64_t last_used_ms;  /* monotonic time of the last session_snapshot*() */
+    char *name;                     /* run name as XProf's runs list names it */
+    char *dir;                      /* absolute path of the run directory */
+    char *logdir;                   /* LOGDIR (realpath), for the symlink check */
+    int refs;                       /* references; atomic */
+    pthread_mutex_t lock;           /* guards snap and next_gen */
+    struct snapshot *snap;          /* current snapshot, NULL until first asked */
+    uint64_t next_gen;              /* generation for the next snapshot */
+    int64_t dir_mtime_ns;           /* run directory mtime when snap was listed */
+    uint64_t fp_hash;               /* fingerprint of the sources of the last snapshot */
+    uint64_t gen;                   /* generation of the last snapshot */
+    int64_t last_used_ms;           /* monotonic time of the last session_snapshot*() */
+    const struct source_hook *hook; /* remote store's copy, or NULL (set by the catalog) */
 };
 
 /* Create a session for run directory dir named name. NULL on no memory. */
@@ -193,6 +208,10 @@ char *snapshot_key_text(const struct snapshot *snap, const char *what);
  * one per host and snapshot, failures included): 0 for a process that
  * served everything from the persistent cache. */
 uint64_t snapshot_profiles_opened(void);
+
+/* -EIO with err (the store's reason) if a source of snap could not be
+ * copied from the remote store it lives in; else 0. */
+int snapshot_fetch_failed(struct snapshot *snap, struct xp_err *err);
 
 /* Add a line to errors.txt, after the time it happened ("2026-12-03T21:40:12.345Z ",
  * UTC, SNAPSHOT_LOG_TIME_LEN bytes); a reason already there is not added again. */

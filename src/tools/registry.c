@@ -47,9 +47,22 @@ extern const struct tool tool_kernel_launchers_csv;
 extern const struct tool tool_kernel_launchers_summary_csv;
 extern const struct tool tool_kernel_launchers_summary_by_category_csv;
 extern const struct tool tool_xla_summary_csv;
-extern const struct tool tool_call_tree_txt; /* PyTorch runs: pt_call_tree.c */
-extern const struct tool tool_modules_txt;   /* PyTorch runs: pt_modules.c */
-extern const struct tool tool_roofline_csv;  /* PyTorch runs: pt_roofline.c */
+extern const struct tool tool_kernel_launchers_unique_args_csv; /* PyTorch runs */
+extern const struct tool tool_perf_report_gpu_timeline_csv;     /* perf_report.c */
+extern const struct tool tool_perf_report_ops_summary_by_category_csv;
+extern const struct tool tool_perf_report_ops_summary_csv;
+extern const struct tool tool_perf_report_ops_unique_args_csv;
+extern const struct tool tool_perf_report_gemm_csv;
+extern const struct tool tool_perf_report_sdpa_fwd_csv;
+extern const struct tool tool_perf_report_conv_fwd_csv;
+extern const struct tool tool_perf_report_coll_analysis_csv;
+extern const struct tool tool_perf_report_short_kernel_histogram_csv;
+extern const struct tool tool_perf_report_short_kernels_summary_csv;
+extern const struct tool tool_collectives_csv;  /* collectives.c */
+extern const struct tool tool_perf_report_xlsx; /* perf_report_xlsx.c */
+extern const struct tool tool_call_tree_txt;    /* PyTorch runs: pt_call_tree.c */
+extern const struct tool tool_modules_txt;      /* PyTorch runs: pt_modules.c */
+extern const struct tool tool_roofline_csv;     /* PyTorch runs: pt_roofline.c */
 extern const struct tool tool_report_md;
 extern const struct tool tool_report_json;
 extern const struct tool tool_compare_md;
@@ -109,6 +122,20 @@ const struct tool *const tool_table[] = {
     &tool_kernel_launchers_summary_csv,
     &tool_kernel_launchers_summary_by_category_csv,
     &tool_xla_summary_csv,
+    &tool_kernel_launchers_unique_args_csv,
+    /* TraceLens's perf report, one CSV per sheet (perf_report.c) */
+    &tool_perf_report_xlsx,
+    &tool_perf_report_gpu_timeline_csv,
+    &tool_perf_report_ops_summary_by_category_csv,
+    &tool_perf_report_ops_summary_csv,
+    &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_gemm_csv,
+    &tool_perf_report_sdpa_fwd_csv,
+    &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_short_kernel_histogram_csv,
+    &tool_perf_report_short_kernels_summary_csv,
+    &tool_perf_report_coll_analysis_csv,
+    &tool_collectives_csv, /* TraceLens's NCCL analysis of multi-rank runs */
     &tool_call_tree_txt,
     &tool_modules_txt,
     &tool_roofline_csv,

@@ -39,6 +39,28 @@ int pt_kernel_launchers_summary_csv(const struct host_list *hl, struct out *o, s
 int pt_kernel_launchers_by_category_csv(const struct host_list *hl, struct out *o,
                                         struct xp_err *err);
 
+/* kernel_launchers_unique_args.csv (report 0) and perf_report/ops_unique_args.csv
+ * (report 1: the perf report's statistics and kernel details) of the hosts of
+ * hl: TraceLens's get_df_kernel_launchers_unique_args (pt_unique_args.c). */
+struct pt_unique_opts {
+    const char *event_name; /* only launchers of this name, or NULL */
+    int include_pct;        /* Percentage (%) and Cumulative Percentage (%) */
+    int report;             /* the perf report's form */
+};
+int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *opt, struct out *o,
+                       struct xp_err *err);
+
+/* perf_report/<sheet>.csv of the hosts of hl: TraceLens's roofline sheet
+ * "GEMM", "SDPA_fwd" or "CONV_fwd" (pt_perf_sheet.c). -ENOENT when no op of the sheet
+ * has a perf model (or for another sheet). */
+int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
+                      struct xp_err *err);
+
+/* perf_report/short_kernel_histogram.csv and short_kernels_summary.csv of
+ * the hosts of hl: TraceLens's get_dfs_short_kernels (pt_short_kernels.c). */
+int pt_short_kernel_histogram_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+int pt_short_kernels_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+
 /* ---- the summary rows ----------------------------------------------------------
  *
  * The rows of kernel_launchers_summary.csv (by name) and of

@@ -44,6 +44,12 @@ struct meta {
     size_t len;
 };
 
+/* The collected entries, as pt_launchers_int.h hands them out. */
+struct pt_meta {
+    struct meta *v;
+    size_t n;
+};
+
 static int collect_meta(const struct ctrace *ct, struct meta **mp, size_t *np)
 {
     static const char *const names[3] = {"process_name", "process_labels", "thread_name"};
@@ -256,10 +262,112 @@ out:
     return rc;
 }
 
-/* ---- kernel_launchers.csv ---------------------------------------------------- */
+/* ---- the grouping cells (kernel_launchers_unique_args.csv) -------------------- */
+
+/* Append one cell to cells: a kind byte (0 None, 1 text), its length (4
+ * bytes, host order) and its text. */
+static void put_group_cell(struct pt_buf *cells, int none, const char *s, size_t n)
+{
+    uint32_t len = (uint32_t)n;
+
+    pt_buf_putc(cells, none ? 0 : 1);
+    pt_buf_write(cells, (const char *)&len, sizeof(len));
+    pt_buf_write(cells, s, n);
+}
+
+/* A JSON value as its DataFrame cell's text (str() of the Python value):
+ * strings as they are, null None, the rest repr()'d (tuples for lists). */
+static void put_group_json(struct pt_buf *cells, const char *text, size_t len, struct pt_buf *b)
+{
+    if (len == 4 && memcmp(text, "null", 4) == 0) {
+        put_group_cell(cells, 1, "", 0);
+        return;
+    }
+    if (len > 0 && text[0] == '"') {
+        char *s = malloc(len + 1);
+        if (s == NULL) {
+            cells->oom = 1;
+            return;
+        }
+        if (pt_json_string(text, len, s, len + 1))
+            put_group_cell(cells, 0, s, strlen(s));
+        else
+            put_group_cell(cells, 0, "", 0);
+        free(s);
+        return;
+    }
+    b->n = 0;
+    if (pt_json_repr(b, text, len, 1) != 0)
+        b->n = 0;
+    put_group_cell(cells, 0, b->p != NULL ? b->p : "", b->n);
+    b->n = 0;
+}
+
+static void put_group_meta(struct pt_buf *cells, const struct meta *m, struct pt_buf *b)
+{
+    if (m == NULL)
+        put_group_cell(cells, 0, "Unknown", 7);
+    else
+        put_group_json(cells, m->text, m->len, b);
+}
 
 static const char *const arg_columns[4] = {"Input Dims", "Input type", "Input Strides",
                                            "Concrete Inputs"};
+
+int pt_meta_collect(const struct ctrace *ct, struct pt_meta **mp)
+{
+    struct pt_meta *pm = calloc(1, sizeof(*pm));
+    int rc;
+
+    if (pm == NULL)
+        return -ENOMEM;
+    rc = collect_meta(ct, &pm->v, &pm->n);
+    if (rc != 0) {
+        free(pm);
+        return rc;
+    }
+    *mp = pm;
+    return 0;
+}
+
+void pt_meta_free(struct pt_meta *m)
+{
+    if (m != NULL)
+        free(m->v);
+    free(m);
+}
+
+int pt_group_cells(const struct ctrace *ct, const struct pt_launcher *l, const struct pt_meta *m,
+                   struct pt_buf *cells)
+{
+    const struct ctrace_event *ev = &ct->events[l->uid];
+    const char *name = ctrace_str(ct, ev->name), *args, *val;
+    size_t alen, vlen;
+    struct pt_buf b;
+    int c;
+
+    memset(&b, 0, sizeof(b));
+    put_group_cell(cells, 0, name, strlen(name));
+    put_group_cell(cells, 0, l->category, strlen(l->category));
+    put_group_meta(cells, meta_find(m->v, m->n, 0, ev->pid, 0, ev->flags & CT_PID_STR), &b);
+    put_group_meta(cells, meta_find(m->v, m->n, 1, ev->pid, 0, ev->flags & CT_PID_STR), &b);
+    put_group_meta(
+        cells, meta_find(m->v, m->n, 2, ev->pid, ev->tid, ev->flags & (CT_PID_STR | CT_TID_STR)),
+        &b);
+    args = ctrace_event_args_text(ct, ev, &alen);
+    for (c = 0; c < 4; c++) {
+        if (args != NULL && pt_json_member(args, alen, arg_columns[c], &val, &vlen))
+            put_group_json(cells, val, vlen, &b);
+        else
+            put_group_cell(cells, 1, "", 0);
+    }
+    if (b.oom)
+        cells->oom = 1;
+    pt_buf_free(&b);
+    return cells->oom ? -ENOMEM : 0;
+}
+
+/* ---- kernel_launchers.csv ---------------------------------------------------- */
 
 static int write_rows(struct out *o, const struct pt_host *h, const char *host,
                       const int int_cols[2], struct pt_buf *b)

@@ -71,4 +71,33 @@ void pt_put_time(struct out *o, double v, int as_int);
  * Python ints (pandas keeps such a column as int64). */
 void pt_int_columns(const struct pt_host *const *hs, int n, int *direct, int *subtree);
 
+/* The process / thread names of a trace's "M" events (pt_launchers_csv.c). */
+struct pt_meta;
+int pt_meta_collect(const struct ctrace *ct, struct pt_meta **mp); /* 0 or -ENOMEM */
+void pt_meta_free(struct pt_meta *m);                              /* NULL is a no-op */
+
+struct pt_buf;
+
+/* Append to cells the nine grouping cells of launcher l as
+ * get_df_kernel_launchers_unique_args reads them (name, op category,
+ * process_name, process_label, thread_name, Input Dims, Input type, Input
+ * Strides, Concrete Inputs), each one kind byte (0 None, 1 text), a 4-byte
+ * length and the cell's text (str() of the DataFrame value, not CSV-quoted).
+ * Returns 0 or -ENOMEM. */
+int pt_group_cells(const struct ctrace *ct, const struct pt_launcher *l, const struct pt_meta *m,
+                   struct pt_buf *cells);
+
+/* One row's GPU events, sorted by ts (stable), for pt_put_kernel_details. */
+struct pt_klist {
+    const struct ctrace *ct;
+    const uint32_t *k;
+    uint32_t n;
+};
+
+/* TraceLens's _summarize_kernel_stats (agg mean, median, std, min, max) over
+ * the rows' lists[0..n) (the first non-empty one is the template), then
+ * trunc_kernel_details: two CSV fields, each followed by ','. Returns 0 or
+ * -ENOMEM (pt_unique_args.c). */
+int pt_put_kernel_details(struct out *o, const struct pt_klist *lists, size_t n);
+
 #endif

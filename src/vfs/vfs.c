@@ -50,6 +50,12 @@ static const char readme_text[] =
 
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err)
 {
+    return vfs_open_source(logdir, NULL, cache_bytes, vp, err);
+}
+
+int vfs_open_source(const char *logdir, const struct source_hook *hook, size_t cache_bytes,
+                    struct vfs **vp, struct xp_err *err)
+{
     struct vfs *v = calloc(1, sizeof(*v));
     int rc;
 
@@ -60,7 +66,7 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
     pthread_mutex_init(&v->lock, NULL);
     pthread_cond_init(&v->produced, NULL);
     pthread_cond_init(&v->turn, NULL);
-    rc = catalog_open(logdir, &v->cat, err);
+    rc = catalog_open_source(logdir, hook, &v->cat, err);
     if (rc == 0 && cache_init(&v->cache, cache_bytes) != 0)
         rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0) {
@@ -232,6 +238,34 @@ static int resolve_tool(struct session *s, struct snapshot *snap, const char *ho
     return 0;
 }
 
+/* Tool files named "dir/file" (perf_report/NAME.csv) make a subdirectory of a
+ * run or host directory: 1 if name[0..n) is such a dir with a tool listed in
+ * scope for snap. */
+static int tool_dir_listed(struct snapshot *snap, unsigned scope, const char *name, size_t n)
+{
+    int i;
+
+    for (i = 0; tool_table[i] != NULL; i++) {
+        const struct tool *t = tool_table[i];
+        if (strncmp(t->file, name, n) == 0 && t->file[n] == '/' && (t->scope & scope) &&
+            (t->listed == NULL || t->listed(snap)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Resolve "dir/file" of a tool directory (host may be NULL). */
+static int resolve_dir_tool(struct session *s, struct snapshot *snap, const char *host,
+                            const char *dir, const char *file, struct vfs_node *node,
+                            struct xp_err *err)
+{
+    char joined[NAME_MAX + 1];
+
+    if (snprintf(joined, sizeof(joined), "%s/%s", dir, file) >= (int)sizeof(joined))
+        return -ENOENT;
+    return resolve_tool(s, snap, host, 0, joined, node, err);
+}
+
 /* Resolve parts[0..n) inside run s. */
 static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_node *node,
                           struct xp_err *err)
@@ -244,6 +278,13 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
         return rc;
     rc = -ENOENT;
     node->mtime_ns = snap->newest_mtime_ns;
+    /* A source the remote store could not give: its run's files are EIO,
+     * but for errors.txt, which says why. */
+    if (n > 0 && !(n == 1 && strcmp(parts[0], "errors.txt") == 0) &&
+        snapshot_fetch_failed(snap, err) != 0) {
+        snapshot_unref(snap);
+        return -EIO;
+    }
     if (n == 0) {
         node->kind = VFS_DIR;
         node->session = session_ref(s);
@@ -278,8 +319,14 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
                 node->kind = VFS_DIR;
                 node->session = session_ref(s);
                 rc = 0;
+            } else if (n == 3 && tool_dir_listed(snap, TOOL_HOST, parts[2], strlen(parts[2]))) {
+                node->kind = VFS_DIR;
+                node->session = session_ref(s);
+                rc = 0;
             } else if (n == 3) {
                 rc = resolve_tool(s, snap, parts[1], 0, parts[2], node, err);
+            } else if (n == 4 && tool_dir_listed(snap, TOOL_HOST, parts[2], strlen(parts[2]))) {
+                rc = resolve_dir_tool(s, snap, parts[1], parts[2], parts[3], node, err);
             }
         }
     } else if (strcmp(parts[0], "cli") == 0 && tool_listed_xplane(snap)) {
@@ -290,8 +337,14 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
         } else if (n == 2) {
             rc = resolve_tool(s, snap, NULL, 1, parts[1], node, err);
         }
+    } else if (n == 1 && tool_dir_listed(snap, TOOL_RUN, parts[0], strlen(parts[0]))) {
+        node->kind = VFS_DIR;
+        node->session = session_ref(s);
+        rc = 0;
     } else if (n == 1) {
         rc = resolve_tool(s, snap, NULL, 0, parts[0], node, err);
+    } else if (n == 2 && tool_dir_listed(snap, TOOL_RUN, parts[0], strlen(parts[0]))) {
+        rc = resolve_dir_tool(s, snap, NULL, parts[0], parts[1], node, err);
     }
     snapshot_unref(snap);
     return rc;
@@ -383,20 +436,45 @@ static int list_child(void *arg, const char *name, int is_run)
     return lc->fn(lc->arg, name, 1);
 }
 
-/* List the tool files of scope in a run. */
-static int list_tools(struct snapshot *snap, unsigned scope,
+/* List the tool files of scope in a run: those of tool directory dir (NULL:
+ * the files of the run or host directory itself, and each tool directory
+ * once, where the tool's name holds a '/'). */
+static int list_tools(struct snapshot *snap, unsigned scope, const char *dir,
                       int (*fn)(void *arg, const char *name, int is_dir), void *arg)
 {
-    int i, rc = 0;
+    size_t dlen = dir != NULL ? strlen(dir) : 0;
+    int i, j, rc = 0;
 
     for (i = 0; rc == 0 && tool_table[i] != NULL; i++) {
         const struct tool *t = tool_table[i];
+        const char *slash = strchr(t->file, '/');
         if (scope == TOOL_RUN && (t->flags & TOOL_ONE_HOST) && snap->nhosts > 1)
             continue;
         if ((t->flags & TOOL_UNLISTED) != 0)
             continue;
-        if ((t->scope & scope) && (t->listed == NULL || t->listed(snap)))
+        if (!(t->scope & scope) || (t->listed != NULL && !t->listed(snap)))
+            continue;
+        if (dir != NULL) {
+            if (strncmp(t->file, dir, dlen) == 0 && t->file[dlen] == '/')
+                rc = fn(arg, t->file + dlen + 1, 0);
+        } else if (slash == NULL) {
             rc = fn(arg, t->file, 0);
+        } else {
+            /* the directory, at its first listed tool */
+            size_t n = (size_t)(slash - t->file);
+            char name[NAME_MAX + 1];
+            for (j = 0; j < i; j++) {
+                const struct tool *u = tool_table[j];
+                if (strncmp(u->file, t->file, n + 1) == 0 && (u->scope & scope) &&
+                    !(u->flags & TOOL_UNLISTED) && (u->listed == NULL || u->listed(snap)))
+                    break;
+            }
+            if (j == i && n <= NAME_MAX) {
+                memcpy(name, t->file, n);
+                name[n] = '\0';
+                rc = fn(arg, name, 1);
+            }
+        }
     }
     return rc;
 }
@@ -451,7 +529,7 @@ int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *n
         if (rc == 0) {
             char **sub = parts + (n - depth);
             if (depth == 0) {
-                rc = list_tools(snap, TOOL_RUN, fn, arg);
+                rc = list_tools(snap, TOOL_RUN, NULL, fn, arg);
                 if (rc == 0)
                     rc = fn(arg, "hosts", 1);
                 if (rc == 0)
@@ -470,8 +548,12 @@ int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *n
                 uint32_t i;
                 for (i = 0; rc == 0 && i < snap->nfiles; i++)
                     rc = fn(arg, snap->files[i].name, 0);
+            } else if (depth == 1) {
+                rc = list_tools(snap, TOOL_RUN, sub[0], fn, arg);
             } else if (depth == 2) {
-                rc = list_tools(snap, TOOL_HOST, fn, arg);
+                rc = list_tools(snap, TOOL_HOST, NULL, fn, arg);
+            } else if (depth == 3) {
+                rc = list_tools(snap, TOOL_HOST, sub[2], fn, arg);
             }
             snapshot_unref(snap);
         }

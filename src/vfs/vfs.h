@@ -63,8 +63,12 @@ struct vfs_node {
 
 struct vfs_producing; /* a file being made for vfs_open_file (private) */
 
+struct mirror;
+
 struct vfs {
     struct catalog *cat;             /* the runs */
+    struct mirror *mirror;           /* the remote store LOGDIR copies, or NULL */
+    struct source_hook *hook;        /* the catalog's hook to it, or NULL */
     struct cache cache;              /* produced files */
     struct store *store;             /* persistent cache (cache_dir=), or NULL */
     int max_live_runs;               /* runs whose computed data is kept */
@@ -80,6 +84,9 @@ struct vfs {
 /* Open LOGDIR. cache_bytes bounds the blob cache. vfs_close waits for the
  * files vfs_open_file is still making. */
 int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_err *err);
+/* The same for a LOGDIR that is a remote store's copy (catalog_open_source). */
+int vfs_open_source(const char *logdir, const struct source_hook *hook, size_t cache_bytes,
+                    struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
 
 /* Keep produced files in st too (-o cache_dir=, --cache-dir): a file found
@@ -92,6 +99,16 @@ void vfs_use_store(struct vfs *v, struct store *st);
  * file with its host and canonical query, and every source file's name,
  * size, mtime and inode. */
 char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap);
+
+/* vfs_open of a LOGDIR, or of a remote store's URL (s3://bucket/prefix,
+ * gs://bucket/prefix) through a local copy (src/remote/mirror.h); mo may
+ * be NULL, and its NULL fields default to $XPROFS_ENDPOINT,
+ * $XPROFS_S3_STYLE, $XPROFS_CACHE_DIR (and cache_bytes 0 to
+ * $XPROFS_CACHE_BYTES). Close with vfs_close_location. */
+struct mirror_opts;
+int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t cache_bytes,
+                      struct vfs **vp, struct xp_err *err);
+void vfs_close_location(struct vfs *v);
 
 /* Drop the data of runs past max_live_runs or idle too long and, when no
  * file is being made and something was freed since the last time (a file

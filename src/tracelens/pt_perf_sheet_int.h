@@ -1,0 +1,56 @@
+/*
+ * pt_perf_sheet_int.h - what the roofline sheets share: one op row
+ * (pt_perf_sheet.c groups and writes them) and the perf models' params as
+ * TraceLens's get_param_details gives them, str()'d (pt_perf_params.c).
+ */
+#ifndef XPROFS_PT_PERF_SHEET_INT_H
+#define XPROFS_PT_PERF_SHEET_INT_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pt_nodes.h"
+#include "pt_pyrepr.h"
+
+#define MAX_PARAMS 16
+
+/* One op row. */
+struct grow {
+    int host;
+    uint32_t uid;
+    const struct pt_nodes *nd;
+    char *params[MAX_PARAMS];  /* str() of each param, NULL when absent */
+    uint8_t order[MAX_PARAMS]; /* the op's param names in its dict order */
+    int nparams;
+    double gflops, mb, fpb, tbs, tflops, busy;
+    int busy_int;
+    char spec[32];
+    uint32_t *kernels; /* below it, by ts */
+    uint32_t nkernels;
+    char *cells; /* process_name, process_label, thread_name cells (pt_group_cells) */
+    size_t ncells;
+    uint32_t ord;
+};
+
+/* Param p of r gets the text s (in the op's dict order). 0 or -ENOMEM. */
+int pt_sheet_set_param(struct grow *r, int p, const char *s);
+
+/* repr(tuple(a[from:to])) of a JSON list of ints or strings into b
+ * (NUL-terminated). 0, -EINVAL (not such a list), -ENOMEM. */
+int pt_sheet_tuple_repr(const cJSON *a, int from, int to, struct pt_buf *b);
+
+/* gemm_name_parser's transpose of a kernel name into out: 1 when parsed, 0
+ * when not a GEMM name, -1 when TraceLens's parser would raise. */
+int pt_sheet_transpose(const char *name, char *out, size_t n);
+
+/* The params of op name on args into r, in the order TraceLens's model
+ * class returns them: GEMM (aten::mm, addmm, bmm, baddbmm), SDPA
+ * (scaled-dot-product and flash attention), CONV (aten::convolution).
+ * Return 0, -EINVAL when TraceLens's get_param_details would raise (the op
+ * is then left out), -ENOMEM. */
+int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r);
+int pt_sheet_sdpa_params(const char *name, const cJSON *args, struct grow *r);
+int pt_sheet_conv_params(const cJSON *args, struct grow *r);
+
+#endif

@@ -1,0 +1,676 @@
+"""s3:// log directories (issue 43) against a real S3-compatible server on
+loopback: s3rver from the npm registry (installed by `make deps` into
+build/npm), behind a small proxy of this test that checks every request's
+SigV4 signature itself (s3rver checks only the access key), logs what was
+asked, and can cut answers short or stop answering.
+
+Checked: the mount's and the CLI's files are byte for byte those of the
+same local LOGDIR; nothing is copied before a run is read; a big profile
+comes in parallel 8 MiB ranges; a wrong key id, a wrong secret and a
+missing bucket fail with the store's own error; a transfer cut short is
+retried, and one that keeps failing (or a store that stopped) is EIO with
+the store's error in errors.txt while copied runs keep answering; a
+replaced object is copied again within the 5 s re-check. gs:// without
+HMAC keys: a service account's JWT, checked by the test's token server with
+the account's public key (openssl), exchanged for the bearer token the
+proxy wants; and the metadata server's token.
+"""
+import hashlib
+import hmac
+import http.client
+import http.server
+import os
+import pathlib
+import shutil
+import socket
+import stat
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+S3RVER = REPO / "build" / "npm" / "node_modules" / ".bin" / "s3rver"
+KEY_ID, SECRET = "S3RVER", "S3RVER"  # s3rver's default account
+RUN = "2025_01_01_00_00_00"
+# s3rver makes continuation tokens with a cipher OpenSSL 3 keeps in its
+# legacy provider: without it, every second page of a listing is a 500.
+S3RVER_ENV = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider")
+BEARER = "ya29.test-token-4a3"  # what the test's token server hands out (gs://)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def sigv4_ok(method, raw_path, headers):
+    """Recompute the request's SigV4 signature from scratch (the AWS
+    algorithm, independent of the C code) and compare."""
+    auth = headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        return auth[len("Bearer "):] == BEARER
+    if not auth.startswith("AWS4-HMAC-SHA256 "):
+        return False
+    fields = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+    key_id, date, region, service, _ = fields["Credential"].split("/")
+    signed = fields["SignedHeaders"].split(";")
+    path, _, query = raw_path.partition("?")
+    pairs = sorted(tuple(p.split("=", 1)) if "=" in p else (p, "")
+                   for p in query.split("&") if p)
+    canon_query = "&".join(f"{k}={v}" for k, v in pairs)
+    canon_headers = "".join(f"{h}:{' '.join(headers.get(h, '').split())}\n" for h in signed)
+    creq = "\n".join([method, path, canon_query, canon_headers, ";".join(signed),
+                      headers.get("x-amz-content-sha256", "")])
+    sts = "\n".join(["AWS4-HMAC-SHA256", headers.get("x-amz-date", ""),
+                     f"{date}/{region}/{service}/aws4_request",
+                     hashlib.sha256(creq.encode()).hexdigest()])
+    k = ("AWS4" + SECRET).encode()
+    for part in (date, region, service, "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    want = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    return key_id != KEY_ID or hmac.compare_digest(want, fields["Signature"])
+
+
+class Proxy:
+    """Checks signatures, logs requests, forwards to s3rver; cut[key] = n
+    answers of key to cut after 1 MiB; down = refuse connections."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.log = []  # (method, path, range header)
+        self.tokens = []  # x-amz-security-token of each request
+        self.cut = {}
+        self.slow = {}  # key: seconds each range of it waits
+        self.extra_keys = []  # keys every listing also names
+        self.page_size = 0  # > 0: listings come in pages of that many keys
+        self.fail503 = 0  # the next n requests are answered 503 SlowDown
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_HEAD(self):
+                self.forward()
+
+            def do_GET(self):
+                self.forward()
+
+            def do_PUT(self):
+                self.send_error(405)
+
+            def forward(self):
+                rng = self.headers.get("Range")
+                with proxy.lock:
+                    proxy.log.append((self.command, self.path, rng))
+                    proxy.tokens.append(self.headers.get("x-amz-security-token"))
+                    proxy.in_flight += 1
+                    proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
+                try:
+                    self.answer(rng)
+                finally:
+                    with proxy.lock:
+                        proxy.in_flight -= 1
+
+            def answer(self, rng):
+                if not sigv4_ok(self.command, self.path, self.headers):
+                    body = (b"<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
+                            b"<Message>signature checked by the test proxy</Message></Error>")
+                    self.send_response(403)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                with proxy.lock:
+                    busy = proxy.fail503 > 0
+                    proxy.fail503 -= busy
+                if busy:
+                    body = b"<Error><Code>SlowDown</Code><Message>Reduce your rate</Message></Error>"
+                    self.send_response(503)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if rng:
+                    key = urllib.parse.unquote(self.path.split("?")[0])
+                    time.sleep(proxy.slow.get(key, 0.2))  # ranges overlap in time, visibly
+                c = http.client.HTTPConnection("127.0.0.1", proxy.upstream, timeout=30)
+                hdrs = {h: v for h, v in self.headers.items()
+                        if h.lower() in ("range", "if-match", "authorization", "x-amz-date",
+                                         "x-amz-content-sha256")}
+                if hdrs.get("Authorization", "").startswith("Bearer "):
+                    del hdrs["Authorization"]  # checked above; s3rver knows only SigV4
+                path = self.path
+                if "list-type=2" in path and proxy.page_size:
+                    path += f"&max-keys={proxy.page_size}"  # signed already checked
+                c.request(self.command, path, headers=hdrs)
+                r = c.getresponse()
+                body = r.read()
+                if "list-type=2" in self.path and proxy.extra_keys:
+                    from xml.sax.saxutils import escape
+                    more = "".join(f"<Contents><Key>{escape(k)}</Key><Size>2</Size>"
+                                   "<ETag>&quot;x&quot;</ETag></Contents>"
+                                   for k in proxy.extra_keys).encode()
+                    body = body.replace(b"</ListBucketResult>", more + b"</ListBucketResult>")
+                self.send_response(r.status)
+                for h in ("Content-Type", "ETag", "Content-Range", "Last-Modified"):
+                    if r.getheader(h):
+                        self.send_header(h, r.getheader(h))
+                length = r.getheader("Content-Length") if self.command == "HEAD" else len(body)
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                key = urllib.parse.unquote(self.path.split("?")[0])
+                with proxy.lock:
+                    cut = proxy.cut.get(key, 0)
+                    if cut > 0 and self.command == "GET" and len(body) > 1 << 20:
+                        proxy.cut[key] = cut - 1
+                    else:
+                        cut = 0
+                if self.command == "GET":
+                    if cut:
+                        self.wfile.write(body[:1 << 20])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def gets(self, key_part):
+        with self.lock:
+            return [e for e in self.log if e[0] == "GET" and key_part in e[1]]
+
+
+@pytest.fixture
+def store(tmp_path):
+    """s3rver with bucket 'logs' on loopback behind the checking proxy."""
+    if not S3RVER.exists():
+        pytest.skip(f"s3rver not installed at {S3RVER}: run `make deps` (npm install "
+                    "--prefix build/npm s3rver); the npm registry may be unreachable")
+    port = free_port()
+    data = tmp_path / "s3data"
+    data.mkdir()
+    proc = subprocess.Popen([str(S3RVER), "-d", str(data), "-a", "127.0.0.1", "-p", str(port),
+                             "--silent", "--configure-bucket", "logs"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=S3RVER_ENV)
+    try:
+        wait_port(port)
+        proxy = Proxy(port)
+
+        def put(key, data_bytes):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("PUT", "/logs/" + urllib.parse.quote(key), body=data_bytes)
+            r = c.getresponse()
+            r.read()
+            assert r.status == 200, (key, r.status)
+
+        def upload(local_dir, prefix):
+            for p in sorted(pathlib.Path(local_dir).rglob("*")):
+                if p.is_file():
+                    put(prefix + "/" + p.relative_to(local_dir).as_posix(), p.read_bytes())
+
+        proxy.put = put
+        proxy.upload = upload
+        proxy.endpoint = f"http://127.0.0.1:{proxy.port}"
+        yield proxy
+        proxy.stop()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def logs(tmp_path, corpus, synth, store):
+    """A local LOGDIR (a corpus run, a PyTorch run and a generated 20 MB
+    profile) and the same files in the store under logs/."""
+    local = tmp_path / "local"
+    shutil.copytree(corpus / "jax_conv_rocm", local / "jax")
+    shutil.copytree(corpus / "pytorch" / "h100_bert_small", local / "pt" / "h100_bert_small")
+    synth(local / "big", "--size-mb", "20", "--seed", "3")
+    store.upload(local, "logs")
+    return local
+
+
+@pytest.fixture
+def creds(monkeypatch, tmp_path):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY_ID)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def cli(xprofs_build, store, cache, *args, env=None):
+    e = dict(os.environ, XPROFS_ENDPOINT=store.endpoint, XPROFS_CACHE_DIR=str(cache))
+    e.update(env or {})
+    return subprocess.run([str(xprofs_build / "xprofs"), *args], capture_output=True,
+                          timeout=300, env=e)
+
+
+FILES = ["jax/" + RUN + "/overview_page.json", "jax/" + RUN + "/summary.json",
+         "pt/h100_bert_small/summary.json", "big/" + RUN + "/overview_page.json"]
+
+
+def test_mount_matches_local(xprofs_build, store, logs, creds, mount, xcat, tmp_path):
+    cache = tmp_path / "cache"
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint, "cache_dir=" + str(cache))
+    # Listing finds every run and copies nothing.
+    assert sorted(os.listdir(mnt)) == ["README.txt", "big", "jax", "pt"]
+    assert sorted(os.listdir(mnt / "jax")) == [RUN]
+    assert store.gets(".xplane.pb") == [] and store.gets(".json.gz") == []
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+    for f in FILES:
+        want = xcat(logs, f)
+        assert (mnt / f).read_bytes() == want, f
+    # The 20 MB profile came in 8 MiB ranges, several at once.
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    size = big.stat().st_size
+    ranges = sorted(r for _, _, r in store.gets(big.name))
+    want_ranges = sorted(f"bytes={o}-{min(o + (8 << 20), size) - 1}"
+                         for o in range(0, size, 8 << 20))
+    assert ranges == want_ranges
+    assert len(ranges) >= 3 and store.max_in_flight >= 2
+    assert (mnt / "big" / RUN / "raw" / big.name).read_bytes() == big.read_bytes()
+    # Read again: no new download.
+    n = len(store.log)
+    assert (mnt / FILES[0]).read_bytes() == xcat(logs, FILES[0])
+    assert store.gets(big.name) == [r for r in store.log[:n] if big.name in r[1] and r[0] == "GET"]
+
+
+def test_cli_matches_local_and_keeps_its_copy(xprofs_build, store, logs, creds, xcat, tmp_path):
+    cache = tmp_path / "cache"
+    f = "pt/h100_bert_small/summary.json"
+    r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs/", f)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, f)
+    r = cli(xprofs_build, store, cache, "ls", "s3://logs/logs")
+    assert r.stdout.decode().split() == ["README.txt", "big/", "jax/", "pt/"]
+    # A second process finds the copy (cache_dir/index): size and ETag
+    # unchanged, so no second GET.
+    before = len(store.gets("h100_bert_small.pt.trace.json"))
+    r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs", f)
+    assert r.returncode == 0 and r.stdout == xcat(logs, f)
+    assert len(store.gets("h100_bert_small.pt.trace.json")) == before == 1
+    # Another prefix may not share that cache directory.
+    r = cli(xprofs_build, store, cache, "ls", "s3://logs/logs/jax")
+    assert r.returncode != 0 and b"holds the copy of" in r.stderr
+
+
+def test_listing_in_pages(xprofs_build, store, logs, creds, xcat, tmp_path):
+    store.page_size = 2
+    r = cli(xprofs_build, store, tmp_path / "cache", "ls", "s3://logs/logs")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split() == ["README.txt", "big/", "jax/", "pt/"]
+    nfiles = sum(1 for p in logs.rglob("*") if p.is_file())
+    lists = [e for e in store.log if "list-type=2" in e[1]]
+    assert len(lists) == (nfiles + 1) // 2 and len(lists) > 3
+    assert all("continuation-token=" in e[1] for e in lists[1:])
+    f = "jax/" + RUN + "/overview_page.json"
+    r = cli(xprofs_build, store, tmp_path / "cache", "cat", "s3://logs/logs", f)
+    assert r.returncode == 0 and r.stdout == xcat(logs, f)
+
+
+def test_busy_store_is_retried(xprofs_build, store, logs, creds, xcat, tmp_path):
+    # Three 503s in a row: retried with backoff (0.1, 0.4, 1.6 s), then served.
+    store.fail503 = 3
+    f = "pt/h100_bert_small/summary.json"
+    t0 = time.time()
+    r = cli(xprofs_build, store, tmp_path / "c1", "cat", "s3://logs/logs", f)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, f) and store.fail503 == 0
+    assert time.time() - t0 >= 2.0
+    # Past the retries: the store's own error.
+    store.fail503 = 100
+    r = cli(xprofs_build, store, tmp_path / "c2", "ls", "s3://logs/logs")
+    assert r.returncode != 0 and b"HTTP 503 SlowDown: Reduce your rate" in r.stderr, r.stderr
+    assert store.fail503 == 96
+
+
+def test_wrong_credentials_and_missing_bucket(xprofs_build, store, logs, creds, tmp_path):
+    r = cli(xprofs_build, store, tmp_path / "c1", "ls", "s3://logs/logs",
+            env={"AWS_ACCESS_KEY_ID": "NOBODY"})
+    assert r.returncode != 0
+    assert b"HTTP 403 InvalidAccessKeyId" in r.stderr, r.stderr
+    r = cli(xprofs_build, store, tmp_path / "c2", "ls", "s3://logs/logs",
+            env={"AWS_SECRET_ACCESS_KEY": "not-the-secret"})
+    assert r.returncode != 0
+    assert b"HTTP 403 SignatureDoesNotMatch" in r.stderr, r.stderr
+    r = cli(xprofs_build, store, tmp_path / "c3", "ls", "s3://nobucket/logs")
+    assert r.returncode != 0
+    assert b"HTTP 404 NoSuchBucket" in r.stderr, r.stderr
+    # Credentials from ~/.aws/credentials at AWS_PROFILE.
+    home = tmp_path / "home" / ".aws"
+    home.mkdir(parents=True)
+    (home / "credentials").write_text("[default]\naws_access_key_id = NOBODY\n"
+                                      "aws_secret_access_key = x\n\n[test]\n"
+                                      f"aws_access_key_id = {KEY_ID}\n"
+                                      f"aws_secret_access_key = {SECRET}\n")
+    env = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "test"}
+    r = cli(xprofs_build, store, tmp_path / "c4", "ls", "s3://logs/logs", env=env)
+    assert r.returncode == 0, r.stderr
+    env["AWS_PROFILE"] = "default"
+    r = cli(xprofs_build, store, tmp_path / "c5", "ls", "s3://logs/logs", env=env)
+    assert b"InvalidAccessKeyId" in r.stderr
+    # A session token is sent, and signed (the proxy checks the signature
+    # over x-amz-security-token too).
+    n = len(store.tokens)
+    r = cli(xprofs_build, store, tmp_path / "c6", "ls", "s3://logs/logs",
+            env={"AWS_SESSION_TOKEN": "FwoGZXIvYXdzEXAMPLE"})
+    assert r.returncode == 0, r.stderr
+    assert store.tokens[n:] and set(store.tokens[n:]) == {"FwoGZXIvYXdzEXAMPLE"}
+
+
+def test_cut_transfers_and_a_stopped_store(xprofs_build, store, logs, creds, mount, xcat,
+                                           tmp_path):
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    key = f"/logs/logs/big/plugins/profile/{RUN}/{big.name}"
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    # Two answers cut short: retried, and the bytes are whole.
+    store.cut[key] = 2
+    assert (mnt / "big" / RUN / "raw" / big.name).read_bytes() == big.read_bytes()
+    assert store.cut[key] == 0
+    f = "jax/" + RUN + "/overview_page.json"
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    # The store stops answering: a run not copied yet is EIO, errors.txt
+    # says why, and the copied runs keep answering.
+    store.stop()
+    with pytest.raises(OSError) as e:
+        (mnt / "pt" / "h100_bert_small" / "summary.json").read_bytes()
+    assert e.value.errno == 5
+    errors = (mnt / "pt" / "h100_bert_small" / "errors.txt").read_text()
+    assert "s3://logs/logs/pt/h100_bert_small/h100_bert_small.pt.trace.json.gz" in errors
+    assert "Couldn't connect to server" in errors, errors
+    time.sleep(5.5)  # past the re-check: the store is asked again, and fails
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    assert "Couldn't connect" in (mnt / "jax" / RUN / "errors.txt").read_text()
+
+
+def test_other_runs_answer_during_a_copy(xprofs_build, store, logs, creds, mount, xcat,
+                                         tmp_path):
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    store.slow[f"/logs/logs/big/plugins/profile/{RUN}/{big.name}"] = 4
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    f = "jax/" + RUN + "/summary.json"
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    got = {}
+    t = threading.Thread(target=lambda: got.update(
+        big=(mnt / "big" / RUN / "raw" / big.name).read_bytes()))
+    t0 = time.time()
+    t.start()
+    time.sleep(0.5)
+    # The big copy is under way; a copied run's new file does not wait for it.
+    g = "jax/" + RUN + "/hosts.json"
+    assert (mnt / g).read_bytes() == xcat(logs, g)
+    assert t.is_alive() and time.time() - t0 < 3
+    t.join(60)
+    assert got["big"] == big.read_bytes() and time.time() - t0 >= 4
+
+
+def test_cut_every_time_is_eio(xprofs_build, store, logs, creds, mount, tmp_path):
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    key = f"/logs/logs/big/plugins/profile/{RUN}/{big.name}"
+    store.cut[key] = 1000
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    with pytest.raises(OSError) as e:
+        (mnt / "big" / RUN / "overview_page.json").read_bytes()
+    assert e.value.errno == 5
+    assert "after 4 tries" in (mnt / "big" / RUN / "errors.txt").read_text()
+    # No partial copy was left under the name.
+    tree = tmp_path / "cache" / "tree" / "big" / "plugins" / "profile" / RUN
+    assert os.path.islink(tree / big.name)
+    assert [p.name for p in tree.iterdir()] == [big.name]
+
+
+def test_replaced_object_is_copied_again(xprofs_build, store, logs, creds, mount, xcat, synth,
+                                         tmp_path):
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    f = "jax/" + RUN + "/summary.json"
+    first = (mnt / f).read_bytes()
+    assert first == xcat(logs, f)
+    # Replace the run's profile with a generated one.
+    other = synth(tmp_path / "other", "--steps", "3")
+    new = next((other / "plugins" / "profile" / RUN).iterdir()).read_bytes()
+    old = next((logs / "jax" / "plugins" / "profile" / RUN).glob("*.xplane.pb"))
+    old.write_bytes(new)
+    store.put(f"logs/jax/plugins/profile/{RUN}/{old.name}", new)
+    want = xcat(logs, f)
+    assert want != first
+    deadline = time.time() + 15
+    while time.time() < deadline and (mnt / f).read_bytes() != want:
+        time.sleep(0.5)
+    assert (mnt / f).read_bytes() == want
+
+
+def b64url_decode(s):
+    import base64
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+class TokenServer:
+    """OAuth token endpoint (checks the RS256 JWT with the public key) and
+    GCE metadata server, on loopback."""
+
+    def __init__(self, pub_pem, email):
+        self.exchanges = []  # (claims, verified)
+        self.metadata_asks = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def reply(self, code, obj):
+                import json
+                body = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                import json
+                body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+                form = urllib.parse.parse_qs(body)
+                if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"]:
+                    return self.reply(400, {"error": "unsupported_grant_type"})
+                h64, c64, s64 = form["assertion"][0].split(".")
+                header = json.loads(b64url_decode(h64))
+                claims = json.loads(b64url_decode(c64))
+                d = pathlib.Path(outer.dir)
+                (d / "input").write_bytes(f"{h64}.{c64}".encode())
+                (d / "sig").write_bytes(b64url_decode(s64))
+                r = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(pub_pem),
+                                    "-signature", str(d / "sig"), str(d / "input")],
+                                   capture_output=True)
+                now = time.time()
+                ok = (r.returncode == 0 and header == {"alg": "RS256", "typ": "JWT"}
+                      and claims["iss"] == email and claims["aud"] == outer.uri
+                      and claims["scope"].endswith("devstorage.read_only")
+                      and claims["iat"] <= now + 5 and claims["exp"] > now)
+                outer.exchanges.append((claims, ok))
+                if not ok:
+                    return self.reply(400, {"error": "invalid_grant"})
+                self.reply(200, {"access_token": BEARER, "expires_in": 3599,
+                                 "token_type": "Bearer"})
+
+            def do_GET(self):
+                if (self.path == "/computeMetadata/v1/instance/service-accounts/default/token"
+                        and self.headers.get("Metadata-Flavor") == "Google"):
+                    outer.metadata_asks += 1
+                    return self.reply(200, {"access_token": BEARER, "expires_in": 3599})
+                self.reply(404, {})
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.uri = f"http://127.0.0.1:{self.server.server_address[1]}/token"
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def gcs_account(tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl (the command) missing: it makes and checks the test's RSA key")
+    key, pub = tmp_path / "sa.pem", tmp_path / "sa.pub"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                    "rsa_keygen_bits:2048", "-out", str(key)], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out", str(pub)],
+                   check=True, capture_output=True)
+    email = "profiles@test-project.iam.gserviceaccount.com"
+    ts = TokenServer(pub, email)
+    ts.dir = tmp_path
+    import json
+    (tmp_path / "sa.json").write_text(json.dumps({
+        "type": "service_account", "client_email": email, "private_key": key.read_text(),
+        "token_uri": ts.uri}))
+    yield ts, tmp_path / "sa.json"
+    ts.server.shutdown()
+    ts.server.server_close()
+
+
+def test_gs_service_account_and_metadata_server(xprofs_build, store, logs, gcs_account,
+                                                monkeypatch, mount, xcat, tmp_path):
+    ts, sa = gcs_account
+    for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(sa))
+    mnt = mount("gs://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    for f in FILES[:3]:
+        assert (mnt / f).read_bytes() == xcat(logs, f), f
+    # One exchange, its JWT checked with the account's public key; the
+    # token served every request since.
+    assert [ok for _, ok in ts.exchanges] == [True]
+    assert all(e[0] == "GET" for e in store.log) and len(store.log) > 3
+    # No service account: the metadata server's token.
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
+    monkeypatch.setenv("GCE_METADATA_HOST", ts.host)
+    r = cli(xprofs_build, store, tmp_path / "cache2", "cat", "gs://logs/logs", FILES[2])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, FILES[2])
+    assert ts.metadata_asks == 1
+    # A key the token server does not know: the store's answer is refused.
+    other = tmp_path / "other.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-out", str(other)],
+                   check=True, capture_output=True)
+    import json
+    doc = json.loads(sa.read_text())
+    doc["private_key"] = other.read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = cli(xprofs_build, store, tmp_path / "cache3", "ls", "gs://logs/logs",
+            env={"GOOGLE_APPLICATION_CREDENTIALS": str(bad)})
+    assert r.returncode != 0
+    assert b"no access token" in r.stderr and b"invalid_grant" in r.stderr, r.stderr
+    assert [ok for _, ok in ts.exchanges] == [True, False]
+
+
+def test_cache_bytes_bounds_the_copies(xprofs_build, store, logs, creds, mount, xcat, tmp_path):
+    cache = tmp_path / "cache"
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint, "cache_dir=" + str(cache),
+                "cache_bytes=300000")
+    jax_xplane = next((logs / "jax" / "plugins" / "profile" / RUN).glob("*.xplane.pb"))
+    local_copy = cache / "tree" / "jax" / "plugins" / "profile" / RUN / jax_xplane.name
+    f = "jax/" + RUN + "/summary.json"
+    assert (mnt / f).read_bytes() == xcat(logs, f)
+    assert local_copy.is_file() and not local_copy.is_symlink()
+    # Past the bound, once the jax run is idle, its copies go for the next run's.
+    time.sleep(5.5)
+    g = "pt/h100_bert_small/summary.json"
+    assert (mnt / g).read_bytes() == xcat(logs, g)
+    assert local_copy.is_symlink()
+    kept = sum(p.stat().st_size for p in (cache / "tree").rglob("*") if p.is_file()
+               and not p.is_symlink())
+    assert kept <= 300000
+    # Asked for again: copied again, the same bytes.
+    n = len(store.gets(jax_xplane.name))
+    h = "jax/" + RUN + "/hosts.json"
+    assert (mnt / h).read_bytes() == xcat(logs, h)
+    assert len(store.gets(jax_xplane.name)) == n + 1
+    assert local_copy.is_file() and not local_copy.is_symlink()
+
+
+def test_hostile_keys_stay_out(xprofs_build, store, logs, creds, xcat, tmp_path):
+    # Listed keys that would climb out of the copy, or take the copy's own
+    # names (the proxy adds them to every listing).
+    store.extra_keys = ["logs/evil/../../../escaped/a.pt.trace.json",
+                        "logs/dot/./x.pt.trace.json", "logs/w/.xprofs-not-copied-yet",
+                        "logs/tab\tname/x.pt.trace.json", "logs/emptypart//x.pt.trace.json",
+                        "logs/../../up.pt.trace.json", "logs//root.pt.trace.json"]
+    cache = tmp_path / "c" / "cache"
+    r = cli(xprofs_build, store, cache, "ls", "s3://logs/logs")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split() == ["README.txt", "big/", "jax/", "pt/"]
+    # Nothing was made outside the copy's tree, nor in it for those keys.
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["cache"]
+    assert sorted(p.name for p in cache.iterdir()) == ["index", "source", "tree"]
+    assert sorted(p.name for p in (cache / "tree").iterdir()) == ["big", "jax", "pt"]
+    f = "pt/h100_bert_small/summary.json"
+    r = cli(xprofs_build, store, cache, "cat", "s3://logs/logs", f)
+    assert r.returncode == 0 and r.stdout == xcat(logs, f)
+
+
+def test_tls_certificate_is_checked(xprofs_build, creds, tmp_path):
+    """s3rver over TLS with a self-signed certificate: refused, as a store
+    whose certificate cannot be verified must be."""
+    if not S3RVER.exists():
+        pytest.skip(f"s3rver not installed at {S3RVER}: run `make deps`")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl (the command) missing: it makes the test's certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    port = free_port()
+    (tmp_path / "d").mkdir()
+    proc = subprocess.Popen([str(S3RVER), "-d", str(tmp_path / "d"), "-a", "127.0.0.1", "-p",
+                             str(port), "--silent", "--key", str(key), "--cert", str(cert),
+                             "--configure-bucket", "logs"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        r = subprocess.run([str(xprofs_build / "xprofs"), "ls", "s3://logs/x"],
+                           capture_output=True, timeout=120,
+                           env=dict(os.environ, XPROFS_ENDPOINT=f"https://127.0.0.1:{port}",
+                                    XPROFS_CACHE_DIR=str(tmp_path / "cache")))
+        assert r.returncode != 0
+        assert b"certificate" in r.stderr.lower() or b"ssl" in r.stderr.lower(), r.stderr
+    finally:
+        proc.kill()
+        proc.wait()
