@@ -27,7 +27,7 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
            man-db groff-base libcurl4-openssl-dev libssl-dev npm libxlsxwriter-dev \
-           python3-openpyxl
+           python3-openpyxl slurm-wlm munge
 
 PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto xlsxwriter
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -41,7 +41,7 @@ FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
 PROTOS      = $(wildcard proto/*.proto)
 PROTO_C     = $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.c,$(PROTOS))
 PROTO_H     = $(PROTO_C:.c=.h)
-CORE_DIRS   = base out remote reader session hlo xplane op_stats memory trace tracelens tools agent vfs
+CORE_DIRS   = base out remote reader session store hlo xplane op_stats memory trace tracelens tools agent vfs
 CORE_SRC    = $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 CORE_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(PROTO_C:.c=.o)
 FS_SRC      = $(wildcard src/fs/*.c)

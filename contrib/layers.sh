@@ -24,6 +24,7 @@ out 1
 remote 1
 reader 1
 session 2
+store 2
 hlo 3
 xplane 4
 op_stats 5

@@ -7,7 +7,11 @@
  *   xprofs check [-j N] FILE      read one .xplane.pb[.gz] completely (N decode
  *                                 threads) and print what it holds and how long
  *                                 reading took: a validator and the reader's benchmark
+ *   xprofs precompute LOGDIR ...  fill a cache directory (precompute.c)
  *   xprofs COMMAND SESSION ...    XProf's agent CLI (agent.c, docs/agent-cli.md)
+ *
+ * --cache-dir DIR [--cache-bytes N], anywhere before the agent command's own
+ * flags, keeps produced files in DIR as the mount's -o cache_dir= does.
  *
  * Output is byte for byte what the mount serves; errors go to stderr as one
  * line with a non-zero exit code (1 not found, 2 usage or bad option, 3 bad
@@ -26,6 +30,8 @@
 #include "base/version.h"
 #include "agent/agent.h"
 #include "agent_main.h"
+#include "precompute.h"
+#include "store/store.h"
 #include "vfs/vfs.h"
 
 #define CLI_CACHE_BYTES ((size_t)256 << 20)
@@ -39,7 +45,10 @@ static void usage(FILE *f)
             "       xprofs check [-j THREADS] FILE.xplane.pb\n"
             "       xprofs COMMAND SESSION [--flag=value ...]   XProf's agent CLI:\n"
             "         get_overview, get_top_hlo_ops, list_xplane_events, ... (docs/agent-cli.md)\n"
+            "       xprofs precompute LOGDIR [RUN] [--host H | --task I --tasks N] [--all-hosts]\n"
+            "         [--files F,...] --cache-dir DIR   fill DIR for one host's share\n"
             "       xprofs --version | help\n"
+            "--cache-dir DIR [--cache-bytes N] (before the command): keep produced files in DIR.\n"
             "PATH is what the mount shows under its mount point, options after '?':\n"
             "  xprofs cat ~/logs 'run1/trace_viewer.json?start_time_ms=0&end_time_ms=5'\n"
             "A file past 4 MiB is written while it is produced (no temporary file).\n"
@@ -247,19 +256,81 @@ static int cmd_check(const char *path, int threads)
     return 0;
 }
 
+/* N with an optional K, M, G or T (powers of 1024); -1 if not one. */
+static long long parse_bytes(const char *arg)
+{
+    unsigned long long x, mul = 1;
+    char *end;
+
+    errno = 0;
+    x = strtoull(arg, &end, 10);
+    if (*end != '\0' && strchr("kKmMgGtT", *end) != NULL) {
+        int sh = strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : strchr("gG", *end) ? 30 : 40;
+        mul = 1ull << sh;
+        end++;
+    }
+    if (end == arg || arg[0] == '-' || *end != '\0' || errno != 0 || x > (~0ull >> 2) / mul)
+        return -1;
+    return (long long)(x * mul);
+}
+
+/* Take --cache-dir DIR (or =DIR) and --cache-bytes N out of argv, where
+ * they stand before the first argument that is not an option of ours
+ * after the command (so an agent command's flags are its own). Returns 0,
+ * or -1 after a message. */
+static int take_cache_opts(int *argc, char **argv, const char **dir, long long *bytes)
+{
+    int i = 1, o = 1;
+
+    for (; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--cache-dir") == 0 || strcmp(a, "--cache-bytes") == 0) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "xprofs: %s needs a value\n", a);
+                return -1;
+            }
+            if (a[8] == 'd')
+                *dir = argv[++i];
+            else if ((*bytes = parse_bytes(argv[++i])) < 0) {
+                fprintf(stderr, "xprofs: --cache-bytes %s: not a byte count\n", argv[i]);
+                return -1;
+            }
+        } else if (strncmp(a, "--cache-dir=", 12) == 0) {
+            *dir = a + 12;
+        } else if (strncmp(a, "--cache-bytes=", 14) == 0) {
+            if ((*bytes = parse_bytes(a + 14)) < 0) {
+                fprintf(stderr, "xprofs: %s: not a byte count\n", a);
+                return -1;
+            }
+        } else {
+            argv[o++] = argv[i];
+        }
+    }
+    argv[o] = NULL;
+    *argc = o;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    const char *cache_dir = NULL;
+    long long cache_bytes = 0;
     struct vfs *v;
     struct xp_err err = {0};
     int longfmt = 0, argi = 2, rc;
     const char *cmd;
 
     malloc_tune(argv);
+    if (argc >= 2 && !agent_is_command(argv[1]) &&
+        take_cache_opts(&argc, argv, &cache_dir, &cache_bytes) != 0)
+        return 2;
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
     cmd = argv[1];
+    if (strcmp(cmd, "precompute") == 0)
+        return cmd_precompute(argc - 1, argv + 1, cache_dir, (size_t)cache_bytes);
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;
@@ -308,6 +379,15 @@ int main(int argc, char **argv)
     if (refuse_empty(v, argv[argi]) != 0) {
         vfs_close_location(v);
         return 1;
+    }
+    if (cache_dir != NULL) {
+        struct store *st;
+        if (store_open(cache_dir, (size_t)cache_bytes, &st, &err) != 0) {
+            fprintf(stderr, "xprofs: %s\n", err.msg);
+            vfs_close_location(v);
+            return 3;
+        }
+        vfs_use_store(v, st);
     }
     if (strcmp(cmd, "cat") == 0) {
         /* Several paths are read in one process, in order: a later path

@@ -90,8 +90,9 @@ struct xfs_opts {
     char *trace_complete_arg; /* -o trace_complete=0|1 */
     char *endpoint;           /* -o endpoint=URL (s3:// and gs:// LOGDIRs) */
     char *s3_style;           /* -o s3_style=path|virtual */
-    char *cache_dir;          /* -o cache_dir=DIR: the store's local copy */
-    char *cache_bytes;        /* -o cache_bytes=N: bound of that copy */
+    char *cache_dir;          /* -o cache_dir=DIR: the persistent cache (and a store's
+                                 local copy) */
+    char *cache_bytes;        /* -o cache_bytes=N[KMGT]: bound of each */
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
@@ -654,6 +655,37 @@ static int opt_int(const char *name, const char *arg, long min, long max, int *v
     return 0;
 }
 
+/* -o cache_bytes=N, with an optional K, M, G or T (powers of 1024), into
+ * *v; 0, or -1 with a message. */
+static int opt_bytes(const char *arg, unsigned long long *v)
+{
+    unsigned long long x, mul = 1;
+    char *end;
+
+    if (arg == NULL)
+        return 0;
+    errno = 0;
+    x = strtoull(arg, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30;
+    else if (*end == 'T' || *end == 't')
+        mul = 1ull << 40;
+    if (mul != 1)
+        end++;
+    if (end == arg || arg[0] == '-' || *end != '\0' || errno != 0 || x > (~0ull >> 1) / mul) {
+        fprintf(stderr,
+                "xprofs-mount: -o cache_bytes=%s: must be a byte count (K, M, G, T allowed)\n",
+                arg);
+        return -1;
+    }
+    *v = x * mul;
+    return 0;
+}
+
 /* Take the first non-option argument as LOGDIR; leave the mount point and
  * -o max_threads=N (noted) to libfuse. */
 static int xfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -682,12 +714,15 @@ static void usage(const char *prog)
            "  -o cache_mb=N      memory for produced files (default 1024)\n"
            "  -o max_runs=N      runs whose decoded profiles stay in memory (default 4)\n"
            "  -o max_threads=N   worker threads (default %d)\n"
+           "  -o cache_dir=DIR   keep produced files in DIR across mounts (created 0700)\n"
+           "  -o cache_bytes=N   bound on DIR's entries (K, M, G, T; default: none)\n"
            "  -o trace_complete=0  do not complete a trace index in the background after a\n"
            "                     zoomed-out first request (default 1: the next zoom finds it)\n"
            "  -o endpoint=URL    S3-compatible store of an s3:// or gs:// LOGDIR\n"
            "  -o s3_style=path|virtual  bucket in the path or in the host name\n"
-           "  -o cache_dir=DIR   local copy of a store's files (default ~/.cache/xprofs/remote)\n"
-           "  -o cache_bytes=N   bound of that copy, least recently read runs go first\n"
+           "                     (for such a LOGDIR cache_dir also holds the store's local copy,\n"
+           "                     default ~/.cache/xprofs/remote, and cache_bytes bounds it too:\n"
+           "                     least recently read runs go first; produced files: DIR/produced)\n"
            "Environment:\n"
            "  XPROFS_SPILL_DIR   where files past 64 MiB spill (default $TMPDIR or /tmp)\n"
            "  XPROFS_PLAIN_MALLOC=1  keep glibc's default malloc (no huge pages)\n"
@@ -754,6 +789,7 @@ int main(int argc, char *argv[])
     struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS,
                           1,    0};
     struct mirror_opts mo = {0};
+    unsigned long long cache_bytes = 0;
     struct xfs fs;
     struct xp_err err = {0};
     struct fuse_session *se;
@@ -792,7 +828,8 @@ int main(int argc, char *argv[])
     }
     if (opt_int("cache_mb", xo.cache_mb_arg, 0, 1 << 30, &xo.cache_mb) != 0 ||
         opt_int("max_runs", xo.max_runs_arg, 1, 1 << 20, &xo.max_runs) != 0 ||
-        opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0)
+        opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0 ||
+        opt_bytes(xo.cache_bytes, &cache_bytes) != 0)
         goto err_out2;
     if (is_mount_point(opts.mountpoint)) {
         fprintf(stderr,
@@ -803,22 +840,26 @@ int main(int argc, char *argv[])
     mo.endpoint = xo.endpoint;
     mo.style = xo.s3_style;
     mo.cache_dir = xo.cache_dir;
-    if (xo.cache_bytes != NULL) {
-        char *end;
-        errno = 0;
-        mo.cache_bytes = strtoll(xo.cache_bytes, &end, 10);
-        if (end == xo.cache_bytes || *end != '\0' || errno != 0 || mo.cache_bytes < 0) {
-            fprintf(stderr, "xprofs-mount: -o cache_bytes=%s: must be a byte count\n",
-                    xo.cache_bytes);
-            goto err_out2;
-        }
-    }
+    mo.cache_bytes = (long long)cache_bytes;
     if (vfs_open_location(xo.logdir, &mo, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
     }
     if (warn_if_empty(fs.v, xo.logdir) != 0)
         goto err_out3;
+    if (xo.cache_dir != NULL) {
+        /* A store's local copy lays its tree out in DIR: the produced
+         * files go beside it, in DIR/produced. */
+        char sdir[PATH_MAX];
+        struct store *st;
+        snprintf(sdir, sizeof(sdir), "%s%s", xo.cache_dir,
+                 mirror_is_url(xo.logdir) ? "/produced" : "");
+        if (store_open(sdir, (size_t)cache_bytes, &st, &err) != 0) {
+            fprintf(stderr, "xprofs-mount: %s\n", err.msg);
+            goto err_out3;
+        }
+        vfs_use_store(fs.v, st);
+    }
     fs.v->max_live_runs = xo.max_runs;
     vfs_complete_traces(fs.v, xo.trace_complete != 0);
     if (inodes_init(&fs.inodes) != 0) {

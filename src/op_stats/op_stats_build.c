@@ -17,6 +17,7 @@
 
 #include "base/parallel.h"
 #include "base/sort.h"
+#include "store/store.h"
 
 void op_stats_free(struct op_stats *os)
 {
@@ -276,6 +277,37 @@ fail:
     return xp_err_set(err, rc, "%s: op_stats failed", xs->path);
 }
 
+/* The persistent cache's key of host's op_stats (malloc'd, NULL when out
+ * of memory). */
+static char *persist_key(const struct snapshot *snap, const char *host)
+{
+    size_t n = strlen(host) + 32;
+    char *what = malloc(n), *key;
+
+    if (what == NULL)
+        return NULL;
+    snprintf(what, n, "intermediate op_stats %s", host);
+    key = snapshot_key_text(snap, what);
+    free(what);
+    return key;
+}
+
+/* Keep host's op_stats in the persistent cache (failures only cost a
+ * recomputation later). */
+static void persist(struct store *st, const char *key, const struct op_stats *os)
+{
+    struct xp_err err = {0};
+    struct blob *b;
+    struct out o;
+
+    out_init(&o);
+    op_stats_save(os, &o);
+    if (out_finish(&o, &b) == 0) {
+        (void)store_put_blob(st, key, b, &err);
+        blob_unref(b);
+    }
+}
+
 static int build_host(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     const char *host = arg;
@@ -283,15 +315,31 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     const struct xp_groups *groups;
     const struct hlo_modules *modules;
     struct op_stats *os;
+    struct store *st = store_shared();
+    char *key = st != NULL ? persist_key(snap, host) : NULL;
     int rc;
 
-    if ((rc = snapshot_xspace_decoded(snap, host, &xs, err)) != 0)
+    if (key != NULL) {
+        /* From the persistent cache: no profile read. */
+        struct blob *b = store_get(st, key);
+        rc = b != NULL ? op_stats_load(b->mem, b->size, &os) : -ENOENT;
+        blob_unref(b);
+        if (rc == 0) {
+            free(key);
+            *value = os;
+            return 0;
+        }
+    }
+    if ((rc = snapshot_xspace_decoded(snap, host, &xs, err)) != 0 ||
+        (rc = snapshot_groups(snap, host, &groups, err)) != 0 ||
+        (rc = snapshot_hlo_modules(snap, host, &modules, err)) != 0) {
+        free(key);
         return rc;
-    if ((rc = snapshot_groups(snap, host, &groups, err)) != 0)
-        return rc;
-    if ((rc = snapshot_hlo_modules(snap, host, &modules, err)) != 0)
-        return rc;
+    }
     rc = convert_host(xs, groups, modules, &os, err);
+    if (rc == 0 && key != NULL && !snapshot_is_fresh(snap, 2))
+        persist(st, key, os);
+    free(key);
     *value = os;
     return rc;
 }

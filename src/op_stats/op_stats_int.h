@@ -12,6 +12,7 @@
 
 #include "xplane/group.h"
 #include "op_stats.h"
+#include "out/out.h"
 #include "op_stats_hlo.h"
 #include "reader/xspace.h"
 
@@ -154,5 +155,13 @@ int op_stats_add_string(struct op_stats *os, const char ***v, uint32_t *n, const
 int op_stats_combine(struct op_stats *dst, const struct op_stats *const *src, uint32_t n);
 
 void op_stats_free(struct op_stats *os);
+
+/* One host's op_stats as bytes (op_stats_persist.c), for the persistent
+ * cache; errors are o's (sticky). */
+void op_stats_save(const struct op_stats *os, struct out *o);
+/* The op_stats op_stats_save wrote to p[0..n) (free with op_stats_free):
+ * 0, -EINVAL when the bytes are not such (another layout, cut short), or
+ * -ENOMEM. */
+int op_stats_load(const char *p, size_t n, struct op_stats **osp);
 
 #endif

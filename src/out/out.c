@@ -611,6 +611,8 @@ int blob_unref(struct blob *b)
 
     if (b == NULL || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return 0;
+    if (b->mem_release != NULL)
+        b->mem_release(b->mem_arg);
     for (i = 0; i < b->nchunks; i++)
         chunk_free(b->chunks[i]);
     free(b->chunks);
@@ -649,6 +651,10 @@ ssize_t blob_read(const struct blob *b, size_t off, void *dst, size_t n)
         return 0;
     if (n > b->size - off)
         n = b->size - off;
+    if (b->mem != NULL) {
+        memcpy(d, b->mem + off, n);
+        return (ssize_t)n;
+    }
     if (off < b->file_bytes) {
         size_t take = b->file_bytes - off < n ? b->file_bytes - off : n;
         int rc = pread_full(b->fd, d, take, off);
@@ -714,6 +720,8 @@ int blob_write_fd(const struct blob *b, int fd)
     size_t i;
     int rc = 0;
 
+    if (b->mem != NULL)
+        return write_full(fd, b->mem, b->size);
     if (b->file_bytes > 0)
         rc = send_file_part(b, fd);
     for (i = b->file_bytes / OUT_CHUNK; rc == 0 && i < b->nchunks; i++) {
@@ -733,5 +741,21 @@ struct blob *blob_from_mem(const void *s, size_t n)
     out_write(&o, s, n);
     if (out_finish(&o, &b) != 0)
         return NULL;
+    return b;
+}
+
+struct blob *blob_from_map(const char *p, size_t n, void (*release)(void *arg), void *arg)
+{
+    struct blob *b = calloc(1, sizeof(*b));
+
+    if (b == NULL)
+        return NULL;
+    b->mem = p;
+    b->size = n;
+    b->fd = -1;
+    b->refs = 1;
+    b->final = 1;
+    b->mem_release = release;
+    b->mem_arg = arg;
     return b;
 }

@@ -55,14 +55,17 @@ struct out {
 };
 
 struct blob {
-    char **chunks;     /* as in struct out; owned; NULL for chunks in the file */
-    size_t nchunks;    /* number of chunks */
-    size_t size;       /* bytes of content */
-    size_t file_bytes; /* bytes [0, file_bytes) are read from fd */
-    int fd;            /* unlinked spill file, open exactly when file_bytes > 0 */
-    int refs;          /* references; atomic */
-    int final;         /* 0: made while a source was still being written */
-    uint64_t gen;      /* session generation it was made from */
+    char **chunks;                  /* as in struct out; owned; NULL for chunks in the file */
+    size_t nchunks;                 /* number of chunks */
+    size_t size;                    /* bytes of content */
+    size_t file_bytes;              /* bytes [0, file_bytes) are read from fd */
+    int fd;                         /* unlinked spill file, open exactly when file_bytes > 0 */
+    int refs;                       /* references; atomic */
+    int final;                      /* 0: made while a source was still being written */
+    uint64_t gen;                   /* session generation it was made from */
+    const char *mem;                /* blob_from_map: the bytes (no chunks, no file), else NULL */
+    void (*mem_release)(void *arg); /* called once when the last reference goes */
+    void *mem_arg;                  /* its argument */
 };
 
 /* Start an empty writer. Cannot fail. */
@@ -211,6 +214,11 @@ ssize_t blob_read(const struct blob *b, size_t off, void *dst, size_t n);
 /* Write the whole blob to fd (a file, pipe or socket), streaming the
  * spilled part from its file with bounded memory. Returns 0 or -errno. */
 int blob_write_fd(const struct blob *b, int fd);
+
+/* A blob over bytes p[0..n) that stay valid until release(arg), called
+ * when its last reference goes (a mapped cache entry, store.h). NULL when
+ * out of memory (release is then not called). */
+struct blob *blob_from_map(const char *p, size_t n, void (*release)(void *arg), void *arg);
 
 /* A blob holding a copy of s[0..n). NULL when out of memory. */
 struct blob *blob_from_mem(const void *s, size_t n);

@@ -4,6 +4,7 @@
 #include "base/sort.h"
 #include "session.h"
 #include "base/hash.h"
+#include "base/version.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -674,4 +675,26 @@ void snapshot_log(struct snapshot *snap, const char *fmt, ...)
         snap->nerrors++;
 out:
     pthread_mutex_unlock(&snap->lock);
+}
+
+char *snapshot_key_text(const struct snapshot *snap, const char *what)
+{
+    size_t cap = strlen(XPROFS_VERSION) + strlen(snap->session->name) + strlen(what) + 32, n;
+    char *key;
+    uint32_t i;
+
+    for (i = 0; i < snap->nfiles; i++)
+        cap += strlen(snap->files[i].name) + 72;
+    key = malloc(cap);
+    if (key == NULL)
+        return NULL;
+    n = (size_t)snprintf(key, cap, "xprofs %s\nrun %s\n%s\n", XPROFS_VERSION, snap->session->name,
+                         what);
+    for (i = 0; i < snap->nfiles && n < cap; i++) {
+        const struct source_file *f = &snap->files[i];
+        n += (size_t)snprintf(key + n, cap - n, "src %s %lld %lld %llu\n", f->name,
+                              (long long)f->size, (long long)f->mtime_ns,
+                              (unsigned long long)f->ino);
+    }
+    return key;
 }

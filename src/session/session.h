@@ -197,6 +197,18 @@ struct ctrace;
 int snapshot_ctrace(struct snapshot *snap, const char *host, const struct ctrace **ctp,
                     struct xp_err *err);
 
+/* The text that keys what is made from snap in the persistent cache
+ * (store.h), malloc'd (NULL when out of memory): "xprofs VERSION", "run
+ * NAME", what (the file with its host and query, or an intermediate), then
+ * "src NAME SIZE MTIME_NS INODE" for every source file. No path and no
+ * device number, so that machines mounting LOGDIR elsewhere share entries. */
+char *snapshot_key_text(const struct snapshot *snap, const char *what);
+
+/* Profiles this process has opened (xplane reader or Chrome-trace reader,
+ * one per host and snapshot, failures included): 0 for a process that
+ * served everything from the persistent cache. */
+uint64_t snapshot_profiles_opened(void);
+
 /* -EIO with err (the store's reason) if a source of snap could not be
  * copied from the remote store it lives in; else 0. */
 int snapshot_fetch_failed(struct snapshot *snap, struct xp_err *err);

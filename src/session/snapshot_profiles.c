@@ -10,6 +10,13 @@
 #include "reader/xspace.h"
 #include "session.h"
 
+static uint64_t profiles_opened; /* atomic adds */
+
+uint64_t snapshot_profiles_opened(void)
+{
+    return __atomic_load_n(&profiles_opened, __ATOMIC_RELAXED);
+}
+
 /* ---- xplane ---------------------------------------------------------------- */
 
 static int build_xspace(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
@@ -21,6 +28,7 @@ static int build_xspace(struct snapshot *snap, const void *arg, void **value, st
 
     if (f == NULL)
         return xp_err_set(err, -ENOENT, "no xplane file for host %s", host);
+    __atomic_add_fetch(&profiles_opened, 1, __ATOMIC_RELAXED);
     rc = xspace_open(f->path, &xs, err);
     if (rc != 0) {
         snapshot_log(snap, "%s", err->msg);
@@ -85,6 +93,7 @@ static int build_ctrace(struct snapshot *snap, const void *arg, void **value, st
         f = snapshot_host_file(snap, host, SRC_TRACE_JSON);
     if (f == NULL)
         return xp_err_set(err, -ENOENT, "%s: no trace JSON", host);
+    __atomic_add_fetch(&profiles_opened, 1, __ATOMIC_RELAXED);
     rc = ctrace_load(f->path, &ct, err);
     if (rc != 0) {
         snapshot_log(snap, "%s", err->msg);

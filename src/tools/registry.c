@@ -10,6 +10,7 @@ extern const struct tool tool_summary_json;
 extern const struct tool tool_hosts_json;
 extern const struct tool tool_tools_json;
 extern const struct tool tool_errors_txt;
+extern const struct tool tool_cache_stats_json;
 extern const struct tool tool_module_list_json;
 extern const struct tool tool_memory_viewer_json;
 extern const struct tool tool_memory_profile_json;
@@ -78,6 +79,7 @@ const struct tool *const tool_table[] = {
     &tool_hosts_json,
     &tool_tools_json,
     &tool_errors_txt,
+    &tool_cache_stats_json,
     &tool_module_list_json,
     /* XProf's op statistics (overview_page.c, input_pipeline.c, framework_op_stats.c, kernel_stats.c) */
     &tool_overview_page_json,

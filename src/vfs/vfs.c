@@ -97,11 +97,42 @@ void vfs_close(struct vfs *v)
     pthread_mutex_unlock(&v->lock);
     trace_index_drain();
     cache_destroy(&v->cache);
+    vfs_use_store(v, NULL);
     catalog_close(v->cat);
     pthread_cond_destroy(&v->turn);
     pthread_cond_destroy(&v->produced);
     pthread_mutex_destroy(&v->lock);
     free(v);
+}
+
+void vfs_use_store(struct vfs *v, struct store *st)
+{
+    if (v->store != NULL && store_shared() == v->store)
+        store_set_shared(NULL);
+    store_close(v->store);
+    v->store = st;
+    if (st != NULL)
+        store_set_shared(st);
+}
+
+char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap)
+{
+    size_t n = strlen(node->key) + 8;
+    char *what = malloc(n), *key;
+
+    if (what == NULL)
+        return NULL;
+    snprintf(what, n, "file %s", node->key);
+    key = snapshot_key_text(snap, what);
+    free(what);
+    return key;
+}
+
+/* Whether a node's file may be kept in the persistent cache: not one made
+ * afresh on every open (errors.txt, compare.*, cache_stats.json). */
+static int storable(const struct vfs *v, const struct vfs_node *node)
+{
+    return v->store != NULL && node->kind == VFS_TOOL && !(node->tool->flags & TOOL_UNCACHED);
 }
 
 int vfs_empty_reason(struct vfs *v, const char *given, char *buf, size_t n, int *misplaced)
@@ -648,8 +679,17 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
     struct fill_arg *a = argp;
     struct out o;
     char where[4096];
+    char *skey = NULL;
     int rc;
 
+    if (storable(a->v, a->node) && (skey = vfs_store_key(a->node, a->snap)) != NULL) {
+        *blob = store_get(a->v->store, skey);
+        if (*blob != NULL) {
+            free(skey);
+            (*blob)->gen = a->snap->gen;
+            return 0;
+        }
+    }
     out_init(&o);
     out_spill(&o, spill_dir());
     if (a->live != NULL)
@@ -657,18 +697,30 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
     making(a->v, 1);
     rc = produce_tool(a, &o, err);
     making(a->v, -1);
-    if (rc != 0)
-        return rc;
-    rc = out_finish(&o, blob);
-    if (rc == -ENOMEM)
-        return xp_err_set(err, rc, "%s: out of memory", a->node->tool->file);
+    if (rc == 0) {
+        rc = out_finish(&o, blob);
+        if (rc == -ENOMEM) {
+            rc = xp_err_set(err, rc, "%s: out of memory", a->node->tool->file);
+        } else if (rc != 0) {
+            /* A missing or unwritable directory is no fault of the file read. */
+            snprintf(where, sizeof(where), "spill file in %s", spill_dir());
+            rc = output_failed(a, rc, where, err);
+        }
+    }
     if (rc != 0) {
-        /* A missing or unwritable directory is no fault of the file read. */
-        snprintf(where, sizeof(where), "spill file in %s", spill_dir());
-        return output_failed(a, rc, where, err);
+        free(skey);
+        return rc;
     }
     (*blob)->gen = a->snap->gen;
     (*blob)->final = !snapshot_is_fresh(a->snap, 2);
+    if (skey != NULL && (*blob)->final) {
+        struct xp_err serr = {0};
+        /* A file that cannot be kept is still served: the reason is logged. */
+        if (store_put_blob(a->v->store, skey, *blob, &serr) != 0)
+            snapshot_log(a->snap, "%s: not kept in the cache directory: %s", a->node->tool->file,
+                         serr.msg);
+    }
+    free(skey);
     return 0;
 }
 
@@ -884,6 +936,17 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
     int rc;
 
     if (node->kind != VFS_TOOL) {
+        rc = vfs_read(v, node, &b, err);
+        if (rc == 0) {
+            rc = blob_write_fd(b, fd);
+            blob_unref(b);
+            if (rc != 0)
+                xp_err_set(err, rc, "write: %s", strerror(-rc));
+        }
+        return rc;
+    }
+    if (storable(v, node)) {
+        /* From the persistent cache, or made whole and kept there. */
         rc = vfs_read(v, node, &b, err);
         if (rc == 0) {
             rc = blob_write_fd(b, fd);

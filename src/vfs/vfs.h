@@ -26,6 +26,7 @@
 #include "base/err.h"
 #include "live_blob.h"
 #include "out/out.h"
+#include "store/store.h"
 #include "tools/tool.h"
 
 enum vfs_kind {
@@ -69,6 +70,7 @@ struct vfs {
     struct mirror *mirror;           /* the remote store LOGDIR copies, or NULL */
     struct source_hook *hook;        /* the catalog's hook to it, or NULL */
     struct cache cache;              /* produced files */
+    struct store *store;             /* persistent cache (cache_dir=), or NULL */
     int max_live_runs;               /* runs whose computed data is kept */
     pthread_mutex_t lock;            /* guards the six fields below */
     struct vfs_producing *producing; /* files being made in threads of their own */
@@ -86,6 +88,17 @@ int vfs_open(const char *logdir, size_t cache_bytes, struct vfs **vp, struct xp_
 int vfs_open_source(const char *logdir, const struct source_hook *hook, size_t cache_bytes,
                     struct vfs **vp, struct xp_err *err);
 void vfs_close(struct vfs *v);
+
+/* Keep produced files in st too (-o cache_dir=, --cache-dir): a file found
+ * there is mapped back instead of made, one made is written there. v takes
+ * st and closes it. Call before the first read. */
+void vfs_use_store(struct vfs *v, struct store *st);
+
+/* The persistent cache key of a produced file node (malloc'd; NULL when
+ * out of memory): the xprofs version, the entry format, the run, the
+ * file with its host and canonical query, and every source file's name,
+ * size, mtime and inode. */
+char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap);
 
 /* vfs_open of a LOGDIR, or of a remote store's URL (s3://bucket/prefix,
  * gs://bucket/prefix) through a local copy (src/remote/mirror.h); mo may
