@@ -134,7 +134,9 @@ $(BUILD)/xprofs-ui: $(BUILD)/ui-proxy/assets_data.o
 # --- Debian packages -------------------------------------------------------
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' && continue; \
+	  [ $$p = npm ] && command -v npm >/dev/null && continue; \
+	  missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -145,7 +147,8 @@ deps:
 	    echo "  apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
-	@# s3rver, the S3-compatible server of test_remote_s3 (test only, from npm).
+	@# s3rver, the S3-compatible server of test_remote_s3 (test only, from npm;
+	@# an npm already on PATH, e.g. nodesource's nodejs, stands for Debian's).
 	@test -x build/npm/node_modules/.bin/s3rver || \
 	  npm install --prefix build/npm --no-audit --no-fund s3rver@3.7.1 >/dev/null 2>&1 || \
 	  echo "s3rver not installed (npm registry unreachable?): test_remote_s3 will skip"
