@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "agent/agent.h"
+#include "agent_remote.h"
 
 static void print_help(const struct agent_command *cmd)
 {
@@ -42,6 +43,7 @@ int agent_main(int argc, char **argv)
     struct agent_output res;
     struct agent_spec spec;
     struct agent_args args;
+    struct agent_remote remote;
     char msg[2048];
     int rc;
 
@@ -54,16 +56,19 @@ int agent_main(int argc, char **argv)
     spec.command = cmd->name;
     spec.params = cmd->params;
     spec.varkw = cmd->varkw;
+    agent_localize_urls(argc, argv, 2, &remote);
     rc = agent_bind(&spec, argc - 2, argv + 2, &args, msg, sizeof(msg));
     if (rc == AGENT_FIRE_ERROR) {
         /* Fire's own errors: its text on stderr, nothing on stdout */
         fprintf(stderr, "ERROR: %s\n", msg);
+        agent_remote_close(&remote);
         return AGENT_E_USAGE;
     }
     if (rc != 0 || agent_render(cmd, &args, NULL, NULL, &res) != 0) {
         if (rc == 0)
             agent_args_free(&args);
         fprintf(stderr, "INTERNAL_ERROR: out of memory\n");
+        agent_remote_close(&remote);
         return AGENT_E_INTERNAL;
     }
     agent_args_free(&args);
@@ -72,5 +77,6 @@ int agent_main(int argc, char **argv)
     if (res.errline[0] != '\0' && res.code != 0)
         fprintf(stderr, "%s\n", res.errline);
     free(res.text);
+    agent_remote_close(&remote);
     return res.code;
 }

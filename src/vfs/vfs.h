@@ -110,6 +110,12 @@ int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t ca
                       struct vfs **vp, struct xp_err *err);
 void vfs_close_location(struct vfs *v);
 
+/* The local copy of a store's URL alone, with vfs_open_location's
+ * defaults, for callers that read its files without a vfs (the agent
+ * commands): 0 and *mp (mirror_close it), or a negative errno with err. */
+int vfs_open_mirror(const char *url, const struct mirror_opts *mo, struct mirror **mp,
+                    struct xp_err *err);
+
 /* Drop the data of runs past max_live_runs or idle too long and, when no
  * file is being made and something was freed since the last time (a file
  * made, a run dropped, or freed: the caller let a file's memory go), give

@@ -16,17 +16,12 @@ static const char *env_or(const char *given, const char *name)
     return given != NULL ? given : (v != NULL && v[0] != '\0' ? v : NULL);
 }
 
-int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t cache_bytes,
-                      struct vfs **vp, struct xp_err *err)
+int vfs_open_mirror(const char *url, const struct mirror_opts *mo, struct mirror **mp,
+                    struct xp_err *err)
 {
     struct mirror_opts o = {0};
-    struct source_hook *hook;
-    struct mirror *m;
-    int rc;
 
-    *vp = NULL;
-    if (!mirror_is_url(where))
-        return vfs_open(where, cache_bytes, vp, err);
+    *mp = NULL;
     if (mo != NULL)
         o = *mo;
     o.endpoint = env_or(o.endpoint, "XPROFS_ENDPOINT");
@@ -36,10 +31,23 @@ int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t ca
         o.cache_bytes = strtoll(getenv("XPROFS_CACHE_BYTES"), NULL, 10);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return xp_err_set(err, -EIO, "libcurl cannot start");
+    return mirror_open(url, &o, mp, err);
+}
+
+int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t cache_bytes,
+                      struct vfs **vp, struct xp_err *err)
+{
+    struct source_hook *hook;
+    struct mirror *m;
+    int rc;
+
+    *vp = NULL;
+    if (!mirror_is_url(where))
+        return vfs_open(where, cache_bytes, vp, err);
     hook = calloc(1, sizeof(*hook));
     if (hook == NULL)
         return xp_err_set(err, -ENOMEM, "out of memory");
-    rc = mirror_open(where, &o, &m, err);
+    rc = vfs_open_mirror(where, mo, &m, err);
     if (rc != 0) {
         free(hook);
         return rc;

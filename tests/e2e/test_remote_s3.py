@@ -674,3 +674,35 @@ def test_tls_certificate_is_checked(xprofs_build, creds, tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_agent_commands_read_a_store(xprofs_build, store, logs, creds, tmp_path):
+    """XProf's agent commands take a store URL as their session (or as
+    --logdir): the answer is the local LOGDIR's, and only the run read is
+    copied."""
+    cache = tmp_path / "cache"
+    local = str(logs / "jax")
+
+    def agent(*args, where):
+        r = subprocess.run([str(xprofs_build / "xprofs"), *args, where], capture_output=True,
+                           timeout=300, env=dict(os.environ, XPROFS_ENDPOINT=store.endpoint,
+                                                 XPROFS_CACHE_DIR=str(cache)))
+        return r.returncode, r.stdout
+
+    for args in (("get_overview",), ("get_top_hlo_ops", "--limit=3"), ("list_hlo_modules",)):
+        want = agent(*args, where=local)
+        assert want[0] == 0 and len(want[1]) > 50, args
+        assert agent(*args, where="s3://logs/logs/jax") == want, args
+    # --logdir=URL with the run's name as the session
+    want = agent("get_overview", RUN, where="--logdir=" + local)
+    assert want[0] == 0
+    assert agent("get_overview", RUN, where="--logdir=s3://logs/logs/jax") == want
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    assert store.gets(big.name) == []
+    # A bucket that is not there: XProf's path error, and the store's reason on stderr.
+    r = subprocess.run([str(xprofs_build / "xprofs"), "get_overview", "s3://nosuch/logs"],
+                       capture_output=True, timeout=300,
+                       env=dict(os.environ, XPROFS_ENDPOINT=store.endpoint,
+                                XPROFS_CACHE_DIR=str(tmp_path / "cache2")))
+    assert r.returncode == 3 and b'"reason": "PATH_ERROR"' in r.stdout, r
+    assert b"NoSuchBucket" in r.stderr
