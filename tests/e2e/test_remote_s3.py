@@ -706,3 +706,19 @@ def test_agent_commands_read_a_store(xprofs_build, store, logs, creds, tmp_path)
                                 XPROFS_CACHE_DIR=str(tmp_path / "cache2")))
     assert r.returncode == 3 and b'"reason": "PATH_ERROR"' in r.stdout, r
     assert b"NoSuchBucket" in r.stderr
+
+
+def test_gs_with_hmac_keys_is_signed(xprofs_build, store, logs, creds, monkeypatch, xcat,
+                                     tmp_path):
+    """gs:// with HMAC keys (Cloud Storage's XML API) signs each request
+    with SigV4, which the proxy checks; no token is asked for."""
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")  # nothing listens there
+    r = cli(xprofs_build, store, tmp_path / "cache", "cat", "gs://logs/logs", FILES[2])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, FILES[2])
+    assert store.log and all(e[0] == "GET" for e in store.log)
+    # A wrong secret is the store's refusal, not a token error.
+    r = cli(xprofs_build, store, tmp_path / "cache2", "ls", "gs://logs/logs",
+            env={"AWS_SECRET_ACCESS_KEY": "wrong"})
+    assert r.returncode != 0 and b"SignatureDoesNotMatch" in r.stderr, r.stderr
