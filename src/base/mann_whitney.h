@@ -11,9 +11,9 @@
 #include <stddef.h>
 
 struct mw_result {
-    double u;  /* U of the first sample (pairs where it is larger, ties half) */
-    double z;  /* the normal deviate of max(U1, U2), continuity corrected */
-    double p;  /* two-sided p-value, in [0, 1]; 1 when every value ties */
+    double u; /* U of the first sample (pairs where it is larger, ties half) */
+    double z; /* the normal deviate of max(U1, U2), continuity corrected */
+    double p; /* two-sided p-value, in [0, 1]; 1 when every value ties */
 };
 
 /* Test a[0..na) against b[0..nb) (na, nb > 0). Returns 0, or -ENOMEM. */

@@ -36,12 +36,12 @@ enum tool_flags {
 };
 
 struct tool_ctx {
-    struct snapshot *snap; /* the run, fixed for the whole call */
-    const char *host;      /* TOOL_HOST: the host; NULL for the whole run */
-    const struct query *q; /* parsed, already checked against the tool's keys */
-    struct xp_err *err;    /* failure reason */
-    struct catalog *cat;   /* the runs of the mount, for a tool that reads
-                            * another run too (compare.*); NULL if none */
+    struct snapshot *snap;   /* the run, fixed for the whole call */
+    const char *host;        /* TOOL_HOST: the host; NULL for the whole run */
+    const struct query *q;   /* parsed, already checked against the tool's keys */
+    struct xp_err *err;      /* failure reason */
+    struct catalog *cat;     /* the runs of the mount, for a tool that reads
+                              * another run too (compare.*); NULL if none */
     const struct tool *tool; /* the tool called (one produce() may serve several) */
 };
 

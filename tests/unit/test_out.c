@@ -791,24 +791,15 @@ static void test_small_answer_pages(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_escape),
-        cmocka_unit_test(test_csv_escape),
-        cmocka_unit_test(test_numbers),
-        cmocka_unit_test(test_people_numbers),
-        cmocka_unit_test(test_format_i64),
-        cmocka_unit_test(test_integers_match_printf),
-        cmocka_unit_test(test_chunk_boundaries),
-        cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_spill_reads),
-        cmocka_unit_test(test_spill_threshold),
-        cmocka_unit_test(test_spill_bad_dir),
-        cmocka_unit_test(test_spill_without_tmpfile),
-        cmocka_unit_test(test_blob_write_fd),
-        cmocka_unit_test(test_blob_write_fd_error),
-        cmocka_unit_test(test_stream),
-        cmocka_unit_test(test_stream_errors),
-        cmocka_unit_test(test_rewind_append),
-        cmocka_unit_test(test_small_answer_pages),
+        cmocka_unit_test(test_json_escape),      cmocka_unit_test(test_csv_escape),
+        cmocka_unit_test(test_numbers),          cmocka_unit_test(test_people_numbers),
+        cmocka_unit_test(test_format_i64),       cmocka_unit_test(test_integers_match_printf),
+        cmocka_unit_test(test_chunk_boundaries), cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_spill_reads),      cmocka_unit_test(test_spill_threshold),
+        cmocka_unit_test(test_spill_bad_dir),    cmocka_unit_test(test_spill_without_tmpfile),
+        cmocka_unit_test(test_blob_write_fd),    cmocka_unit_test(test_blob_write_fd_error),
+        cmocka_unit_test(test_stream),           cmocka_unit_test(test_stream_errors),
+        cmocka_unit_test(test_rewind_append),    cmocka_unit_test(test_small_answer_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
