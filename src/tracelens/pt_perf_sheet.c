@@ -31,6 +31,7 @@
 #include "pt_perf_model.h"
 #include "pt_perf_sheet_int.h"
 #include "pt_pyrepr.h"
+#include "base/grow.h"
 #include "base/sort.h"
 
 static const char *const gemm_names[] = {"M",        "N",         "K", "bias",      "stride_A",
@@ -405,7 +406,8 @@ static int collect(const struct host_list *hl, const char *sheet, struct grow **
                    struct xp_err *err)
 {
     struct grow *v = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
+    uint32_t cap = 0;
     int h, rc = 0;
 
     for (h = 0; h < hl->n && rc == 0; h++) {
@@ -428,15 +430,9 @@ static int collect(const struct host_list *hl, const char *sheet, struct grow **
             int r;
             if (e->name == 0 || !pt_perf_model_known(ctrace_str(ct, e->name)))
                 continue;
-            if (n == cap) {
-                struct grow *nv;
-                cap = cap ? cap * 2 : 64;
-                nv = realloc(v, cap * sizeof(*nv));
-                if (nv == NULL) {
-                    rc = xp_err_set(err, -ENOMEM, "out of memory");
-                    break;
-                }
-                v = nv;
+            if (xp_grow((void **)&v, &cap, (uint32_t)n, sizeof(*v)) != 0) {
+                rc = xp_err_set(err, -ENOMEM, "out of memory");
+                break;
             }
             memset(&v[n], 0, sizeof(v[n]));
             v[n].host = h;

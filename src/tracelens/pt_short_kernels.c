@@ -26,6 +26,7 @@
 #include "pt_launchers.h"
 #include "pt_nodes.h"
 #include "pt_pyrepr.h"
+#include "base/grow.h"
 #include "base/sort.h"
 
 #define SHORT_US 10.0
@@ -93,7 +94,8 @@ static int collect(const struct host_list *hl, int with_keys, struct skern **vp,
                    double *total_us, struct xp_err *err)
 {
     struct skern *v = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
+    uint32_t cap = 0;
     int h, rc = 0;
 
     for (h = 0; h < hl->n && rc == 0; h++) {
@@ -120,15 +122,9 @@ static int collect(const struct host_list *hl, int with_keys, struct skern **vp,
             struct pt_buf b;
             if (e->cat != kernel || e->ph == 'M' || !(e->dur < SHORT_US))
                 continue;
-            if (n == cap) {
-                struct skern *nv;
-                cap = cap ? cap * 2 : 256;
-                nv = realloc(v, cap * sizeof(*nv));
-                if (nv == NULL) {
-                    rc = xp_err_set(err, -ENOMEM, "out of memory");
-                    break;
-                }
-                v = nv;
+            if (xp_grow((void **)&v, &cap, (uint32_t)n, sizeof(*v)) != 0) {
+                rc = xp_err_set(err, -ENOMEM, "out of memory");
+                break;
             }
             memset(&v[n], 0, sizeof(v[n]));
             v[n].host = h;
