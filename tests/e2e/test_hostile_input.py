@@ -127,7 +127,12 @@ def test_source_rewritten_while_a_file_is_made(tmp_path, xprofs_build, synth):
             assert (0, out) in (ref["old"], ref["new"]), (trial, len(out))
             outcomes.append("whole")
         else:
-            assert b"changed while this file was made from it" in err, err
+            # Usually the recheck of the source's stat names the change; a
+            # write within the same coarse timestamp tick as the snapshot's
+            # stat leaves size, mtime and ctime equal, and then the mixed
+            # bytes fail to decode: still an error naming the source.
+            assert (b"changed while this file was made from it" in err or
+                    (b"corrupt profile" in err and src.name.encode() in err)), err
             outcomes.append("error")
     print(outcomes)
 
