@@ -153,6 +153,22 @@ void dt_num(struct dt_table *t, double v)
         *c = (struct dt_cell){.kind = DT_NUM, .num = v};
 }
 
+void dt_num_fmt(struct dt_table *t, double v, const char *formatted)
+{
+    struct dt_cell *c = add_cell(t);
+    char *copy;
+
+    if (c == NULL)
+        return;
+    copy = arena_strndup(&t->arena, formatted, strlen(formatted));
+    if (copy == NULL) {
+        t->oom = 1;
+        t->ncells--;
+        return;
+    }
+    *c = (struct dt_cell){.kind = DT_NUM, .num = v, .f = copy};
+}
+
 void dt_strn(struct dt_table *t, const char *s, size_t n)
 {
     struct dt_cell *c = add_cell(t);
@@ -415,7 +431,13 @@ void dt_write_json(const struct dt_table *t, struct out *o)
             const struct dt_cell *cell = &t->cells[c];
             if (c > t->row_start[r])
                 out_putc(o, ',');
-            out_puts(o, "{\"v\":");
+            out_putc(o, '{');
+            if (cell->f != NULL) { /* keys sorted: "f" before "v" */
+                out_puts(o, "\"f\":");
+                dt_json_string(o, cell->f, strlen(cell->f));
+                out_putc(o, ',');
+            }
+            out_puts(o, "\"v\":");
             switch (cell->kind) {
             case DT_NUM:
                 out_puts(o, dt_fmt_json_double(cell->num, num));

@@ -33,6 +33,7 @@ struct dt_cell {
     const char *str;   /* DT_STR (arena copy) */
     size_t len;        /* its length */
     int b;             /* DT_BOOL */
+    const char *f;     /* formatted value ("f", arena copy), or NULL */
 };
 
 struct dt_col {
@@ -83,6 +84,8 @@ void dt_propf(struct dt_table *t, const char *key, const char *fmt, ...)
 /* Start a row, then append its cells in column order. */
 void dt_row(struct dt_table *t);
 void dt_num(struct dt_table *t, double v);
+/* A number with its formatted text (XProf's AddFormattedNumberCell: "f"). */
+void dt_num_fmt(struct dt_table *t, double v, const char *formatted);
 void dt_str(struct dt_table *t, const char *s);
 void dt_strn(struct dt_table *t, const char *s, size_t n);
 void dt_bool(struct dt_table *t, int b);

@@ -30,6 +30,7 @@ extern const struct tool tool_roofline_model_json;
 extern const struct tool tool_roofline_model_csv;
 extern const struct tool tool_smart_suggestion_json;
 extern const struct tool tool_pod_viewer_json;
+extern const struct tool tool_megascale_stats_json;
 
 extern const struct tool tool_trace_viewer_json;
 extern const struct tool tool_trace_viewer_legacy_json;
@@ -98,6 +99,8 @@ const struct tool *const tool_table[] = {
     &tool_smart_suggestion_json,
     /* XProf's pod viewer: per step and core the step breakdown (pod_viewer.c) */
     &tool_pod_viewer_json,
+    /* XProf's Megascale (multi-slice DCN) collective stats (megascale_stats.c) */
+    &tool_megascale_stats_json,
     /* XProf's memory viewer of one HLO module (memory_viewer.c) */
     &tool_memory_viewer_json,
     /* XProf's memory profile of one host's allocators (memory_profile.c) */

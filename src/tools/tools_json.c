@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "op_stats/dcn_slack.h"
 #include "reader/stats.h"
 #include "tool.h"
 
@@ -92,6 +93,16 @@ static int has_hlo(struct tool_ctx *ctx)
     return 0;
 }
 
+/* XProf's has_dcn_collective_stats: the first host has MegaScale: events. */
+static int has_megascale(struct tool_ctx *ctx)
+{
+    struct xspace *xs;
+
+    return ctx->snap->nhosts > 0 &&
+           snapshot_xspace(ctx->snap, ctx->snap->hosts[0], &xs, NULL) == 0 &&
+           dcn_xspace_has_megascale(xs);
+}
+
 static int tools_produce(struct tool_ctx *ctx, struct out *o)
 {
     const char *tags[64];
@@ -120,6 +131,8 @@ static int tools_produce(struct tool_ctx *ctx, struct out *o)
         if ((strcmp(t->tag, "hlo_stats") == 0 || strcmp(t->tag, "op_profile") == 0 ||
              strcmp(t->tag, "roofline_model") == 0) &&
             !has_hlo(ctx) && !has_plane(ctx, "/device:TPU:"))
+            continue;
+        if (strcmp(t->tag, "megascale_stats") == 0 && !has_megascale(ctx))
             continue;
         if (strcmp(t->tag, "trace_viewer@") == 0)
             has_streaming = 1;
