@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "usage: xprofs-synth [--out LOGDIR] [--run NAME] [--size-mb N | --steps N]\n"
             "                    [--seed S] [--hosts H] [--gpus G] [--gz]\n"
             "                    [--vendor amd|nvidia]\n"
-            "                    [--scenario train|steps4|compare|tpu|tpu_sc|tpu_raw|tpu_sc_raw|\n"
+            "                    [--scenario train|steps4|compare|tpu|tpu_sc|tpu_raw|tpu_sc_raw|tpu_dcn|\n"
             "                     inference]\n"
             "                    [--slow-region NAME:US] [--drop-op HLO] [--slow-op HLO:F]\n"
             "                    [--cold-first-step US]\n"
@@ -46,9 +46,10 @@ static void usage(FILE *f)
             "  --gz             write .xplane.pb.gz (gzip level 1)\n"
             "  --vendor V       amd (ROCm names, default) or nvidia (CUDA names)\n"
             "  --scenario S     train (default), steps4, compare, tpu, tpu_sc, tpu_raw,\n"
-            "                   tpu_sc_raw or inference (small fixed profiles; tpu_sc: tpu\n"
-            "                   with two SparseCores; *_raw: without group_id stats; tpu\n"
-            "                   and tpu_raw grow with --steps or --size-mb; compare: steps4's\n"
+            "                   tpu_sc_raw, tpu_dcn or inference (small fixed profiles; tpu_sc:\n"
+            "                   tpu with two SparseCores; *_raw: without group_id stats;\n"
+            "                   tpu_dcn: tpu with Megascale DCN collectives; tpu, tpu_raw\n"
+            "                   and tpu_dcn grow with --steps or --size-mb; compare: steps4's\n"
             "                   shape with --steps steps and seeded jitter)\n"
             "  --slow-region NAME:US  compare: region NAME (input_wait, model_and_wait) US\n"
             "                   microseconds longer in every step\n"
@@ -222,7 +223,8 @@ static int apply_opt(struct synth_opts *o, int c, char *arg, int *given)
             o->steps4 = o->compare || strcmp(arg, "steps4") == 0;
             o->tpu_sc = strcmp(arg, "tpu_sc") == 0 || strcmp(arg, "tpu_sc_raw") == 0;
             o->tpu_raw = strcmp(arg, "tpu_raw") == 0 || strcmp(arg, "tpu_sc_raw") == 0;
-            o->tpu = o->tpu_sc || o->tpu_raw || strcmp(arg, "tpu") == 0;
+            o->tpu_dcn = strcmp(arg, "tpu_dcn") == 0;
+            o->tpu = o->tpu_sc || o->tpu_raw || o->tpu_dcn || strcmp(arg, "tpu") == 0;
             o->inference = strcmp(arg, "inference") == 0;
             if (strncmp(arg, "tpu", 3) != 0 || o->tpu)
                 return 0;
@@ -230,7 +232,7 @@ static int apply_opt(struct synth_opts *o, int c, char *arg, int *given)
         fprintf(
             stderr,
             "xprofs-synth: unknown scenario '%s' (train, steps4, compare, tpu, tpu_sc, tpu_raw, "
-            "tpu_sc_raw, inference)\n",
+            "tpu_sc_raw, tpu_dcn, inference)\n",
             arg);
         return -1;
     case O_SLOW_REGION:

@@ -41,6 +41,7 @@ struct synth_opts {
     int tpu_sc;                  /* --scenario tpu_sc: also SparseCore planes */
     int tpu_raw;                 /* --scenario tpu_raw / tpu_sc_raw: no group_id stats */
     int tpu_grown;               /* tpu or tpu_raw with --steps or --size-mb */
+    int tpu_dcn;                 /* --scenario tpu_dcn: tpu with DCN collectives */
     int inference;               /* --scenario inference */
     const struct vendor *vendor; /* name spellings and device caps */
 };

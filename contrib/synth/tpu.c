@@ -119,6 +119,8 @@ struct tpu_gen {
     int ungrouped;   /* no group_id stats */
     int64_t n_steps; /* steps */
     int reps;        /* fusion and convolution runs per while op */
+    int dcn;         /* --scenario tpu_dcn: DCN collectives too */
+    int host;        /* the host index */
 };
 
 static int64_t meta_id(const struct tpu_gen *g, int e)
@@ -217,8 +219,16 @@ static int gen_ops(void *ctx, int c, struct emit *em)
             }
             xev_end(em);
         }
+        if (g->dcn)
+            tpu_dcn_events(em, meta_id(g, E_END), b * US, k, c, g->host, ctx);
     }
     return em->err;
+}
+
+/* Step k's start on core 0, in ps after the line timestamp. */
+static int64_t step0_ps(int64_t k)
+{
+    return step_begin(k, 0) * US;
 }
 
 /* Metadata, stat metadata and plane stats of a TensorCore plane. */
@@ -266,6 +276,11 @@ static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g)
         if (!(ungrouped && i == T_GROUP_ID)) /* ungrouped: no group_id stat at all */
             pb_named_entry(tail, 5, (int64_t)i, stat_names[i]);
     }
+    if (g->dcn) {
+        struct tpu_dcn_stats st = {T_PROGRAM_ID, T_SYMBOL_ID, T_CATEGORY, T_COUNT};
+        tpu_dcn_metadata(tail, meta_id(g, E_END), &st);
+        pb_named_entry(tail, 5, T_COUNT, "dcn_collective_info");
+    }
     pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, "TPU v4", 6);
     pb_stat_double(tail, 6, T_PEAK_TFLOPS, 275.0);
     pb_stat_double(tail, 6, T_PEAK_HBM, 1200.0);
@@ -283,13 +298,15 @@ static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g)
 static int tpu_emit(struct synth *sy, int h, struct sink *sink, int64_t n_steps, int reps,
                     uint64_t *bytes)
 {
-    struct tpu_gen g = {sy->opt->tpu_raw, n_steps, reps};
+    struct tpu_gen g = {sy->opt->tpu_raw, n_steps, reps, sy->opt->tpu_dcn, h};
     struct wbuf tail = WBUF_INIT;
     int c, rc;
 
     synth_set_host(sy, h);
     tpu_tail(&tail, &g);
     rc = wb_ok(&tail);
+    if (rc == 0 && g.dcn)
+        rc = tpu_dcn_metadata_plane(sink, bytes);
     for (c = 0; rc == 0 && c < N_CORES; c++) {
         char name[32];
         struct xline_desc lines[3] = {
@@ -303,6 +320,8 @@ static int tpu_emit(struct synth *sy, int h, struct sink *sink, int64_t n_steps,
     }
     if (rc == 0 && sy->opt->tpu_sc)
         rc = tpu_sc_write(sink, N_CORES, g.ungrouped, bytes);
+    if (rc == 0 && g.dcn)
+        rc = tpu_dcn_host_plane(sink, n_steps, step0_ps, TS_NS, bytes);
     if (rc == 0)
         rc = planes_write_task_env(sink, planes_wall_start(h), planes_wall_start(h) + 4000000,
                                    bytes);

@@ -36,4 +36,29 @@ void tpu_put_group(const void *ungrouped, struct emit *em, int64_t k);
  * Returns 0 or a negative errno. */
 int tpu_sc_write(struct sink *sink, int first_id, int ungrouped, uint64_t *bytes);
 
+/* --scenario tpu_dcn (tpu_dcn.c): the DCN ops of every step, their
+ * metadata, the HloProto and MegaScale host events. */
+#define TPU_DCN_NOPS 12
+
+/* The stat metadata ids the DCN op metadata uses. */
+struct tpu_dcn_stats {
+    int64_t program_id, symbol_id, category, dcn_info;
+};
+
+/* The TPU_DCN_NOPS op events of step k on core c of host h, metadata ids
+ * first_meta.., the step starting at step_ps on the line. */
+void tpu_dcn_events(struct emit *em, int64_t first_meta, int64_t step_ps, int64_t k, int c,
+                    int h, const void *ungrouped);
+
+/* Their event metadata into a TensorCore plane's tail. */
+void tpu_dcn_metadata(struct wbuf *tail, int64_t first_meta, const struct tpu_dcn_stats *st);
+
+/* The /host:metadata plane with jit_train_step's HloProto. 0 or -errno. */
+int tpu_dcn_metadata_plane(struct sink *sink, uint64_t *bytes);
+
+/* The /host:CPU plane with a MegaScale event per collective and step (step
+ * k starting at step_ps(k) after ts_ns). 0 or -errno. */
+int tpu_dcn_host_plane(struct sink *sink, int64_t n_steps, int64_t (*step_ps)(int64_t k),
+                       int64_t ts_ns, uint64_t *bytes);
+
 #endif
