@@ -47,8 +47,8 @@ struct tpu_dcn_stats {
 
 /* The TPU_DCN_NOPS op events of step k on core c of host h, metadata ids
  * first_meta.., the step starting at step_ps on the line. */
-void tpu_dcn_events(struct emit *em, int64_t first_meta, int64_t step_ps, int64_t k, int c,
-                    int h, const void *ungrouped);
+void tpu_dcn_events(struct emit *em, int64_t first_meta, int64_t step_ps, int64_t k, int c, int h,
+                    const void *ungrouped);
 
 /* Their event metadata into a TensorCore plane's tail. */
 void tpu_dcn_metadata(struct wbuf *tail, int64_t first_meta, const struct tpu_dcn_stats *st);

@@ -22,12 +22,12 @@
 /* One collective. */
 static const struct dcn_coll {
     const char *rendezvous;
-    const char *type;      /* _xla_megascale_transfer_type */
-    int64_t channel;       /* channel_id */
-    int group;             /* endpoints of its endpoint group; -1: one-to-one */
-    int64_t elem_type;     /* PrimitiveType of the data */
-    int64_t dims[2];       /* its dimensions (0: none) */
-    int done_rendezvous;   /* the done ops carry the rendezvous attribute too */
+    const char *type;    /* _xla_megascale_transfer_type */
+    int64_t channel;     /* channel_id */
+    int group;           /* endpoints of its endpoint group; -1: one-to-one */
+    int64_t elem_type;   /* PrimitiveType of the data */
+    int64_t dims[2];     /* its dimensions (0: none) */
+    int done_rendezvous; /* the done ops carry the rendezvous attribute too */
 } colls[3] = {
     {"dcn_all_reduce_a", "ALL_REDUCE", 1, 4, 11 /* F32 */, {256, 1024}, 1},
     {"dcn_all_gather_b", "ALL_GATHER", 2, 2, 16 /* BF16 */, {4096, 0}, 0},
@@ -72,8 +72,8 @@ static void instr_name(int coll, int op, char *buf, size_t n)
     snprintf(buf, n, "%s.%lld", opcodes[op], (long long)instr_id(coll, op));
 }
 
-void tpu_dcn_events(struct emit *em, int64_t first_meta, int64_t step_ps, int64_t k, int c,
-                    int h, const void *ungrouped)
+void tpu_dcn_events(struct emit *em, int64_t first_meta, int64_t step_ps, int64_t k, int c, int h,
+                    const void *ungrouped)
 {
     int i;
 
@@ -126,8 +126,8 @@ void tpu_dcn_metadata(struct wbuf *tail, int64_t first_meta, const struct tpu_dc
         instr_name(op->coll, op->op, name, sizeof(name));
         pb_int(&v, 1, first_meta + i);
         if (op->coll == 0) { /* the HLO text, as the TPU runtime names ops */
-            snprintf(text, sizeof(text), "%%%s = %s(...), channel_id=%lld", name,
-                     opcodes[op->op], (long long)colls[op->coll].channel);
+            snprintf(text, sizeof(text), "%%%s = %s(...), channel_id=%lld", name, opcodes[op->op],
+                     (long long)colls[op->coll].channel);
             pb_str(&v, 2, text);
             pb_str(&v, 4, name);
         } else {
@@ -189,9 +189,9 @@ static void attr(struct wbuf *fa, const char *key, const char *value)
 }
 
 /* One HloInstructionProto into the computation. */
-static void instr(struct wbuf *comp, const char *name, const char *opcode,
-                  const struct wbuf *shape, int64_t id, const int64_t *operands, size_t nops,
-                  int64_t channel, const struct wbuf *fa)
+static void instr(struct wbuf *comp, const char *name, const char *opcode, const struct wbuf *shape,
+                  int64_t id, const int64_t *operands, size_t nops, int64_t channel,
+                  const struct wbuf *fa)
 {
     struct wbuf in = WBUF_INIT;
 
