@@ -164,7 +164,7 @@ test: deps
 
 # The small fixed profiles of our generator, seeds of test_fuzz_tools.
 TOOL_SEEDS = $(BUILD)/tests/tool-seeds
-SEED_SCENARIOS = steps4 tpu tpu_sc tpu_raw inference
+SEED_SCENARIOS = steps4 tpu tpu_sc tpu_raw inference tpu_dcn
 
 $(TOOL_SEEDS)/.made: $(BUILD)/xprofs-synth
 	@rm -rf $(TOOL_SEEDS) && mkdir -p $(TOOL_SEEDS)

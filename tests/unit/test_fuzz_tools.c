@@ -3,8 +3,8 @@
  * fuzz_tools target runs them, in every `make test` (plain and under
  * ASan+UBSan, where undefined behaviour aborts): the seeds are the small
  * fixed profiles of our generator (GPU steps with HLO, TPU, SparseCore,
- * ungrouped TPU, inference; XPROFS_TOOL_SEEDS names their directory, made
- * by the Makefile), each made whole and then with bits flipped, bytes
+ * ungrouped TPU, inference, TPU with DCN collectives; XPROFS_TOOL_SEEDS
+ * names their directory, made by the Makefile), each made whole and then with bits flipped, bytes
  * overwritten and the file cut short at a spread of places, plus every
  * input saved in tests/fuzz/regressions/tools/. Each input is the one host
  * file of a run; every file the run and its hosts/ copy list is made, with
