@@ -37,9 +37,10 @@ struct named_instr {
     struct dcn_instr in;
 };
 
+#define MAX_MODULE_LOOKUPS 4096 /* distinct module names looked up per host */
+
 /* One module of the host as the ops name it. */
 struct dcn_module {
-    char *name;                 /* the module event's name */
     int found;                  /* its HloProto was found and read */
     struct hlo_proto_bytes b;   /* its bytes */
     struct named_instr *instrs; /* sorted by name, then order */
@@ -50,8 +51,12 @@ struct walk {
     struct snapshot *snap;
     const char *host;
     const struct xp_plane *pl;
-    struct dcn_module *mods;
+    struct intern names;     /* module names -> mods index + 1 */
+    struct dcn_module *mods; /* by name id - 1 */
     uint32_t nmods, mods_cap;
+    uint64_t nmissing;     /* names with no HLO module */
+    uint64_t nmalformed;   /* names whose module is malformed */
+    uint64_t ncapped;      /* ops of names past MAX_MODULE_LOOKUPS */
     int64_t dcn_info_stat; /* stat metadata id of dcn_collective_info */
     struct xp_err *err;
 };
@@ -345,33 +350,37 @@ static int read_module(struct dcn_module *m)
     return 0;
 }
 
-/* The module named name (read on first use), or NULL when none. */
+/* The module named name (read on first use), or NULL when none. Names are
+ * looked up once each, at most MAX_MODULE_LOOKUPS of them (a lookup scans
+ * the host's metadata): ops of further names count as of no module. */
 static int module_of(struct walk *wk, const char *name, struct dcn_module **mp)
 {
     const char *host = wk->host;
     struct dcn_module *m;
-    uint32_t i;
+    uint32_t id;
     int rc;
 
     *mp = NULL;
-    for (i = 0; i < wk->nmods; i++) {
-        if (strcmp(wk->mods[i].name, name) == 0) {
-            *mp = wk->mods[i].found ? &wk->mods[i] : NULL;
-            return 0;
-        }
+    id = intern_find(&wk->names, name, strlen(name));
+    if (id != 0) {
+        *mp = wk->mods[id - 1].found ? &wk->mods[id - 1] : NULL;
+        return 0;
     }
-    if (xp_grow((void **)&wk->mods, &wk->mods_cap, wk->nmods, sizeof(*wk->mods)) != 0)
+    if (wk->nmods >= MAX_MODULE_LOOKUPS) {
+        wk->ncapped++;
+        return 0;
+    }
+    if (xp_grow((void **)&wk->mods, &wk->mods_cap, wk->nmods, sizeof(*wk->mods)) != 0 ||
+        intern_add(&wk->names, name, strlen(name), &id) != 0)
         return -ENOMEM;
-    m = &wk->mods[wk->nmods];
+    m = &wk->mods[wk->nmods++];
     memset(m, 0, sizeof(*m));
-    if ((m->name = strdup(name)) == NULL)
-        return -ENOMEM;
-    wk->nmods++;
     rc = hlo_proto_find(wk->snap, &host, 1, name, NULL, &m->b, wk->err);
     if (rc == -ENOENT || rc == -EINVAL) {
         xp_err_clear(wk->err);
-        snapshot_log(wk->snap, "megascale_stats.json: %s: no HLO module %s for its DCN ops",
-                     wk->host, name);
+        if (wk->nmissing++ == 0)
+            snapshot_log(wk->snap, "megascale_stats.json: %s: no HLO module %s for its DCN ops",
+                         wk->host, name);
         return 0;
     }
     if (rc != 0)
@@ -380,8 +389,9 @@ static int module_of(struct walk *wk, const char *name, struct dcn_module **mp)
     if (rc == -ENOMEM)
         return rc;
     if (rc != 0) {
-        snapshot_log(wk->snap, "megascale_stats.json: %s: HLO module %s is malformed", wk->host,
-                     name);
+        if (wk->nmalformed++ == 0)
+            snapshot_log(wk->snap, "megascale_stats.json: %s: HLO module %s is malformed", wk->host,
+                         name);
         return 0;
     }
     m->found = 1;
@@ -522,8 +532,16 @@ static void walk_free(struct walk *wk)
 {
     uint32_t i;
 
+    if (wk->nmissing > 1)
+        snapshot_log(wk->snap, "megascale_stats.json: %s: %llu module names have no HLO module",
+                     wk->host, (unsigned long long)wk->nmissing);
+    if (wk->ncapped > 0)
+        snapshot_log(wk->snap,
+                     "megascale_stats.json: %s: %llu DCN ops of modules past the first %d "
+                     "module names left out",
+                     wk->host, (unsigned long long)wk->ncapped, MAX_MODULE_LOOKUPS);
+    intern_free(&wk->names);
     for (i = 0; i < wk->nmods; i++) {
-        free(wk->mods[i].name);
         free(wk->mods[i].instrs);
         hlo_proto_bytes_release(&wk->mods[i].b);
     }
@@ -533,8 +551,8 @@ static void walk_free(struct walk *wk)
 int dcn_host_analysis(struct snapshot *snap, const char *host, struct dcn_analysis *an,
                       const char **why, struct xp_err *err)
 {
-    struct walk wk = {snap, host, NULL, NULL, 0, 0, XP_NO_STAT, err};
-    struct dcn_tracker t;
+    struct walk wk = {.snap = snap, .host = host, .dcn_info_stat = XP_NO_STAT, .err = err};
+    struct dcn_tracker t = {0};
     struct context ctx = {NULL, -1};
     struct xspace *xs;
     uint32_t p, ncores = 0, l;
@@ -558,8 +576,11 @@ int dcn_host_analysis(struct snapshot *snap, const char *host, struct dcn_analys
             ctx.line = &wk.pl->lines[l];
     }
     wk.dcn_info_stat = xp_plane_stat_id_by_name(wk.pl, "dcn_collective_info");
-    if ((rc = dcn_tracker_init(&t, an)) != 0)
+    if ((rc = intern_init(&wk.names)) != 0 || (rc = dcn_tracker_init(&t, an)) != 0) {
+        dcn_tracker_free(&t);
+        walk_free(&wk);
         return xp_err_set(err, rc, "out of memory");
+    }
     for (l = 0; l < wk.pl->nlines && rc == 0; l++) {
         if (strcmp(wk.pl->lines[l].name, "XLA Ops") == 0)
             rc = walk_line(&wk, &t, &ctx, &wk.pl->lines[l]);

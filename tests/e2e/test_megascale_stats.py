@@ -352,3 +352,30 @@ def test_hostile(tmp_path, synth, xcat, xprofs_build):
         r = subprocess.run([str(xprofs_build / "xprofs"), "cat", str(logdir),
                             "r/megascale_stats.json"], capture_output=True, timeout=120)
         assert r.returncode != 0 and b"synth-host-0.xplane.pb" in r.stderr
+
+
+def test_many_module_names(tmp_path, synth, xprofs_build):
+    """5000 steps whose module events each name another module, none in the
+    HloProto: every name looked up once (4096 at most), bounded time, the
+    reasons in errors.txt, an empty table."""
+    logdir = synth(tmp_path, "--run", "r", "--scenario", "tpu_dcn", "--steps", "5000")
+    f = next((logdir / "plugins/profile/r").glob("*.xplane.pb"))
+    space = xplane_py.load(f)
+    tpu = next(p for p in space.planes if p.name == "/device:TPU:0")
+    line = next(ln for ln in tpu.lines if ln.name == "XLA Modules")
+    next_id = max(m.key for m in tpu.event_metadata) + 1
+    for k, e in enumerate(line.events):
+        m = tpu.event_metadata.add()
+        m.key = m.value.id = next_id + k
+        m.value.name = "other_module_%d(5)" % k
+        e.metadata_id = next_id + k
+    f.write_bytes(space.SerializeToString())
+    t0 = time.monotonic()
+    r = subprocess.run([str(xprofs_build / "xprofs"), "cat", str(logdir),
+                        "r/megascale_stats.json", "r/errors.txt"], capture_output=True,
+                       timeout=120, check=True)
+    assert time.monotonic() - t0 < 60
+    out = r.stdout.decode()
+    assert json.JSONDecoder().raw_decode(out)[0][0]["rows"] == []
+    assert "4096 module names have no HLO module" in out
+    assert "%d DCN ops of modules past the first 4096" % ((5000 - 4096) * 12) in out
