@@ -115,20 +115,23 @@ uint64_t dcn_transmitted_bytes(int64_t recv_size, int group_size, const char *ty
                                int *unsupported)
 {
     double g = group_size;
+    /* XProf's int64 products, wrapping as they do in practice (signed
+     * overflow is undefined in C) */
+    uint64_t size = (uint64_t)recv_size, gm1 = (uint64_t)(int64_t)(group_size - 1);
 
     *unsupported = 0;
     if (group_size == 0)
         return 0;
     if (strcmp(type, "ONE_TO_ONE") == 0)
-        return (uint64_t)((int64_t)group_size * recv_size);
+        return (uint64_t)(int64_t)group_size * size;
     if (strcmp(type, "ALL_GATHER") == 0)
-        return u64_of(safe_div((double)((int64_t)(group_size - 1) * recv_size), g));
+        return u64_of(safe_div((double)(int64_t)(gm1 * size), g));
     if (strcmp(type, "ALL_REDUCE") == 0)
         return u64_of(2 * safe_div(g - 1, g) * (double)recv_size);
     if (strcmp(type, "ALL_TO_ALL") == 0)
         return u64_of(safe_div(g - 1, g) * (double)recv_size);
     if (strcmp(type, "REDUCE_SCATTER") == 0)
-        return (uint64_t)(recv_size * (int64_t)(group_size - 1));
+        return size * gm1;
     *unsupported = 1;
     return 0;
 }
@@ -325,7 +328,8 @@ int dcn_analysis_combine(const struct dcn_analysis *const *hosts, uint32_t n,
             s->recv_done_duration_us += in->recv_done_duration_us * k;
             s->send_duration_us += in->send_duration_us * k;
             s->recv_duration_us += in->recv_duration_us * k;
-            s->host_stall_us += in->host_stall_us * (int64_t)k;
+            s->host_stall_us =
+                (int64_t)((uint64_t)s->host_stall_us + (uint64_t)in->host_stall_us * k);
             s->occurrences += k;
             s->bytes_transmitted = in->bytes_transmitted;
             s->recv_op_name = in->recv_op_name;

@@ -128,6 +128,12 @@ static void test_bytes(void **state)
     assert_int_equal(dcn_transmitted_bytes(1000, 0, "ALL_GATHER", &u), 0);
     assert_int_equal(dcn_transmitted_bytes(1000, 4, "RAGGED_ALL_TO_ALL", &u), 0);
     assert_int_equal(u, 1);
+    /* huge sizes wrap as XProf's int64 products do, without undefined
+     * behaviour (UBSan aborts the sanitized build) */
+    assert_true(dcn_transmitted_bytes(INT64_MAX, 4, "REDUCE_SCATTER", &u) == 0x7ffffffffffffffdULL);
+    assert_true(dcn_transmitted_bytes(INT64_MAX, INT32_MAX, "ONE_TO_ONE", &u) ==
+                (uint64_t)INT32_MAX * (uint64_t)INT64_MAX);
+    assert_true(dcn_transmitted_bytes(INT64_MAX, 4, "ALL_GATHER", &u) > 0);
 }
 
 static void test_group_size(void **state)
