@@ -36,6 +36,7 @@ TABS = [
     ("gpu", ["gpu_devices.csv", "kernel_launchers_summary.csv"]),
     ("pytorch", ["modules.txt", "call_tree.txt", "roofline.csv"]),
     ("memory", ["memory_profile.json", "memory_viewer.json"]),
+    ("compare", ["steps.json", "regions.json"]),  # and a second run in the mount
     ("files", []),
 ]
 TRACE_RUN = "jax_conv_rocm/2025_01_01_00_00_00"
@@ -92,6 +93,13 @@ def mount_runs(mnt):
 
 def plain_files(mnt, run):
     return {n for n in os.listdir(mnt / run) if (mnt / run / n).is_file()}
+
+
+def tabs_of(mnt, run, nruns):
+    """The tabs the page should show for run in a mount of nruns runs."""
+    files = plain_files(mnt, run)
+    return [t for t, need in TABS if (t != "compare" or nruns > 1)
+            and (not need or any(f in files for f in need))]
 
 
 @pytest.fixture(scope="module")
@@ -168,8 +176,7 @@ def test_runs_page(page):
         tools = json.loads(p.read(run, "tools.json"))
         assert p.js(row + ".querySelector('.tools').textContent") == (
             " · ".join(tools) if tools else "no XProf tools")
-        files = plain_files(p.mnt, run)
-        views = [t for t, need in TABS if not need or any(f in files for f in need)]
+        views = tabs_of(p.mnt, run, len(runs))
         assert p.js(f"[...{row}.querySelectorAll('.offers a')].map(a => a.href.split('/').pop())") == views
     p.shot("runs")
     # the search box filters by name and keeps the query in the URL
@@ -329,15 +336,82 @@ def check_memory(p, run, files):
                               ".dataset.v")) == want["peakHeapMib"]
 
 
+def nearest_run(run, others):
+    """The default base: the other run sharing the longest name prefix (first on ties)."""
+    return max(others, key=lambda o: (len(os.path.commonprefix([run, o])), -others.index(o)))
+
+
+def check_compare(p, run, files, expect_base=None):
+    if expect_base is None:  # opened without a base: the page picks the nearest
+        expect_base = nearest_run(run, [r for r in mount_runs(p.mnt) if r != run])
+    top = "document.querySelector('#compare .section-body')"
+    p.b.wait(top + ".dataset.state", 60)
+    base = p.js(top + ".dataset.base")
+    frag = p.js("location.hash")
+    asked = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1] if "?" in frag else ""))
+    assert asked.get("base") == base, (run, base, frag)  # the fragment names the base shown
+    if expect_base is not None:
+        assert base == expect_base, (run, base, expect_base)
+    name = "compare.json?base=" + urllib.parse.quote(base, safe="")
+    try:
+        c = p.json(run, name)
+    except OSError:
+        # refused: the page says why in one line, the line errors.txt holds
+        text = p.js(top + ".querySelector('.why').textContent")
+        log = p.read(run, "errors.txt").decode()
+        assert text and text in log, (run, base, text)
+        return None
+    assert p.js(top + ".dataset.state") == "ready", run
+    assert p.js("document.getElementById('compare-verdict').textContent") == c["verdict"]
+    st = c["step_time_us"]
+    for side in ("base", "run"):
+        for k, v in st[side].items():
+            sel = f"#compare-steps [data-key=\"step_time_us.{side}.{k}\"]"
+            if v is None:
+                assert p.js(f"document.querySelector('{sel}')") is None
+            else:
+                assert float(p.js(f"document.querySelector('{sel}').dataset.v")) == v, (run, k)
+    if c["region_changed_most"]:
+        m = c["region_changed_most"]
+        assert float(p.js("document.querySelector('[data-key=\"region_changed_most.self_per_step_us\"]')"
+                          ".dataset.v")) == m["self_per_step_us"]
+    for key, sec, first in (("regions", "compare-regions", "region"), ("ops", "compare-ops", "kind"),
+                            ("kernels", "compare-kernels", "kind"), ("gpus", "compare-gpus", "device")):
+        body = f"document.querySelector('#{sec} .section-body')"
+        assert p.js(body + ".dataset.rows") == str(len(c[key])), (run, key)
+        cells = p.js(f"[...{body}.querySelectorAll('tbody tr')].map(tr => [...tr.children]"
+                     ".map(td => td.dataset.v !== undefined ? +td.dataset.v : td.textContent))")
+        assert len(cells) == min(50, len(c[key])), (run, key)
+        for row, got in zip(c[key], cells):
+            flat = {}
+            for k, v in row.items():
+                if isinstance(v, dict):
+                    flat.update({f"{k}.{kk}": vv for kk, vv in v.items()})
+                else:
+                    flat[k] = v
+            heads = p.js(f"[...{body}.querySelectorAll('thead th')].map(th => th.title)")
+            for h, g in zip(heads, got):
+                w = flat[h]
+                if isinstance(w, (int, float)) and not isinstance(w, bool):
+                    assert g == w, (run, key, h, g, w)
+                elif isinstance(w, str):
+                    assert g == w, (run, key, h, g, w)
+    assert p.js("[...document.querySelectorAll('#compare-warnings li')].map(l => l.textContent)") \
+        == c["warnings"]
+    return c
+
+
 CHECKS = {"overview": check_overview, "ops": check_ops, "steps": check_steps,
-          "gpu": check_gpu, "pytorch": check_pytorch, "memory": check_memory}
+          "gpu": check_gpu, "pytorch": check_pytorch, "memory": check_memory,
+          "compare": check_compare}
 
 
 def test_every_view_of_every_run(page):
     p = page
-    for run in mount_runs(p.mnt):
+    runs = mount_runs(p.mnt)
+    for run in runs:
         files = plain_files(p.mnt, run)
-        tabs = [t for t, need in TABS if not need or any(f in files for f in need)]
+        tabs = tabs_of(p.mnt, run, len(runs))
         p.open(run)
         assert p.js("[...document.querySelectorAll('#tabs a')].map(a => a.dataset.tab)") == tabs
         for tab in tabs:
@@ -345,6 +419,13 @@ def test_every_view_of_every_run(page):
             # every header link names a file of the run (or of one of its hosts)
             links = p.js(f"[...document.querySelectorAll('#view-{tab} a[data-file]')]"
                          ".map(a => a.dataset.file)")
+            if tab == "compare":  # found by lookup only: with the base the page chose
+                p.b.wait("document.querySelector('#compare .section-body').dataset.state", 60)
+                base = p.js("document.querySelector('#compare .section-body').dataset.base")
+                links = [f + "?base=" + urllib.parse.quote(base, safe="") for f in links]
+                if p.js("document.querySelector('#compare .section-body').dataset.state") \
+                        == "error":
+                    links = []  # refused: check_compare reads the reason
             assert all((p.mnt / run / f).is_file() for f in links), (run, tab, links)
             if tab == "trace":
                 p.b.wait("['ready', 'empty'].includes(document.querySelector("
@@ -471,3 +552,44 @@ def test_host_selector_reads_one_host(page):
     assert any("hosts=" + urllib.parse.quote(host) in u for u in p.b.requested_urls())
     assert "host=" + host in urllib.parse.unquote(p.js("location.hash"))
     no_errors(p)
+
+
+def test_compare_shareable_and_refused(page):
+    """#/run/B/compare?base=A opens that pair; a base that is no run says why."""
+    p = page
+    runs = mount_runs(p.mnt)
+    run = "pytorch/h100_bert_small"
+    if run not in runs:
+        pytest.skip(f"{run} not in the corpus")
+    base = "pytorch/mi300_qwen_0.5b"
+    p.open(run, "compare", "base=" + urllib.parse.quote(base, safe=""))
+    c = check_compare(p, run, None, expect_base=base)
+    assert c and c["base"] == base and c["regions"], base
+    assert p.js("document.getElementById('compare-base').value") == base
+    p.shot("compare-shared")
+    # the base list: a change asks for the new pair and keeps it in the URL
+    other = "pytorch/b200_eager"
+    p.js(f"(() => {{ const s = document.getElementById('compare-base'); s.value = {json.dumps(other)};"
+         " s.dispatchEvent(new Event('change')); })()")
+    p.b.wait("document.querySelector('#compare .section-body').dataset.base === "
+             f"{json.dumps(other)} && document.querySelector('#compare .section-body').dataset.state", 60)
+    check_compare(p, run, None, expect_base=other)
+    # swap: B becomes the base of A
+    href = p.js("document.getElementById('compare-swap').getAttribute('href')")
+    assert href == "#/run/" + urllib.parse.quote(other, safe="") + "/compare?base=" + \
+        urllib.parse.quote(run, safe=""), href
+    # a base that is no run: the reason errors.txt gives, in one line
+    p.open(run, "compare", "base=no-such-run")
+    top = "document.querySelector('#compare .section-body')"
+    assert p.js(top + ".dataset.state") == "error"
+    text = p.js(top + ".querySelector('.why').textContent")
+    assert "base=no-such-run: no run of that name" in text, text
+    assert text in p.read(run, "errors.txt").decode()
+    # a 400 for the refused compare.json is expected; nothing else failed
+    errs = [e for e in p.b.errors(allow=r"tag=compare&base=no-such-run")
+            if "no-such-run" not in e[1]]
+    assert errs == [], errs
+    outside = [u for u in p.b.requested_urls() if not u.startswith(p.base)
+               and not u.startswith("data:") and u != "about:blank"]
+    assert outside == [], outside
+    p.b.events.clear()  # the expected 400 is not an error of the tests after this one
