@@ -8,6 +8,7 @@ search, event details, clicks, zoom, keys, measure and shareable URL are
 driven as a person would; the page may ask nothing of any other origin.
 Screenshots go to $XPROFS_UI_SCREENSHOTS or the test's tmp dir.
 """
+import contextlib
 import csv
 import io
 import json
@@ -102,21 +103,14 @@ def tabs_of(mnt, run, nruns):
             and (not need or any(f in files for f in need))]
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
+@contextlib.contextmanager
+def serve(logdir, tmp):
+    """xprofs-mount of logdir and xprofs-ui on it: yields (mountpoint, port)."""
     exe = build_dir()
-    for name in ("xprofs-mount", "xprofs-ui"):
-        if not (exe / name).exists():
-            pytest.skip(f"{exe / name} missing: build it first")
-    if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    if not (os.path.exists("/dev/fuse") and shutil.which("fusermount3")):
-        pytest.skip("FUSE not available here")
-    tmp = tmp_path_factory.mktemp("uipage")
     mnt = tmp / "mnt"
     mnt.mkdir()
     mlog = open(tmp / "mount.log", "wb")
-    mproc = subprocess.Popen([str(exe / "xprofs-mount"), str(CORPUS), str(mnt), "-f"],
+    mproc = subprocess.Popen([str(exe / "xprofs-mount"), str(logdir), str(mnt), "-f"],
                              stdout=mlog, stderr=subprocess.STDOUT)
     deadline = time.time() + 20
     while not os.path.ismount(mnt):
@@ -126,26 +120,47 @@ def page(tmp_path_factory):
     ulog = open(ulog_path, "wb")
     uproc = subprocess.Popen([str(exe / "xprofs-ui"), str(mnt), "--port", "0"],
                              stdout=subprocess.DEVNULL, stderr=ulog)
-    port = None
-    while port is None:
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", ulog_path.read_text())
-        if m:
-            port = int(m.group(1))
-        else:
-            assert uproc.poll() is None and time.time() < deadline, ulog_path.read_text()
-            time.sleep(0.02)
-    shots = pathlib.Path(os.environ.get("XPROFS_UI_SCREENSHOTS") or tmp / "shots")
-    shots.mkdir(parents=True, exist_ok=True)
-    b = Browser(tmp)
     try:
-        b.set_viewport(1280, 900)
-        yield Page(mnt, port, b, shots)
+        port = None
+        while port is None:
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/", ulog_path.read_text())
+            if m:
+                port = int(m.group(1))
+            else:
+                assert uproc.poll() is None and time.time() < deadline, ulog_path.read_text()
+                time.sleep(0.02)
+        yield mnt, port
     finally:
-        b.close()
         uproc.send_signal(signal.SIGTERM)
         assert uproc.wait(timeout=30) == 0, ulog_path.read_text()[-2000:]
         unmount(mnt)
         assert mproc.wait(timeout=30) == 0, (tmp / "mount.log").read_text()[-2000:]
+
+
+def need_tools():
+    exe = build_dir()
+    for name in ("xprofs-mount", "xprofs-ui"):
+        if not (exe / name).exists():
+            pytest.skip(f"{exe / name} missing: build it first")
+    if not (os.path.exists("/dev/fuse") and shutil.which("fusermount3")):
+        pytest.skip("FUSE not available here")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    need_tools()
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    tmp = tmp_path_factory.mktemp("uipage")
+    shots = pathlib.Path(os.environ.get("XPROFS_UI_SCREENSHOTS") or tmp / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    with serve(CORPUS, tmp) as (mnt, port):
+        b = Browser(tmp)
+        try:
+            b.set_viewport(1280, 900)
+            yield Page(mnt, port, b, shots)
+        finally:
+            b.close()
 
 
 def no_errors(p):
@@ -593,3 +608,88 @@ def test_compare_shareable_and_refused(page):
                and not u.startswith("data:") and u != "about:blank"]
     assert outside == [], outside
     p.b.events.clear()  # the expected 400 is not an error of the tests after this one
+
+
+def flow_arrows(doc):
+    """The arrows of a trace answer: per bind_id, in time order, each
+    flow_out event to the next flow_in event (XProf's v2 flow binding)."""
+    ends = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") in ("X", "i", "I") and "bind_id" in e and \
+                (e.get("flow_in") or e.get("flow_out")):
+            ends.setdefault(e["bind_id"], []).append(e)
+    arrows = []
+    for chain in ends.values():
+        chain.sort(key=lambda e: e["ts"])
+        arrows += [(a, b) for a, b in zip(chain, chain[1:])
+                   if a.get("flow_out") and b.get("flow_in")]
+    return arrows
+
+
+def check_flows_drawn(p, run, mnt):
+    """The timeline of run links and draws every flow of its first answer."""
+    b = p.b
+    tl = "document.querySelector('#timeline .section-body')"
+    b.wait(tl + ".dataset.state === 'ready'", 60)
+    want = flow_arrows(json.loads((mnt / run / "trace_viewer.json?resolution=8000").read_bytes()))
+    assert b.eval(tl + ".dataset.flows") == str(len(want)), run
+    assert b.eval(tl + ".dataset.flowsDrawn") == str(len(want)), run  # the whole trace is shown
+    return want
+
+
+def test_trace_flows(page, tmp_path):
+    """A generated profile with flows (launch -> kernel): the arrows are drawn,
+    listed in the details panel and jump to their other end; a corpus run too."""
+    p = page
+    b = p.b
+    synth = build_dir() / "xprofs-synth"
+    if not synth.exists():
+        pytest.skip(f"{synth} missing")
+    logs = tmp_path / "logs"
+    subprocess.run([str(synth), "--out", str(logs), "--run", "r1", "--scenario", "steps4",
+                    "--seed", "1"], check=True, capture_output=True)
+    with serve(logs, tmp_path) as (mnt, port):
+        base = f"http://127.0.0.1:{port}/"
+        b.eval("document.body && (document.body.dataset.loaded = '')")
+        b.goto(base + "#/run/r1/trace")
+        b.wait("document.body.dataset.loaded === 'r1' && document.body.dataset.tab === 'trace'", 60)
+        want = check_flows_drawn(p, "r1", mnt)
+        assert len(want) >= 10
+        tl = "document.querySelector('#timeline .section-body')"
+        # click the kernel an arrow ends at: the details list its flows
+        src, dst = want[0]
+        find = (f"{tl}.xpTimeline.tracks.flatMap(t => t.events).find(e => e.ts === {dst['ts']}"
+                f" && e.name === {json.dumps(dst['name'])})")
+        pt = b.eval(f"{tl}.xpTimeline.pointOf({find})")
+        b.eval(f"window.scrollBy(0, {pt['y']} - 300)")
+        pt = b.eval(f"{tl}.xpTimeline.pointOf({find})")
+        b.click(pt["x"], pt["y"])
+        b.wait(tl + f".dataset.selected === {json.dumps(dst['name'])}", 10)
+        touching = [(a, c) for a, c in want if dst in (a, c)]
+        det = "document.querySelector('#event-details .section-body')"
+        b.wait(det + f".dataset.flows === '{len(touching)}'", 10)
+        items = b.eval("[...document.querySelectorAll('#event-details ul.flows li')]"
+                       ".map(li => [li.dataset.name, li.dataset.flow])")
+        assert sorted(items) == sorted([(a if c is dst else c)["name"], str(a["bind_id"])]
+                                       for a, c in touching)
+        assert any(str(src["bind_id"]) == f for _, f in items)
+        p.shot("trace-flows")
+        # an item jumps to the other end
+        b.eval(f"document.querySelector('#event-details ul.flows li[data-flow=\"{src['bind_id']}\"]')"
+               ".click()")
+        b.wait(tl + f".dataset.selected === {json.dumps(src['name'])}", 10)
+        assert b.eval(f"{tl}.xpTimeline.selected.ts") == src["ts"]
+        # the checkbox hides them
+        b.eval("document.getElementById('tl-flows').click()")
+        assert b.eval(tl + ".dataset.flowsDrawn") == "0"
+        assert b.errors() == []
+        outside = [u for u in b.requested_urls() if not u.startswith(base)
+                   and not u.startswith(p.base) and not u.startswith("data:")
+                   and u != "about:blank"]
+        assert outside == [], outside
+        b.goto("about:blank")
+    b.events.clear()  # this test's server is not the corpus one the others check
+    # a corpus run with flows (ROCm launches)
+    p.open(TRACE_RUN, "trace")
+    assert check_flows_drawn(p, TRACE_RUN, p.mnt)
+    no_errors(p)
