@@ -144,6 +144,8 @@
     if (XP.readHash().run === run) {
       document.body.dataset.tab = cur.id;
       document.body.dataset.loaded = run;
+      /* when the view became usable, for contrib/bench/page_paint.py */
+      if (window.performance && performance.mark) performance.mark('xprofs-loaded:' + cur.id);
     }
   };
 })();
