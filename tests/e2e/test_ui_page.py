@@ -453,6 +453,14 @@ def test_every_view_of_every_run(page):
                          "'#timeline .section-body').dataset.state)", 60)
             if tab in CHECKS:
                 CHECKS[tab](p, run, files)
+            # a section with nothing to show says why in one line; a reason
+            # worded as errors.txt's lines ("file: why") is one of its lines
+            notes = p.js(f"[...document.querySelectorAll('#view-{tab} .na')].map(e => e.textContent)")
+            log = p.read(run, "errors.txt").decode() if "errors.txt" in files else ""
+            for text in notes:
+                assert text.strip() and "\n" not in text and len(text) < 1000, (run, tab, text)
+                if re.match(r"^[\w.]+\.(json|csv|txt)[?:]", text):
+                    assert text in log, (run, tab, text)
             # at 1280 px nothing is wider than the window (no sideways scroll)
             assert p.js("document.documentElement.scrollWidth") <= 1280, (run, tab)
             p.shot(f"{run}-{tab}")
@@ -700,4 +708,68 @@ def test_trace_flows(page, tmp_path):
     # a corpus run with flows (ROCm launches)
     p.open(TRACE_RUN, "trace")
     assert check_flows_drawn(p, TRACE_RUN, p.mnt)
+    no_errors(p)
+
+
+def fresh(p, run, tab, query=""):
+    """Opens the URL in a new document (no page cache), as a shared link is."""
+    p.b.goto("about:blank")
+    p.b.wait("location.href === 'about:blank'", 30)
+    p.open(run, tab, query)
+
+
+def test_views_keep_their_choices_in_the_url(page):
+    """Op profile grouping and idle, the memory viewer's module: a copied URL
+    opens the same view, with the numbers of the file that choice reads."""
+    p = page
+    run = TRACE_RUN
+    p.open(run, "ops")
+    p.js("(() => { const s = document.getElementById('op-group'); s.value = 'category';"
+         " s.dispatchEvent(new Event('change')); document.getElementById('op-idle').click(); })()")
+    p.b.wait("document.querySelector('#op-profile .section-body').dataset.key === 'byCategory'", 30)
+    frag = p.js("location.hash")
+    assert "group=category" in frag and "idle=1" in frag, frag
+    fresh(p, run, "ops", frag.split("?", 1)[1])
+    p.b.wait("document.querySelector('#op-profile .section-body').dataset.key === 'byCategory'", 30)
+    assert p.js("document.getElementById('op-group').value") == "category"
+    assert p.js("document.getElementById('op-idle').checked") is True
+    root = p.json(run, "op_profile.json?group_by=category")["byCategory"]
+    shown = p.js("[...document.querySelectorAll('#op-profile .tree > .node > .kids > .node"
+                 " > .node-row .label')].map(e => e.textContent)")
+    assert shown == [c["name"] for c in root.get("children", [])]
+    # the memory viewer's module
+    mods = p.json(run, "module_list.json")
+    assert len(mods) > 1
+    p.open(run, "memory")
+    p.b.wait("document.querySelector('#memory-viewer [data-key=peakHeapMib]')", 30)
+    p.js(f"(() => {{ const s = document.getElementById('memory-module'); s.value = {json.dumps(mods[0])};"
+         " s.dispatchEvent(new Event('change')); })()")
+    frag = p.js("location.hash")
+    assert "module=" + urllib.parse.quote(mods[0], safe="") in frag or \
+        "module=" + urllib.parse.quote_plus(mods[0]) in frag, frag
+    fresh(p, run, "memory", frag.split("?", 1)[1])
+    p.b.wait("document.querySelector('#memory-viewer [data-key=peakHeapMib]')", 30)
+    assert p.js("document.getElementById('memory-module').value") == mods[0]
+    want = p.json(run, "memory_viewer.json?module_name=" + urllib.parse.quote(mods[0], safe=""))
+    assert float(p.js("document.querySelector('#memory-viewer [data-key=peakHeapMib]')"
+                      ".dataset.v")) == want["peakHeapMib"]
+    no_errors(p)
+
+
+def test_long_loads_show_progress(page):
+    """While the trace loads, a progress line gives the bytes so far and the
+    seconds; it goes away once the timeline is drawn."""
+    p = page
+    p.b.goto("about:blank")
+    p.b.wait("location.href === 'about:blank'", 30)
+    p.open()  # a fresh document: nothing of the run in the page's cache
+    p.js("(() => { window.seenProgress = []; new MutationObserver(() => {"
+         " document.querySelectorAll('.progress').forEach(e => window.seenProgress.push(e.textContent));"
+         " }).observe(document.body, {subtree: true, childList: true, characterData: true}); })()")
+    p.js("location.hash = " + json.dumps("#/run/" + urllib.parse.quote(TRACE_RUN, safe="") + "/trace"))
+    tl = "document.querySelector('#timeline .section-body')"
+    p.b.wait(f"{tl} && {tl}.dataset.state === 'ready'", 60)
+    seen = p.js("window.seenProgress")
+    assert any(re.match(r"loading trace: [\d.]+ (B|KiB|MiB) in [\d.]+ s", t) for t in seen), seen
+    assert p.js(f"{tl}.querySelectorAll('.progress').length") == 0
     no_errors(p)
