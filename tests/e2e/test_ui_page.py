@@ -222,6 +222,20 @@ def resolve(doc, key):
 
 
 def check_overview(p, run, files):
+    if "overview_page.json" in files:
+        # the stacked step-time graph: a bar per step of XProf's per-step
+        # table, one part per nonzero *TimeMs column but the step time
+        table = p.json(run, "overview_page.json")[1]
+        ids = [c["id"] for c in table["cols"]]
+        parts = [c["label"] for i, c in enumerate(table["cols"]) if c["type"] == "number"
+                 and c["id"].endswith("TimeMs") and c["id"] != "stepTimeMs"
+                 and any(((r["c"][i] or {}).get("v") or 0) > 0 for r in table["rows"])]
+        chart = "document.querySelector('#step-graph canvas.chart')"
+        if table["rows"] and parts:
+            assert p.js("document.querySelector('#step-graph .section-body').dataset.from") == \
+                "overview_page.json"
+            assert p.js(chart + ".dataset.bars") == str(len(table["rows"])), run
+            assert json.loads(p.js(chart + ".dataset.series")) == parts, (run, ids)
     if "report.json" not in files:
         return
     rep = p.json(run, "report.json")
