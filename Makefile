@@ -27,7 +27,7 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
            man-db groff-base libcurl4-openssl-dev libssl-dev npm libxlsxwriter-dev \
-           python3-openpyxl slurm-wlm munge
+           python3-openpyxl slurm-wlm munge firefox-esr
 
 PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto xlsxwriter
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -189,7 +189,7 @@ $(BUILD)/tests/%.run: $(BUILD)/tests/% $(TOOL_SEEDS)/.made
 	@echo "== $<"; XPROFS_TOOL_SEEDS=$(TOOL_SEEDS) $<
 
 test-e2e: all
-	XPROFS_BUILD=$(abspath $(BUILD)) $(PYTEST) -q $(PYTEST_WORKERS) tests/e2e
+	XPROFS_BUILD=$(abspath $(BUILD)) XPROFS_UI_SCREENSHOTS=$(abspath $(BUILD))/ui-screenshots $(PYTEST) -q $(PYTEST_WORKERS) tests/e2e
 
 test-asan:
 	$(MAKE) -j$(JOBS) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all

@@ -1,13 +1,16 @@
 """End-to-end tests of the bundled page of xprofs-ui, on the mount of the corpus.
 
-One mount, one server and one headless Chromium (cdp.py) for the module, at
-1280 px. Every view of every corpus run is loaded with no console error; the
+One mount and one server per browser, every test run twice: in headless
+Chromium (cdp.py, DevTools protocol) and in headless Firefox (bidi.py,
+WebDriver BiDi), at 1280 px. Every view of every corpus run is loaded with no console error; the
 numbers the DOM shows (data-v / data-key attributes, table cells, counts) are
 compared with the files the test reads from the mount itself; the trace tab's
 search, event details, clicks, zoom, keys, measure and shareable URL are
 driven as a person would; the page may ask nothing of any other origin.
-Screenshots go to $XPROFS_UI_SCREENSHOTS or the test's tmp dir.
+Screenshots go to $XPROFS_UI_SCREENSHOTS (Firefox's in its firefox/) or the
+test's tmp dir.
 """
+import contextlib
 import csv
 import io
 import json
@@ -23,6 +26,7 @@ import urllib.parse
 
 import pytest
 
+from bidi import FirefoxBrowser
 from cdp import Browser
 from conftest import CORPUS, build_dir, unmount
 
@@ -36,6 +40,7 @@ TABS = [
     ("gpu", ["gpu_devices.csv", "kernel_launchers_summary.csv"]),
     ("pytorch", ["modules.txt", "call_tree.txt", "roofline.csv"]),
     ("memory", ["memory_profile.json", "memory_viewer.json"]),
+    ("compare", ["steps.json", "regions.json"]),  # and a second run in the mount
     ("files", []),
 ]
 TRACE_RUN = "jax_conv_rocm/2025_01_01_00_00_00"
@@ -94,21 +99,21 @@ def plain_files(mnt, run):
     return {n for n in os.listdir(mnt / run) if (mnt / run / n).is_file()}
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def tabs_of(mnt, run, nruns):
+    """The tabs the page should show for run in a mount of nruns runs."""
+    files = plain_files(mnt, run)
+    return [t for t, need in TABS if (t != "compare" or nruns > 1)
+            and (not need or any(f in files for f in need))]
+
+
+@contextlib.contextmanager
+def serve(logdir, tmp):
+    """xprofs-mount of logdir and xprofs-ui on it: yields (mountpoint, port)."""
     exe = build_dir()
-    for name in ("xprofs-mount", "xprofs-ui"):
-        if not (exe / name).exists():
-            pytest.skip(f"{exe / name} missing: build it first")
-    if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    if not (os.path.exists("/dev/fuse") and shutil.which("fusermount3")):
-        pytest.skip("FUSE not available here")
-    tmp = tmp_path_factory.mktemp("uipage")
     mnt = tmp / "mnt"
     mnt.mkdir()
     mlog = open(tmp / "mount.log", "wb")
-    mproc = subprocess.Popen([str(exe / "xprofs-mount"), str(CORPUS), str(mnt), "-f"],
+    mproc = subprocess.Popen([str(exe / "xprofs-mount"), str(logdir), str(mnt), "-f"],
                              stdout=mlog, stderr=subprocess.STDOUT)
     deadline = time.time() + 20
     while not os.path.ismount(mnt):
@@ -118,26 +123,50 @@ def page(tmp_path_factory):
     ulog = open(ulog_path, "wb")
     uproc = subprocess.Popen([str(exe / "xprofs-ui"), str(mnt), "--port", "0"],
                              stdout=subprocess.DEVNULL, stderr=ulog)
-    port = None
-    while port is None:
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", ulog_path.read_text())
-        if m:
-            port = int(m.group(1))
-        else:
-            assert uproc.poll() is None and time.time() < deadline, ulog_path.read_text()
-            time.sleep(0.02)
-    shots = pathlib.Path(os.environ.get("XPROFS_UI_SCREENSHOTS") or tmp / "shots")
-    shots.mkdir(parents=True, exist_ok=True)
-    b = Browser(tmp)
     try:
-        b.set_viewport(1280, 900)
-        yield Page(mnt, port, b, shots)
+        port = None
+        while port is None:
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/", ulog_path.read_text())
+            if m:
+                port = int(m.group(1))
+            else:
+                assert uproc.poll() is None and time.time() < deadline, ulog_path.read_text()
+                time.sleep(0.02)
+        yield mnt, port
     finally:
-        b.close()
         uproc.send_signal(signal.SIGTERM)
         assert uproc.wait(timeout=30) == 0, ulog_path.read_text()[-2000:]
         unmount(mnt)
         assert mproc.wait(timeout=30) == 0, (tmp / "mount.log").read_text()[-2000:]
+
+
+def need_tools():
+    exe = build_dir()
+    for name in ("xprofs-mount", "xprofs-ui"):
+        if not (exe / name).exists():
+            pytest.skip(f"{exe / name} missing: build it first")
+    if not (os.path.exists("/dev/fuse") and shutil.which("fusermount3")):
+        pytest.skip("FUSE not available here")
+
+
+@pytest.fixture(scope="module", params=["chromium", "firefox"])
+def page(request, tmp_path_factory):
+    """The corpus page in one browser: every test runs in Chromium, then in Firefox."""
+    need_tools()
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    tmp = tmp_path_factory.mktemp("uipage-" + request.param)
+    shots = pathlib.Path(os.environ.get("XPROFS_UI_SCREENSHOTS") or tmp / "shots")
+    if request.param != "chromium":
+        shots = shots / request.param
+    shots.mkdir(parents=True, exist_ok=True)
+    with serve(CORPUS, tmp) as (mnt, port):
+        b = Browser(tmp) if request.param == "chromium" else FirefoxBrowser(tmp)
+        try:
+            b.set_viewport(1280, 900)
+            yield Page(mnt, port, b, shots)
+        finally:
+            b.close()
 
 
 def no_errors(p):
@@ -168,8 +197,7 @@ def test_runs_page(page):
         tools = json.loads(p.read(run, "tools.json"))
         assert p.js(row + ".querySelector('.tools').textContent") == (
             " · ".join(tools) if tools else "no XProf tools")
-        files = plain_files(p.mnt, run)
-        views = [t for t, need in TABS if not need or any(f in files for f in need)]
+        views = tabs_of(p.mnt, run, len(runs))
         assert p.js(f"[...{row}.querySelectorAll('.offers a')].map(a => a.href.split('/').pop())") == views
     p.shot("runs")
     # the search box filters by name and keeps the query in the URL
@@ -194,6 +222,20 @@ def resolve(doc, key):
 
 
 def check_overview(p, run, files):
+    if "overview_page.json" in files:
+        # the stacked step-time graph: a bar per step of XProf's per-step
+        # table, one part per nonzero *TimeMs column but the step time
+        table = p.json(run, "overview_page.json")[1]
+        ids = [c["id"] for c in table["cols"]]
+        parts = [c["label"] for i, c in enumerate(table["cols"]) if c["type"] == "number"
+                 and c["id"].endswith("TimeMs") and c["id"] != "stepTimeMs"
+                 and any(((r["c"][i] or {}).get("v") or 0) > 0 for r in table["rows"])]
+        chart = "document.querySelector('#step-graph canvas.chart')"
+        if table["rows"] and parts:
+            assert p.js("document.querySelector('#step-graph .section-body').dataset.from") == \
+                "overview_page.json"
+            assert p.js(chart + ".dataset.bars") == str(len(table["rows"])), run
+            assert json.loads(p.js(chart + ".dataset.series")) == parts, (run, ids)
     if "report.json" not in files:
         return
     rep = p.json(run, "report.json")
@@ -329,15 +371,82 @@ def check_memory(p, run, files):
                               ".dataset.v")) == want["peakHeapMib"]
 
 
+def nearest_run(run, others):
+    """The default base: the other run sharing the longest name prefix (first on ties)."""
+    return max(others, key=lambda o: (len(os.path.commonprefix([run, o])), -others.index(o)))
+
+
+def check_compare(p, run, files, expect_base=None):
+    if expect_base is None:  # opened without a base: the page picks the nearest
+        expect_base = nearest_run(run, [r for r in mount_runs(p.mnt) if r != run])
+    top = "document.querySelector('#compare .section-body')"
+    p.b.wait(top + ".dataset.state", 60)
+    base = p.js(top + ".dataset.base")
+    frag = p.js("location.hash")
+    asked = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1] if "?" in frag else ""))
+    assert asked.get("base") == base, (run, base, frag)  # the fragment names the base shown
+    if expect_base is not None:
+        assert base == expect_base, (run, base, expect_base)
+    name = "compare.json?base=" + urllib.parse.quote(base, safe="")
+    try:
+        c = p.json(run, name)
+    except OSError:
+        # refused: the page says why in one line, the line errors.txt holds
+        text = p.js(top + ".querySelector('.why').textContent")
+        log = p.read(run, "errors.txt").decode()
+        assert text and text in log, (run, base, text)
+        return None
+    assert p.js(top + ".dataset.state") == "ready", run
+    assert p.js("document.getElementById('compare-verdict').textContent") == c["verdict"]
+    st = c["step_time_us"]
+    for side in ("base", "run"):
+        for k, v in st[side].items():
+            sel = f"#compare-steps [data-key=\"step_time_us.{side}.{k}\"]"
+            if v is None:
+                assert p.js(f"document.querySelector('{sel}')") is None
+            else:
+                assert float(p.js(f"document.querySelector('{sel}').dataset.v")) == v, (run, k)
+    if c["region_changed_most"]:
+        m = c["region_changed_most"]
+        assert float(p.js("document.querySelector('[data-key=\"region_changed_most.self_per_step_us\"]')"
+                          ".dataset.v")) == m["self_per_step_us"]
+    for key, sec in (("regions", "compare-regions"), ("ops", "compare-ops"),
+                     ("kernels", "compare-kernels"), ("gpus", "compare-gpus")):
+        body = f"document.querySelector('#{sec} .section-body')"
+        assert p.js(body + ".dataset.rows") == str(len(c[key])), (run, key)
+        cells = p.js(f"[...{body}.querySelectorAll('tbody tr')].map(tr => [...tr.children]"
+                     ".map(td => td.dataset.v !== undefined ? +td.dataset.v : td.textContent))")
+        assert len(cells) == min(50, len(c[key])), (run, key)
+        heads = p.js(f"[...{body}.querySelectorAll('thead th')].map(th => th.title)")
+        for row, got in zip(c[key], cells):
+            flat = {}
+            for k, v in row.items():
+                if isinstance(v, dict):
+                    flat.update({f"{k}.{kk}": vv for kk, vv in v.items()})
+                else:
+                    flat[k] = v
+            for h, g in zip(heads, got):
+                w = flat.get(h)  # a GPU of one run only has no other side
+                if isinstance(w, (int, float)) and not isinstance(w, bool):
+                    assert g == w, (run, key, h, g, w)
+                elif isinstance(w, str):
+                    assert g == w, (run, key, h, g, w)
+    assert p.js("[...document.querySelectorAll('#compare-warnings li')].map(l => l.textContent)") \
+        == c["warnings"]
+    return c
+
+
 CHECKS = {"overview": check_overview, "ops": check_ops, "steps": check_steps,
-          "gpu": check_gpu, "pytorch": check_pytorch, "memory": check_memory}
+          "gpu": check_gpu, "pytorch": check_pytorch, "memory": check_memory,
+          "compare": check_compare}
 
 
 def test_every_view_of_every_run(page):
     p = page
-    for run in mount_runs(p.mnt):
+    runs = mount_runs(p.mnt)
+    for run in runs:
         files = plain_files(p.mnt, run)
-        tabs = [t for t, need in TABS if not need or any(f in files for f in need)]
+        tabs = tabs_of(p.mnt, run, len(runs))
         p.open(run)
         assert p.js("[...document.querySelectorAll('#tabs a')].map(a => a.dataset.tab)") == tabs
         for tab in tabs:
@@ -345,12 +454,29 @@ def test_every_view_of_every_run(page):
             # every header link names a file of the run (or of one of its hosts)
             links = p.js(f"[...document.querySelectorAll('#view-{tab} a[data-file]')]"
                          ".map(a => a.dataset.file)")
+            if tab == "compare":  # found by lookup only: with the base the page chose
+                p.b.wait("document.querySelector('#compare .section-body').dataset.state", 60)
+                base = p.js("document.querySelector('#compare .section-body').dataset.base")
+                links = [f + "?base=" + urllib.parse.quote(base, safe="") for f in links]
+                if p.js("document.querySelector('#compare .section-body').dataset.state") \
+                        == "error":
+                    links = []  # refused: check_compare reads the reason
             assert all((p.mnt / run / f).is_file() for f in links), (run, tab, links)
             if tab == "trace":
                 p.b.wait("['ready', 'empty'].includes(document.querySelector("
                          "'#timeline .section-body').dataset.state)", 60)
             if tab in CHECKS:
                 CHECKS[tab](p, run, files)
+            # a section with nothing to show says why in one line; a reason
+            # worded as errors.txt's lines ("file: why") is one of its lines
+            notes = p.js(f"[...document.querySelectorAll('#view-{tab} .na')].map(e => e.textContent)")
+            log = p.read(run, "errors.txt").decode() if "errors.txt" in files else ""
+            for text in notes:
+                assert text.strip() and "\n" not in text and len(text) < 1000, (run, tab, text)
+                if re.match(r"^[\w.]+\.(json|csv|txt)[?:]", text):
+                    assert text in log, (run, tab, text)
+            # at 1280 px nothing is wider than the window (no sideways scroll)
+            assert p.js("document.documentElement.scrollWidth") <= 1280, (run, tab)
             p.shot(f"{run}-{tab}")
         assert p.b.errors() == [], run
     no_errors(p)
@@ -470,4 +596,194 @@ def test_host_selector_reads_one_host(page):
     p.b.wait("document.querySelector('#timeline .section-body').dataset.state === 'ready'", 60)
     assert any("hosts=" + urllib.parse.quote(host) in u for u in p.b.requested_urls())
     assert "host=" + host in urllib.parse.unquote(p.js("location.hash"))
+    no_errors(p)
+
+
+def test_compare_shareable_and_refused(page):
+    """#/run/B/compare?base=A opens that pair; a base that is no run says why."""
+    p = page
+    runs = mount_runs(p.mnt)
+    run = "pytorch/h100_bert_small"
+    if run not in runs:
+        pytest.skip(f"{run} not in the corpus")
+    base = "pytorch/mi300_qwen_0.5b"
+    p.open(run, "compare", "base=" + urllib.parse.quote(base, safe=""))
+    c = check_compare(p, run, None, expect_base=base)
+    assert c and c["base"] == base and c["regions"], base
+    assert p.js("document.getElementById('compare-base').value") == base
+    p.shot("compare-shared")
+    # the base list: a change asks for the new pair and keeps it in the URL
+    other = "pytorch/b200_eager"
+    p.js(f"(() => {{ const s = document.getElementById('compare-base'); s.value = {json.dumps(other)};"
+         " s.dispatchEvent(new Event('change')); })()")
+    p.b.wait("document.querySelector('#compare .section-body').dataset.base === "
+             f"{json.dumps(other)} && document.querySelector('#compare .section-body').dataset.state", 60)
+    check_compare(p, run, None, expect_base=other)
+    # swap: B becomes the base of A
+    href = p.js("document.getElementById('compare-swap').getAttribute('href')")
+    assert href == "#/run/" + urllib.parse.quote(other, safe="") + "/compare?base=" + \
+        urllib.parse.quote(run, safe=""), href
+    # a base that is no run: the reason errors.txt gives, in one line
+    p.open(run, "compare", "base=no-such-run")
+    top = "document.querySelector('#compare .section-body')"
+    assert p.js(top + ".dataset.state") == "error"
+    text = p.js(top + ".querySelector('.why').textContent")
+    assert "base=no-such-run: no run of that name" in text, text
+    assert text in p.read(run, "errors.txt").decode()
+    # a 400 for the refused compare.json is expected; nothing else failed
+    errs = [e for e in p.b.errors(allow=r"tag=compare&base=no-such-run")
+            if "no-such-run" not in e[1]]
+    assert errs == [], errs
+    outside = [u for u in p.b.requested_urls() if not u.startswith(p.base)
+               and not u.startswith("data:") and u != "about:blank"]
+    assert outside == [], outside
+    p.b.events.clear()  # the expected 400 is not an error of the tests after this one
+
+
+def flow_arrows(doc):
+    """The arrows of a trace answer: per bind_id, in time order, each
+    flow_out event to the next flow_in event (XProf's v2 flow binding)."""
+    ends = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") in ("X", "i", "I") and "bind_id" in e and \
+                (e.get("flow_in") or e.get("flow_out")):
+            ends.setdefault(e["bind_id"], []).append(e)
+    arrows = []
+    for chain in ends.values():
+        chain.sort(key=lambda e: e["ts"])
+        arrows += [(a, b) for a, b in zip(chain, chain[1:])
+                   if a.get("flow_out") and b.get("flow_in")]
+    return arrows
+
+
+def check_flows_drawn(p, run, mnt):
+    """The timeline of run links and draws every flow of its first answer."""
+    b = p.b
+    tl = "document.querySelector('#timeline .section-body')"
+    b.wait(tl + ".dataset.state === 'ready'", 60)
+    want = flow_arrows(json.loads((mnt / run / "trace_viewer.json?resolution=8000").read_bytes()))
+    assert b.eval(tl + ".dataset.flows") == str(len(want)), run
+    assert b.eval(tl + ".dataset.flowsDrawn") == str(len(want)), run  # the whole trace is shown
+    return want
+
+
+def test_trace_flows(page, tmp_path):
+    """A generated profile with flows (launch -> kernel): the arrows are drawn,
+    listed in the details panel and jump to their other end; a corpus run too."""
+    p = page
+    b = p.b
+    synth = build_dir() / "xprofs-synth"
+    if not synth.exists():
+        pytest.skip(f"{synth} missing")
+    logs = tmp_path / "logs"
+    subprocess.run([str(synth), "--out", str(logs), "--run", "r1", "--scenario", "steps4",
+                    "--seed", "1"], check=True, capture_output=True)
+    with serve(logs, tmp_path) as (mnt, port):
+        base = f"http://127.0.0.1:{port}/"
+        b.eval("document.body && (document.body.dataset.loaded = '')")
+        b.goto(base + "#/run/r1/trace")
+        b.wait("document.body.dataset.loaded === 'r1' && document.body.dataset.tab === 'trace'", 60)
+        want = check_flows_drawn(p, "r1", mnt)
+        assert len(want) >= 10
+        tl = "document.querySelector('#timeline .section-body')"
+        # click the kernel an arrow ends at: the details list its flows
+        src, dst = want[0]
+        find = (f"{tl}.xpTimeline.tracks.flatMap(t => t.events).find(e => e.ts === {dst['ts']}"
+                f" && e.name === {json.dumps(dst['name'])})")
+        pt = b.eval(f"{tl}.xpTimeline.pointOf({find})")
+        b.eval(f"window.scrollBy(0, {pt['y']} - 300)")
+        pt = b.eval(f"{tl}.xpTimeline.pointOf({find})")
+        b.click(pt["x"], pt["y"])
+        b.wait(tl + f".dataset.selected === {json.dumps(dst['name'])}", 10)
+        touching = [(a, c) for a, c in want if dst in (a, c)]
+        det = "document.querySelector('#event-details .section-body')"
+        b.wait(det + f".dataset.flows === '{len(touching)}'", 10)
+        items = b.eval("[...document.querySelectorAll('#event-details ul.flows li')]"
+                       ".map(li => [li.dataset.name, li.dataset.flow])")
+        assert sorted(items) == sorted([(a if c is dst else c)["name"], str(a["bind_id"])]
+                                       for a, c in touching)
+        assert any(str(src["bind_id"]) == f for _, f in items)
+        p.shot("trace-flows")
+        # an item jumps to the other end
+        b.eval(f"document.querySelector('#event-details ul.flows li[data-flow=\"{src['bind_id']}\"]')"
+               ".click()")
+        b.wait(tl + f".dataset.selected === {json.dumps(src['name'])}", 10)
+        assert b.eval(f"{tl}.xpTimeline.selected.ts") == src["ts"]
+        # the checkbox hides them
+        b.eval("document.getElementById('tl-flows').click()")
+        assert b.eval(tl + ".dataset.flowsDrawn") == "0"
+        assert b.errors() == []
+        outside = [u for u in b.requested_urls() if not u.startswith(base)
+                   and not u.startswith(p.base) and not u.startswith("data:")
+                   and u != "about:blank"]
+        assert outside == [], outside
+        b.goto("about:blank")
+    b.events.clear()  # this test's server is not the corpus one the others check
+    # a corpus run with flows (ROCm launches)
+    p.open(TRACE_RUN, "trace")
+    assert check_flows_drawn(p, TRACE_RUN, p.mnt)
+    no_errors(p)
+
+
+def fresh(p, run, tab, query=""):
+    """Opens the URL in a new document (no page cache), as a shared link is."""
+    p.b.goto("about:blank")
+    p.b.wait("location.href === 'about:blank'", 30)
+    p.open(run, tab, query)
+
+
+def test_views_keep_their_choices_in_the_url(page):
+    """Op profile grouping and idle, the memory viewer's module: a copied URL
+    opens the same view, with the numbers of the file that choice reads."""
+    p = page
+    run = TRACE_RUN
+    p.open(run, "ops")
+    p.js("(() => { const s = document.getElementById('op-group'); s.value = 'category';"
+         " s.dispatchEvent(new Event('change')); document.getElementById('op-idle').click(); })()")
+    p.b.wait("document.querySelector('#op-profile .section-body').dataset.key === 'byCategory'", 30)
+    frag = p.js("location.hash")
+    assert "group=category" in frag and "idle=1" in frag, frag
+    fresh(p, run, "ops", frag.split("?", 1)[1])
+    p.b.wait("document.querySelector('#op-profile .section-body').dataset.key === 'byCategory'", 30)
+    assert p.js("document.getElementById('op-group').value") == "category"
+    assert p.js("document.getElementById('op-idle').checked") is True
+    root = p.json(run, "op_profile.json?group_by=category")["byCategory"]
+    shown = p.js("[...document.querySelectorAll('#op-profile .tree > .node > .kids > .node"
+                 " > .node-row .label')].map(e => e.textContent)")
+    assert shown == [c["name"] for c in root.get("children", [])]
+    # the memory viewer's module
+    mods = p.json(run, "module_list.json")
+    assert len(mods) > 1
+    p.open(run, "memory")
+    p.b.wait("document.querySelector('#memory-viewer [data-key=peakHeapMib]')", 30)
+    p.js(f"(() => {{ const s = document.getElementById('memory-module'); s.value = {json.dumps(mods[0])};"
+         " s.dispatchEvent(new Event('change')); })()")
+    frag = p.js("location.hash")
+    assert "module=" + urllib.parse.quote(mods[0], safe="") in frag or \
+        "module=" + urllib.parse.quote_plus(mods[0]) in frag, frag
+    fresh(p, run, "memory", frag.split("?", 1)[1])
+    p.b.wait("document.querySelector('#memory-viewer [data-key=peakHeapMib]')", 30)
+    assert p.js("document.getElementById('memory-module').value") == mods[0]
+    want = p.json(run, "memory_viewer.json?module_name=" + urllib.parse.quote(mods[0], safe=""))
+    assert float(p.js("document.querySelector('#memory-viewer [data-key=peakHeapMib]')"
+                      ".dataset.v")) == want["peakHeapMib"]
+    no_errors(p)
+
+
+def test_long_loads_show_progress(page):
+    """While the trace loads, a progress line gives the bytes so far and the
+    seconds; it goes away once the timeline is drawn."""
+    p = page
+    p.b.goto("about:blank")
+    p.b.wait("location.href === 'about:blank'", 30)
+    p.open()  # a fresh document: nothing of the run in the page's cache
+    p.js("(() => { window.seenProgress = []; new MutationObserver(() => {"
+         " document.querySelectorAll('.progress').forEach(e => window.seenProgress.push(e.textContent));"
+         " }).observe(document.body, {subtree: true, childList: true, characterData: true}); })()")
+    p.js("location.hash = " + json.dumps("#/run/" + urllib.parse.quote(TRACE_RUN, safe="") + "/trace"))
+    tl = "document.querySelector('#timeline .section-body')"
+    p.b.wait(f"{tl} && {tl}.dataset.state === 'ready'", 60)
+    seen = p.js("window.seenProgress")
+    assert any(re.match(r"loading trace: [\d.]+ (B|KiB|MiB) in [\d.]+ s", t) for t in seen), seen
+    assert p.js(f"{tl}.querySelectorAll('.progress').length") == 0
     no_errors(p)

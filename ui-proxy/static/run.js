@@ -19,13 +19,15 @@
     { id: 'gpu', title: 'GPU', files: ['gpu_devices.csv', 'kernel_launchers_summary.csv'] },
     { id: 'pytorch', title: 'PyTorch', files: ['modules.txt', 'call_tree.txt', 'roofline.csv'] },
     { id: 'memory', title: 'Memory', files: ['memory_profile.json', 'memory_viewer.json'] },
+    { id: 'compare', title: 'Compare', files: ['steps.json', 'regions.json'], otherRun: true },
     { id: 'files', title: 'Files', files: [] }
   ];
   XP.views = XP.views || {};
 
-  /* The tabs a run with these files has. */
-  XP.tabsOf = function (files) {
+  /* The tabs a run with these files has, in a mount of nruns runs (Compare needs two). */
+  XP.tabsOf = function (files, nruns) {
     return XP.TABS.filter(function (t) {
+      if (t.otherRun && !(nruns > 1)) return false;
       return !t.files.length || t.files.some(function (f) { return files.has(f); });
     });
   };
@@ -128,7 +130,8 @@
       return;
     }
     var files = new Set(r.data);
-    var tabs = XP.tabsOf(files);
+    var runsR = await XP.cachedJSON(XP.api('runs'));
+    var tabs = XP.tabsOf(files, runsR.ok && Array.isArray(runsR.data) ? runsR.data.length : 0);
     var cur = tabs.find(function (t) { return t.id === tab; }) || tabs[0];
     XP.setCrumb(run, cur.title);
     main.appendChild(tabBar(run, tabs, cur.id));
@@ -141,6 +144,8 @@
     if (XP.readHash().run === run) {
       document.body.dataset.tab = cur.id;
       document.body.dataset.loaded = run;
+      /* when the view became usable, for contrib/bench/page_paint.py */
+      if (window.performance && performance.mark) performance.mark('xprofs-loaded:' + cur.id);
     }
   };
 })();

@@ -33,7 +33,7 @@
     }
     var set = new Set(files.data);
     it.offers.textContent = '';
-    XP.tabsOf(set).forEach(function (tab) {
+    XP.tabsOf(set, it.nruns).forEach(function (tab) {
       it.offers.appendChild(XP.el('a', { cls: 'chip', href: XP.makeHash(it.run, tab.id), text: tab.title }));
     });
     var report = set.has('report.json') ? await XP.cachedJSON(XP.fileUrl(it.run, 'report.json')) : null;
@@ -73,6 +73,7 @@
     var items = r.data.map(function (run) {
       var it = {
         run: run,
+        nruns: r.data.length,
         hosts: XP.el('td', { cls: 'num hosts' }),
         devices: XP.el('td', { cls: 'devices' }),
         span: XP.el('td', { cls: 'num span' }),

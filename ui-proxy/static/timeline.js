@@ -8,6 +8,9 @@
  * in shows the events that the coarse first answer left out. A click
  * selects an event (onSelect), shift+drag measures a span (onMeasure),
  * and every view change is reported (onView) so the URL can keep it.
+ * Flows (XProf's bind_id with flow_out / flow_in on the linked events)
+ * are drawn as arrows from each flow_out event to the next flow_in event
+ * of the same id, in time order, among the events loaded.
  */
 'use strict';
 
@@ -40,8 +43,12 @@ XP.parseTrace = function (doc) {
     var ts = +e.ts;
     var dur = +(e.dur || 0);
     if (!isFinite(ts) || !isFinite(dur)) continue;
-    out.events.push({ pid: e.pid, tid: e.tid, ts: ts, dur: dur, name: String(e.name || ''),
-      uid: e.args && e.args.uid !== undefined ? e.args.uid : null, cat: e.cat || '', raw: e });
+    var ev = { pid: e.pid, tid: e.tid, ts: ts, dur: dur, name: String(e.name || ''),
+      uid: e.args && e.args.uid !== undefined ? e.args.uid : null, cat: e.cat || '', raw: e };
+    if (e.bind_id !== undefined && (e.flow_in || e.flow_out)) {
+      ev.flow = { id: String(e.bind_id), in: !!e.flow_in, out: !!e.flow_out, cat: e.cat || '' };
+    }
+    out.events.push(ev);
     if (ts < out.start) out.start = ts;
     if (ts + dur > out.end) out.end = ts + dur;
   }
@@ -75,6 +82,8 @@ XP.Timeline = function (box, url) {
   this.onSelect = null;   /* function (event, track) */
   this.onMeasure = null;  /* function (span) */
   this.onView = null;     /* function (view) */
+  this.flows = [];        /* arrows {id, from, to, cat} among the loaded events */
+  this.showFlows = true;
   this.build();
 };
 
@@ -90,6 +99,8 @@ XP.Timeline.prototype.build = function () {
     btn('←', 'pan left (A)', function () { self.pan(-0.25); }),
     btn('→', 'pan right (D)', function () { self.pan(0.25); }),
     btn('reset', 'whole trace (0)', function () { self.setView(self.full.start, self.full.end); }),
+    XP.el('label', { cls: 'small', title: 'arrows of the flows (launch to kernel, send to receive)' }, [
+      XP.el('input', { type: 'checkbox', id: 'tl-flows', checked: 'checked', onchange: function (ev) { self.showFlows = ev.target.checked; self.draw(); } }), ' flows']),
     this.status
   ]);
   this.axis = XP.el('canvas', { cls: 'tl-axis' });
@@ -147,7 +158,7 @@ XP.Timeline.prototype.load = async function (initial) {
   this.box.dataset.state = 'ready';
   if (initial && initial.end > initial.start) this.setView(initial.start, initial.end);
   else this.draw();
-  this.status.textContent = this.base.events.length + ' events, ' + XP.fmtBytes(r.bytes) + ' · wheel to zoom, drag to pan';
+  this.status.textContent = this.base.events.length + ' events, ' + (this.flows.length ? this.flows.length + ' flows, ' : '') + XP.fmtBytes(r.bytes) + ' · wheel to zoom, drag to pan';
 };
 
 /* Groups the events shown (base outside the window, the window inside) into tracks. */
@@ -207,9 +218,80 @@ XP.Timeline.prototype.rebuild = function () {
     y += t.rows * ROW_H + 4;
   });
   this.tracks = tracks;
+  this.linkFlows();
   this.height = Math.min(MAX_HEIGHT, Math.max(40, y));
   this.box.dataset.events = String(tracks.reduce(function (s, t) { return s + t.events.length; }, 0));
   this.box.dataset.tracks = String(tracks.length);
+};
+
+/*
+ * The arrows of the flows among the events of the tracks: per flow id, in
+ * time order, one from each event with flow_out to the next with flow_in.
+ */
+XP.Timeline.prototype.linkFlows = function () {
+  var byId = new Map();
+  this.tracks.forEach(function (t) {
+    t.events.forEach(function (e) {
+      if (!e.flow) return;
+      e.track = t;
+      var list = byId.get(e.flow.id);
+      if (!list) byId.set(e.flow.id, list = []);
+      list.push(e);
+    });
+  });
+  var arrows = [];
+  byId.forEach(function (list, id) {
+    list.sort(function (a, b) { return a.ts - b.ts; });
+    for (var i = 0; i + 1 < list.length; i++) {
+      if (list[i].flow.out && list[i + 1].flow.in) arrows.push({ id: id, from: list[i], to: list[i + 1], cat: list[i].flow.cat || list[i + 1].flow.cat });
+    }
+  });
+  this.flows = arrows;
+  this.box.dataset.flows = String(arrows.length);
+};
+
+/* The arrows that start or end at event e. */
+XP.Timeline.prototype.flowsOf = function (e) {
+  if (!e || !this.flows) return [];
+  var same = function (x) { return x.pid === e.pid && x.tid === e.tid && x.ts === e.ts && x.dur === e.dur && x.name === e.name; };
+  return this.flows.filter(function (a) { return same(a.from) || same(a.to); });
+};
+
+/* Draws the arrows with an end or their line in the view; those of the selection darker. */
+XP.Timeline.prototype.drawFlows = function (g, w, scale) {
+  var v = this.view;
+  var sel = new Set(this.flowsOf(this.selected));
+  var drawn = 0;
+  if (!this.showFlows) { this.box.dataset.flowsDrawn = '0'; return; }
+  g.save();
+  g.beginPath();
+  g.rect(LABEL_W, 0, w, this.height);
+  g.clip();
+  for (var i = 0; i < this.flows.length; i++) {
+    var a = this.flows[i];
+    if (Math.max(a.from.ts, a.to.ts) < v.start || Math.min(a.from.ts, a.to.ts) > v.end) continue;
+    var x0 = LABEL_W + (a.from.ts - v.start) * scale;
+    var x1 = LABEL_W + (a.to.ts - v.start) * scale;
+    var y0 = a.from.track.y + a.from.depth * ROW_H + ROW_H / 2;
+    var y1 = a.to.track.y + a.to.depth * ROW_H + ROW_H / 2;
+    var hot = sel.has(a);
+    g.strokeStyle = g.fillStyle = hot ? '#c2185b' : 'rgba(40, 40, 40, 0.55)';
+    g.lineWidth = hot ? 2 : 1;
+    g.beginPath();
+    g.moveTo(x0, y0);
+    g.bezierCurveTo(x0 + (x1 - x0) / 2, y0, x0 + (x1 - x0) / 2, y1, x1, y1);
+    g.stroke();
+    var dir = x1 >= x0 ? 1 : -1;
+    g.beginPath();
+    g.moveTo(x1, y1);
+    g.lineTo(x1 - 6 * dir, y1 - 3);
+    g.lineTo(x1 - 6 * dir, y1 + 3);
+    g.closePath();
+    g.fill();
+    drawn++;
+  }
+  g.restore();
+  this.box.dataset.flowsDrawn = String(drawn);
 };
 
 function niceStep(span, n) {
@@ -295,6 +377,7 @@ XP.Timeline.prototype.draw = function () {
     }
     g.restore();
   }
+  this.drawFlows(g, w, scale);
   this.drawMarks(g, w, scale);
   g.strokeStyle = '#ccc';
   g.beginPath(); g.moveTo(LABEL_W - 0.5, 0); g.lineTo(LABEL_W - 0.5, this.height); g.stroke();

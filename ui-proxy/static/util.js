@@ -124,12 +124,15 @@ XP.get = async function (url, progress) {
 XP.getJSON = async function (url, progress) {
   var r = await XP.get(url, progress);
   if (!r.ok) return r;
+  var bytes = r.text.length;
   try {
+    /* flow ids pass 2^53: keep them exact, as strings */
+    if (r.text.indexOf('"bind_id":') >= 0) r.text = r.text.replace(/"bind_id":(\d+)/g, '"bind_id":"$1"');
     r.data = JSON.parse(r.text);
   } catch (e) {
     return { ok: false, status: r.status, error: 'not JSON: ' + e.message };
   }
-  r.bytes = r.text.length;
+  r.bytes = bytes;
   r.text = null;
   return r;
 };

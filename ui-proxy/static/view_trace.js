@@ -4,7 +4,8 @@
  * trace_viewer.json, a host selector (hosts=), a search by name prefix
  * (search_prefix=, results listed and jumpable), the details of a clicked
  * event (XProf's event-details request: event_name, start_time_ms,
- * duration_ms, unique_id) and a measured span. The fragment keeps the
+ * duration_ms, unique_id) with the event's flows (arrows on the
+ * timeline, each listed and jumpable) and a measured span. The fragment keeps the
  * window (start, end in ms), host, search, selection and span.
  */
 'use strict';
@@ -32,6 +33,24 @@
     };
   }
 
+  /* The flows of e (arrows to and from it), each jumping to its other end. */
+  function flowList(panel, e, tl) {
+    var arrows = tl.flowsOf(e);
+    if (!arrows.length) return;
+    panel.appendChild(XP.el('h3', { text: 'Flows (' + arrows.length + ')' }));
+    var list = XP.el('ul', { cls: 'flows' });
+    arrows.forEach(function (a) {
+      var out = a.from.ts === e.ts && a.from.name === e.name && a.from.pid === e.pid && a.from.tid === e.tid;
+      var other = out ? a.to : a.from;
+      var item = XP.el('li', { cls: 'hit', 'data-name': other.name, 'data-flow': a.id,
+        text: (out ? '→ to ' : '← from ') + other.name + ' · ' + tl.trackName(other) + ' · ' + XP.fmtUs(other.ts - e.ts) + (a.cat ? ' · ' + a.cat : '') });
+      item.addEventListener('click', function () { tl.jumpTo(other); });
+      list.appendChild(item);
+    });
+    panel.appendChild(list);
+    panel.dataset.flows = String(arrows.length);
+  }
+
   /* The details panel of event e: what the timeline knows, then XProf's details answer. */
   async function showDetails(ctx, panel, e, hostParams, tl) {
     panel.textContent = '';
@@ -44,6 +63,7 @@
     panel.appendChild(XP.el('h3', { cls: 'ev-name', text: e.name }));
     panel.appendChild(dl([['start', XP.fmtUs(rel)], ['duration', XP.fmtUs(e.dur)], ['ts (µs)', e.ts],
       ['where', tl.trackName ? tl.trackName(e) : e.pid + ' / ' + e.tid]].concat(e.cat ? [['category', e.cat]] : [])));
+    flowList(panel, e, tl);
     if (e.uid === null || e.uid === undefined) {
       panel.appendChild(XP.el('p', { cls: 'muted', text: 'no uid: details not asked for' }));
       panel.dataset.state = 'no-uid';
@@ -82,7 +102,7 @@
     var flow = [];
     ['bind_id', 'flow_in', 'flow_out', 'id2', 'cat'].forEach(function (k) { if (full[k] !== undefined) flow.push([k, full[k]]); });
     if (flow.length) {
-      panel.appendChild(XP.el('h3', { text: 'Flow' }));
+      panel.appendChild(XP.el('h3', { text: 'Flow fields' }));
       panel.appendChild(dl(flow));
     }
     panel.dataset.state = 'ready';
