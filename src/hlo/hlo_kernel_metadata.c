@@ -529,7 +529,7 @@ static void dump_string(struct buf *b, const char *s, size_t n)
 /* A double as nlohmann's to_chars and format_buffer write it. */
 static void dump_double(struct buf *b, double v)
 {
-    char digits[20], exp[8];
+    char digits[20], exp[16];
     int k, e10, n, i;
 
     if (!isfinite(v)) {

@@ -151,13 +151,45 @@ static void test_deep(void **state)
     free(s);
 }
 
+/* Mutated expressions (bytes replaced, cut): no crash, 0 returned, and
+ * any answer is NUL-terminated text. */
+static void test_mutations(void **state)
+{
+    static const char seed[] =
+        "%c = f32[] custom-call(f32[] %p), custom_call_target=\"t\", "
+        "frontend_attributes={a=\"\\\"\","
+        "kernel_metadata={\"xprof_metadata\": \"{\\\"k\\\": [1, -2.5e3, \\\"\\\\u00e9\\\"], "
+        "\\\"z\\\": {}}\"}}";
+    static const char pool[] = "{}[]\",:\\ue0-.9xprof_metadata=";
+    char buf[sizeof(seed)];
+    uint32_t rng = 12345;
+    int i, j;
+
+    (void)state;
+    assert_string_equal(meta(seed), "{\"k\":[1,-2500.0,\"\xc3\xa9\"],\"z\":{}}");
+    for (i = 0; i < 20000; i++) {
+        size_t n = sizeof(seed) - 1;
+        char *m = NULL;
+        memcpy(buf, seed, sizeof(seed));
+        for (j = 0; j < 1 + i % 4; j++) {
+            rng = rng * 1103515245u + 12345u;
+            buf[(rng >> 8) % n] = pool[(rng >> 20) % (sizeof(pool) - 1)];
+        }
+        if (i % 7 == 0)
+            n = (rng >> 4) % n;
+        assert_int_equal(hlo_kernel_metadata(buf, n, &m), 0);
+        if (m != NULL)
+            assert_true(strlen(m) < 4096);
+        free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_xprof_cases),
-        cmocka_unit_test(test_attribute_forms),
-        cmocka_unit_test(test_dump),
-        cmocka_unit_test(test_deep),
+        cmocka_unit_test(test_xprof_cases), cmocka_unit_test(test_attribute_forms),
+        cmocka_unit_test(test_dump),        cmocka_unit_test(test_deep),
+        cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
