@@ -108,8 +108,12 @@ static const struct tpu_op {
      2000000, 300, 560, 0, -1},
     {E_ALLREDUCE, "all-reduce.5", "", 5, "all-reduce", "jit(train_step)/psum:psum", 0, 0, 1000000,
      600, 700, 20, 0},
-    {E_CUSTOM, "custom-call.6", "", 6, "custom-call", "jit(train_step)/custom_call:custom_call",
-     100, 0, 1024, 710, 760, 0, 2},
+    {E_CUSTOM,
+     "%custom-call.6 = f32[8,128]{1,0} custom-call(f32[8,128]{1,0} %p0), "
+     "custom_call_target=\"tpu_custom_call\", frontend_attributes={kernel_metadata={"
+     "\"xprof_metadata\": \"{\\\"tile\\\": [8, 128], \\\"kernel\\\": \\\"mosaic\\\"}\"}}",
+     "custom-call.6", 6, "custom-call", "jit(train_step)/custom_call:custom_call", 100, 0, 1024,
+     710, 760, 0, 2},
 };
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
 

@@ -326,7 +326,7 @@ int hlo_module_texts(struct hlo_graph *g, const struct hlo_instr_span *spans,
                      struct wire frames, enum hlo_frames_format fmt, struct hlo_text_budget *budget,
                      struct out *scratch)
 {
-    struct hlo_text_src src = {spans, by_id};
+    struct hlo_text_src src = {spans, by_id, 0};
     struct out own, *o = scratch != NULL ? scratch : &own;
     int rc;
 

@@ -10,7 +10,8 @@
  * As XLA prints them: "%" names (sanitized as NameUniquer does), shapes with
  * layouts (tiles, element sizes, memory spaces, dynamic dimensions), operand
  * shapes, an index comment every fifth operand, constants up to ten elements
- * ("{...}" past that), parameter numbers, fusion kinds and calls=, to_apply=,
+ * ("{...}" past that; with the source's large_constants up to
+ * HLO_TEXT_LARGE_CONSTANT), parameter numbers, fusion kinds and calls=, to_apply=,
  * condition= / body=, branch computations, async ops under their wrapped
  * opcode ("all-gather-start" for an async-start of all-gather) with the
  * wrapped instruction's attributes, and the attributes of every HLO
@@ -339,10 +340,10 @@ static void put_opcode(struct out *o, const struct txt_instr *in, enum txt_kind 
 static void put_constant(struct out *o, const struct txt_instr *in, size_t limit)
 {
     const struct hlo_shape *s = &in->nd->shape;
-    uint64_t n;
+    uint64_t n, max = in->src->large_constants ? HLO_TEXT_LARGE_CONSTANT : 10;
 
-    if (txt_is_array(s->type) && txt_elements(s, 10, &n) == 0 && txt_has(in->literal) &&
-        txt_literal(o, "", in->literal, 0, limit) == 0)
+    if (txt_is_array(s->type) && txt_elements(s, max, &n) == 0 && txt_has(in->literal) &&
+        txt_literal_max(o, "", in->literal, 0, max, limit) == 0)
         return;
     out_puts(o, "{...}");
 }

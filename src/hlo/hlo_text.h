@@ -49,7 +49,14 @@ struct hlo_text_src {
     const struct hlo_id_ix *by_id;      /* one per node: the nodes of computation c
                                          * at comps[c].first.., sorted by id; NULL:
                                          * control predecessors are left out */
+    int large_constants;                /* print_large_constants: array constants
+                                         * of up to HLO_TEXT_LARGE_CONSTANT
+                                         * elements print their literal (else
+                                         * those of up to ten) */
 };
+
+/* Elements of a constant printed at most with large_constants. */
+#define HLO_TEXT_LARGE_CONSTANT ((uint64_t)1 << 22)
 
 /* Shape s as XLA prints it: "f32[2,3]{1,0}" with_layout, else "f32[2,3]";
  * tuples as "(f32[2]{0}, s32[])". Writes into o (errors sticky in o). */

@@ -101,6 +101,11 @@ int txt_elements(const struct hlo_shape *s, uint64_t max, uint64_t *count);
  * literal cannot be printed (nothing written, not even prefix). */
 int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_shape, size_t limit);
 
+/* txt_literal for literals of at most max_elements elements (txt_literal:
+ * 65536). */
+int txt_literal_max(struct out *o, const char *prefix, struct wire lit, int with_shape,
+                    uint64_t max_elements, size_t limit);
+
 /* ---- shardings and device lists (hlo_text_sharding.c) ---- */
 
 /* prefix, then an OpSharding as HloSharding::ToString (without metadata),

@@ -923,6 +923,12 @@ static void layout_strides(const struct hlo_shape *s, uint64_t *strides)
 
 int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_shape, size_t limit)
 {
+    return txt_literal_max(o, prefix, lit, with_shape, LITERAL_MAX, limit);
+}
+
+int txt_literal_max(struct out *o, const char *prefix, struct wire lit, int with_shape,
+                    uint64_t max_elements, size_t limit)
+{
     struct arena a;
     struct wire sw;
     struct hlo_shape s;
@@ -947,7 +953,7 @@ int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_sha
     }
     if (literal_field(s.type, &field, &enc, &per) != 0)
         goto out;
-    if (txt_elements(&s, LITERAL_MAX, &count) != 0)
+    if (txt_elements(&s, max_elements, &count) != 0)
         goto out;
     v = malloc((count ? count : 1) * 2 * sizeof(*v));
     if (v == NULL)

@@ -208,16 +208,18 @@ int hlo_view_split(const char *s, size_t n, struct hlo_view_parts *p)
     return 0;
 }
 
-int hlo_view_instr_text(const struct hlo_view *v, uint32_t node, struct out *scratch,
-                        const char **s, size_t *n, char **copy)
+int hlo_view_instr_text(const struct hlo_view *v, uint32_t node, int large_constants,
+                        struct out *scratch, const char **s, size_t *n, char **copy)
 {
+    struct hlo_text_src src = v->src;
     size_t len, c, off;
 
     *copy = NULL;
     *s = "";
     *n = 0;
     out_rewind(scratch);
-    hlo_instr_print(scratch, &v->g, &v->src, node, HLO_VIEW_TEXT_MAX);
+    src.large_constants = large_constants;
+    hlo_instr_print(scratch, &v->g, &src, node, HLO_VIEW_TEXT_MAX);
     if (out_failed(scratch))
         return -ENOMEM;
     len = out_len(scratch);

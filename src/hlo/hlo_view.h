@@ -130,12 +130,13 @@ void hlo_view_cescape(struct out *o, const uint8_t *s, size_t n);
 /* Bytes one printed instruction may take (hlo_instr_print's limit here). */
 #define HLO_VIEW_TEXT_MAX ((size_t)64 << 20)
 
-/* Node as hlo_instr_print prints it, into scratch (a writer that never
+/* Node as hlo_instr_print prints it (large_constants: with
+ * print_large_constants), into scratch (a writer that never
  * spills; rewound first), as one run of bytes *s, *n: scratch's first chunk,
  * or a malloc'ed copy in *copy (the caller frees it; NULL otherwise) when
  * the text is longer than a chunk. Returns 0 or -ENOMEM. */
-int hlo_view_instr_text(const struct hlo_view *v, uint32_t node, struct out *scratch,
-                        const char **s, size_t *n, char **copy);
+int hlo_view_instr_text(const struct hlo_view *v, uint32_t node, int large_constants,
+                        struct out *scratch, const char **s, size_t *n, char **copy);
 
 /* The parts of a printed instruction "%name = shape opcode(operands)attrs"
  * as offsets into its text; attrs is ", a=1, b=2" or empty. */

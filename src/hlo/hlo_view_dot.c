@@ -1203,7 +1203,7 @@ static int attr_lines(struct out *o, struct dumper *d, uint32_t n, int lines)
     size_t len, i;
     char *copy;
 
-    if (hlo_view_instr_text(d->v, n, &d->scratch, &s, &len, &copy) != 0) {
+    if (hlo_view_instr_text(d->v, n, 0, &d->scratch, &s, &len, &copy) != 0) {
         d->oom = 1;
         return lines;
     }
@@ -1290,7 +1290,7 @@ static char *literal(struct dumper *d, uint32_t c)
 
     if (!hlo_view_field(d->v, c, 8, &lit, NULL))
         return NULL;
-    if (hlo_view_instr_text(d->v, c, &d->scratch, &s, &n, &copy) != 0) {
+    if (hlo_view_instr_text(d->v, c, 0, &d->scratch, &s, &n, &copy) != 0) {
         d->oom = 1;
         return NULL;
     }

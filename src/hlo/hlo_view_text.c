@@ -17,8 +17,11 @@
  * shapes, its "index=N" operand comments and control-predecessors as ShortParsable
  * does, long_txt adds backend_config=; both add metadata={...} with the flag.
  *
- * Not reproduced: large constants in long_txt print as "{...}" past ten
- * elements (hlo_text.h has no option for them); infeed/outfeed configs
+ * Large constants: long_txt prints the literal of array constants of up to
+ * HLO_TEXT_LARGE_CONSTANT elements (hlo_text.h), short_txt of up to ten.
+ *
+ * Not reproduced: tuple constants and arrays past that size print as
+ * "{...}" in long_txt too; infeed/outfeed configs
  * (left out by the instruction printer); the entry layout is the entry
  * computation's parameter and root shapes (XLA reads the same shapes from
  * host_program_shape, which is only checked to be present); the stack
@@ -291,7 +294,7 @@ static int put_instr(struct out *o, const struct hlo_view *v, uint32_t node, int
     size_t n;
     char *copy;
 
-    if (hlo_view_instr_text(v, node, scratch, &s, &n, &copy) != 0)
+    if (hlo_view_instr_text(v, node, verbose, scratch, &s, &n, &copy) != 0)
         return -ENOMEM;
     out_puts(o, cp->root == node ? "  ROOT " : "  ");
     if (verbose)

@@ -24,6 +24,7 @@
 #include "base/grow.h"
 #include "base/hash.h"
 #include "base/sort.h"
+#include "hlo/hlo_kernel_metadata.h"
 
 /* What a node groups; programs, categories, dedup groups and provenance
  * parts are looked up by (parent, kind, key). */
@@ -188,18 +189,27 @@ static const char *str_or_empty(const char *s)
     return s != NULL ? s : "";
 }
 
-/* PopulateSymbolNode of an op. */
-static void populate_symbol(struct op_profile_node *n, const struct op_metrics *o)
+/* PopulateSymbolNode of an op. Returns 0 or -ENOMEM. */
+static int populate_symbol(struct op_profile_tree *t, struct op_profile_node *n,
+                           const struct op_metrics *o)
 {
     struct op_profile_xla *x = &n->xla;
+    char *meta = NULL;
 
     n->has_xla = 1;
     x->program_id = o->hlo_module_id;
     x->expression = str_or_empty(o->long_name);
-    /* ExtractXprofKernelMetadata parses frontend attributes our HLO
-     * expressions do not print: always "" */
     x->has_kernel_metadata = 1;
     x->kernel_metadata = "";
+    if (x->expression[0] != 0 &&
+        hlo_kernel_metadata(x->expression, strlen(x->expression), &meta) != 0)
+        return -ENOMEM;
+    if (meta != NULL) {
+        x->kernel_metadata = arena_strndup(&t->arena, meta, strlen(meta));
+        free(meta);
+        if (x->kernel_metadata == NULL)
+            return -ENOMEM;
+    }
     x->fingerprint = 0;
     x->category = str_or_empty(o->category);
     x->provenance = str_or_empty(o->provenance);
@@ -207,6 +217,7 @@ static void populate_symbol(struct op_profile_node *n, const struct op_metrics *
     x->source_file = str_or_empty(o->source_file);
     x->source_line = o->source_line;
     x->stack_frame = str_or_empty(o->stack_frame);
+    return 0;
 }
 
 /* The program node of o's program id under the root: "name(id)"
@@ -290,7 +301,8 @@ static int add_op(struct op_profile_tree *t, const struct op_metrics *o,
     if (idle) {
         if ((leaf = new_node(t, t->root, K_LEAF, name)) == NULL)
             return -ENOMEM;
-        populate_symbol(leaf, o);
+        if (populate_symbol(t, leaf, o) != 0)
+            return -ENOMEM;
         combine(&leaf->acc, o);
         return 0;
     }
@@ -309,7 +321,8 @@ static int add_op(struct op_profile_tree *t, const struct op_metrics *o,
         return -ENOMEM;
     if ((leaf = new_node(t, dedup, K_LEAF, name)) == NULL)
         return -ENOMEM;
-    populate_symbol(leaf, o);
+    if (populate_symbol(t, leaf, o) != 0)
+        return -ENOMEM;
     combine(&cat->acc, o);
     combine(&dedup->acc, o);
     combine(&leaf->acc, o);

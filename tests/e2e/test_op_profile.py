@@ -247,3 +247,52 @@ def test_no_device_ops(xcat, tmp_path):
     for group, text in want.items():
         got = xcat(tmp_path, f"cpu/op_profile.json?group_by={group}").decode()
         assert got == text % (empty, empty)
+
+
+def _kernel_metadata(expression):
+    """ExtractXprofKernelMetadata recomputed: the JSON dict of the
+    kernel_metadata frontend attribute, its xprof_metadata member (parsed
+    again when a string), dumped as nlohmann does (sorted keys, no blanks)."""
+    m = re.search(r", frontend_attributes=\{(?:[^{}]*,)?kernel_metadata=", expression)
+    if "xprof_metadata" not in expression or m is None:
+        return ""
+    try:
+        attr, _ = json.JSONDecoder().raw_decode(expression, m.end())
+    except ValueError:
+        return ""
+    if not isinstance(attr, dict) or "xprof_metadata" not in attr:
+        return ""
+    meta = attr["xprof_metadata"]
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            return ""
+    return json.dumps(meta, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_kernel_metadata_tpu(xcat, xprofs_build, tmp_path, group):
+    """The TPU scenario's custom-call carries XProf's kernel_metadata
+    attribute: its leaf (and a dedup node copying it) shows xprof_metadata;
+    every other node with an xla field has ""."""
+    import subprocess
+    subprocess.run([str(xprofs_build / "xprofs-synth"), "--out", str(tmp_path), "--run", "r",
+                    "--scenario", "tpu", "--seed", "1"], check=True, timeout=60,
+                   capture_output=True)
+    prof = json.loads(xcat(tmp_path, f"r/op_profile.json?group_by={group}"))
+    found = 0
+    for key, tree in prof.items():
+        if not isinstance(tree, dict):
+            continue
+        for n in nodes(tree):
+            if "xla" not in n:
+                continue
+            want = _kernel_metadata(n["xla"]["expression"])
+            assert n["xla"]["xprofKernelMetadata"] == want, n["name"]
+            found += want != ""
+    assert found >= 2  # the custom-call in both trees (with and without IDLE)
+    assert _kernel_metadata(
+        '%c = f32[] custom-call(), frontend_attributes={kernel_metadata={"xprof_metadata": '
+        '"{\\"tile\\": [8, 128], \\"kernel\\": \\"mosaic\\"}"}}') == \
+        '{"kernel":"mosaic","tile":[8,128]}'

@@ -569,12 +569,73 @@ static void test_graph_viewer_big(void **state)
     assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 60);
 }
 
+/* An f32 constant of shape shp (consumed) holding v[0..n). */
+static void array_constant(struct pbw *comp, const char *name, int64_t id, struct pbw shp,
+                           const float *v, int n)
+{
+    struct pbw x = {0}, lit = {0}, copy = {0};
+
+    pbw_raw(&copy, shp.p, shp.n);
+    pbw_msg(&lit, 1, &copy);
+    pbw_bytes(&lit, 8, v, (size_t)n * sizeof(*v));
+    pbw_msg(&x, 8, &lit);
+    instr(comp, name, "constant", shp, id, NOOPS, &x);
+}
+
+/* long_txt prints large constants (print_large_constants), short_txt and
+ * the DOT keep XLA's "{...}" past ten elements. */
+static void test_graph_viewer_large_constants(void **state)
+{
+    struct pbw m = {0}, c = {0}, hp, mat = {0}, l = {0};
+    struct hlo_dot_opts opts = {0, 1};
+    struct hlo_view v;
+    struct out o;
+    float twelve[12];
+    char *t;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 12; i++)
+        twelve[i] = (float)i + 0.5f;
+    pbw_uint(&mat, 2, F32);
+    packed(&mat, 3, LIST(3, 4));
+    packed(&l, 1, LIST(1, 0));
+    pbw_msg(&mat, 5, &l);
+    array_constant(&c, "k", 1, f32(12), twelve, 12);
+    array_constant(&c, "k2", 2, mat, twelve, 12);
+    instr(&c, "t", "tuple", tuple2(f32(12), f32(12)), 3, LIST(1, 1), NULL);
+    comp_end(&m, &c, "main", 1, 3);
+    hp = proto(&m, 1);
+    open_view(&v, &hp);
+    t = module_text(&v, 1, 0);
+    expect_in(t, "  %k = f32[12]{0} constant({0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, "
+                 "9.5, 10.5, 11.5})\n");
+    expect_in(t, "  %k2 = f32[3,4]{1,0} constant({ { 0.5, 1.5, 2.5, 3.5 }, { 4.5, 5.5, 6.5, "
+                 "7.5 }, { 8.5, 9.5, 10.5, 11.5 } })\n");
+    free(t);
+    t = module_text(&v, 0, 0);
+    expect_in(t, "  k = f32[12]{0} constant({...})\n");
+    expect_in(t, "  k2 = f32[3,4]{1,0} constant({...})\n");
+    free(t);
+    out_init(&o);
+    assert_int_equal(hlo_view_dot_around(&v, hlo_view_find_node(&v, "t"), 2, &opts, &o), 0);
+    t = text(&o);
+    assert_null(strstr(t, "11.5"));
+    free(t);
+    hlo_view_release(&v);
+    free(hp.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_graph_viewer_adjacent), cmocka_unit_test(test_graph_viewer_radius),
-        cmocka_unit_test(test_graph_viewer_dot),      cmocka_unit_test(test_graph_viewer_text),
-        cmocka_unit_test(test_graph_viewer_hostile),  cmocka_unit_test(test_graph_viewer_big),
+        cmocka_unit_test(test_graph_viewer_adjacent),
+        cmocka_unit_test(test_graph_viewer_radius),
+        cmocka_unit_test(test_graph_viewer_dot),
+        cmocka_unit_test(test_graph_viewer_text),
+        cmocka_unit_test(test_graph_viewer_hostile),
+        cmocka_unit_test(test_graph_viewer_big),
+        cmocka_unit_test(test_graph_viewer_large_constants),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
