@@ -480,6 +480,8 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out 
     if (rc == 0 && n == 0)
         rc = xp_err_set(err, -ENOENT, "perf_report/%s.csv: no %s op with a perf model", sheet,
                         sheet);
+    if (rc == 0 && pt_sheet_float_columns(v, n) != 0)
+        rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0)
         goto out;
     for (i = 0; i < n; i++) {

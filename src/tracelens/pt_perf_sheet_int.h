@@ -23,6 +23,7 @@ struct grow {
     const struct pt_nodes *nd;
     char *params[MAX_PARAMS];  /* str() of each param, NULL when absent */
     uint8_t order[MAX_PARAMS]; /* the op's param names in its dict order */
+    uint8_t kind[MAX_PARAMS];  /* PK_INT / PK_FLOAT for a number, else 0 */
     int nparams;
     double gflops, mb, fpb, tbs, tflops, busy;
     int busy_int;
@@ -33,6 +34,15 @@ struct grow {
     size_t ncells;
     uint32_t ord;
 };
+
+/* The kind of a param's Python value, where pandas' column dtype matters: a
+ * column of numbers with one float or one missing value is float64, and
+ * astype(str) then prints its ints as floats ("512.0"). */
+#define PK_INT 1
+#define PK_FLOAT 2
+
+/* Ints of a number column that pandas makes float64 are respelled so. */
+int pt_sheet_float_columns(struct grow *rows, size_t n);
 
 /* Param p of r gets the text s (in the op's dict order). 0 or -ENOMEM. */
 int pt_sheet_set_param(struct grow *r, int p, const char *s);

@@ -385,6 +385,8 @@ static int set_int(struct grow *r, int idx, int64_t v)
     char buf[32];
 
     snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    if (r != NULL)
+        r->kind[idx] = PK_INT;
     return setp(r, idx, buf);
 }
 
@@ -880,6 +882,8 @@ static int norm(enum vkind k, const char *name, const cJSON *args, struct pt_per
     if (c_float) {
         pt_float_repr(cf, buf, sizeof(buf));
         rc = rc ? rc : setp(r, N_CHANNELS, buf);
+        if (r != NULL)
+            r->kind[N_CHANNELS] = PK_FLOAT;
     } else {
         rc = rc ? rc : set_int(r, N_CHANNELS, c);
     }
