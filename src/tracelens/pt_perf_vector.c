@@ -2,7 +2,7 @@
  * pt_perf_vector.c - TraceLens's vector perf models (PerfModel/perf_model.py,
  * mapped by torch_op_mapping.py): aten_unary_elementwise,
  * aten_replication_pad and aten_upsample_nearest (UnaryElementwise sheet),
- * aten_binary_elementwise (BinaryElementwise), BatchNorm, LayerNorm,
+ * aten_binary_elementwise and liger_silu_mul_function (BinaryElementwise), BatchNorm, LayerNorm,
  * GroupNorm, InstanceNorm, RMSNorm and their Bwd classes (Normalization)
  * and aten_reduce (Reduce_fwd): the params get_param_details returns, str()'d
  * as pandas' astype(str) prints them, and flops() / bytes() with Python's
@@ -27,6 +27,7 @@ enum vkind {
     V_PAD,
     V_UPSAMPLE,
     V_BINARY,
+    V_LIGER, /* LigerSiLUMulFunction: a binary op without an out tensor */
     V_BATCH,
     V_BATCH_BWD,
     V_LAYER,
@@ -69,6 +70,7 @@ static const struct {
     {"aten::add_", V_BINARY},
     {"aten::sigmoid_backward", V_BINARY},
     {"aten::threshold_backward", V_BINARY},
+    {"LigerSiLUMulFunction", V_LIGER},
     {"aten::batch_norm", V_BATCH},
     {"aten::native_batch_norm", V_BATCH},
     {"aten::miopen_batch_norm", V_BATCH},
@@ -541,7 +543,7 @@ static int unary(enum vkind k, const cJSON *args, struct pt_perf *p, struct grow
 
 /* ---- BinaryElementwise ---------------------------------------------------------- */
 
-static int binary(const cJSON *args, struct pt_perf *p, struct grow *r)
+static int binary(enum vkind k, const cJSON *args, struct pt_perf *p, struct grow *r)
 {
     const cJSON *dims = member(args, "Input Dims"), *types = member(args, "Input type");
     const cJSON *strides = member(args, "Input Strides"), *d2;
@@ -555,7 +557,7 @@ static int binary(const cJSON *args, struct pt_perf *p, struct grow *r)
         shape_of(cJSON_GetArrayItem(strides, 0), &st1) ||
         shape_of(cJSON_GetArrayItem(strides, 1), &st2))
         return -EINVAL;
-    d2 = cJSON_GetArrayItem(dims, 2);
+    d2 = k == V_LIGER ? NULL : cJSON_GetArrayItem(dims, 2);
     if (d2 != NULL && cJSON_IsArray(d2) && cJSON_GetArraySize(d2) > 0) {
         has_out = 1;
         if (dtype_item(types, 2, &dt[2]) || shape_of(cJSON_GetArrayItem(strides, 2), &sto))
@@ -1040,7 +1042,8 @@ int pt_vector_model(const char *name, const cJSON *args, struct pt_perf *p, stru
     case V_UPSAMPLE:
         return unary(k, args, p, r);
     case V_BINARY:
-        return binary(args, p, r);
+    case V_LIGER:
+        return binary(k, args, p, r);
     case V_REDUCE:
         return reduce(name, args, p, r);
     case V_NONE:

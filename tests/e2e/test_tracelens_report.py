@@ -312,7 +312,7 @@ def test_perf_report_live_tracelens(corpus, xcat, tmp_path, run):
 # ---- the generated trace of every vector perf model -------------------------
 
 GEN = "gen_vector_ops"
-GEN_MD5 = "c21818ec04d17edeeabdb9c5c835da83"
+GEN_MD5 = "1f5b37baf9a77faca91ab6ab23e6c1b3"
 GEN_SHEETS = ["BinaryElementwise", "UnaryElementwise", "Normalization", "Reduce_fwd",
               "ops_unique_args"]
 
@@ -341,6 +341,7 @@ def test_vector_sheets_match_tracelens_recorded(tmp_path, xcat):
     assert "10.666666666666666" in {r["param: num_channels"] for r in norm}
     binary = rows_of(xcat(logdir, f"{GEN}/perf_report/BinaryElementwise.csv"))
     assert "aten::sigmoid_backward" not in {r["name"] for r in binary}  # no broadcast
+    assert "LigerSiLUMulFunction" in {r["name"] for r in binary}
 
 
 def test_vector_roofline_rows(tmp_path, xcat):
