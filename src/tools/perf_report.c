@@ -4,12 +4,14 @@
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
  * unique-args table with the report's statistics and kernel details) and
- * GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv (roofline sheets, pt_perf_sheet.c),
+ * GEMM.csv, SDPA_fwd.csv, CONV_fwd.csv, BinaryElementwise.csv,
+ * UnaryElementwise.csv, Normalization.csv and Reduce_fwd.csv (roofline
+ * sheets, pt_perf_sheet.c; the vector models are pt_perf_vector.c's),
  * short_kernel_histogram.csv and short_kernels_summary.csv (its short_kernel_study,
  * on here as in TraceLens's own regression references, pt_short_kernels.c),
  * coll_analysis.csv (NcclAnalyser's summary of the collectives; ranks = hosts).
- * Not yet: the other roofline sheets (SDPA_bwd, CONV_bwd, elementwise,
- * normalization, reduce, ...), unified_perf_summary.
+ * Not yet: the backward roofline sheets (SDPA_bwd, CONV_bwd, Reduce_bwd:
+ * they need the forward/backward op links), unified_perf_summary.
  */
 #include <errno.h>
 
@@ -80,6 +82,34 @@ static int conv_fwd_csv(struct tool_ctx *ctx, struct out *o)
     int rc = pt_hosts(ctx, &hl);
 
     return rc != 0 ? rc : pt_perf_sheet_csv(&hl, "CONV_fwd", o, ctx->err);
+}
+
+static int roofline_sheet(struct tool_ctx *ctx, struct out *o, const char *sheet)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_perf_sheet_csv(&hl, sheet, o, ctx->err);
+}
+
+static int binary_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return roofline_sheet(ctx, o, "BinaryElementwise");
+}
+
+static int unary_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return roofline_sheet(ctx, o, "UnaryElementwise");
+}
+
+static int norm_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return roofline_sheet(ctx, o, "Normalization");
+}
+
+static int reduce_fwd_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return roofline_sheet(ctx, o, "Reduce_fwd");
 }
 
 static int coll_analysis_csv(struct tool_ctx *ctx, struct out *o)
@@ -163,6 +193,34 @@ const struct tool tool_perf_report_conv_fwd_csv = {
     .produce = conv_fwd_csv,
 };
 
+const struct tool tool_perf_report_binary_csv = {
+    .file = "perf_report/BinaryElementwise.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = binary_csv,
+};
+
+const struct tool tool_perf_report_unary_csv = {
+    .file = "perf_report/UnaryElementwise.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = unary_csv,
+};
+
+const struct tool tool_perf_report_norm_csv = {
+    .file = "perf_report/Normalization.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = norm_csv,
+};
+
+const struct tool tool_perf_report_reduce_fwd_csv = {
+    .file = "perf_report/Reduce_fwd.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = reduce_fwd_csv,
+};
+
 const struct tool tool_perf_report_coll_analysis_csv = {
     .file = "perf_report/coll_analysis.csv",
     .scope = TOOL_RUN | TOOL_HOST,
@@ -193,6 +251,10 @@ const struct tool *const perf_report_sheets[] = {
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_binary_csv,
+    &tool_perf_report_unary_csv,
+    &tool_perf_report_norm_csv,
+    &tool_perf_report_reduce_fwd_csv,
     &tool_perf_report_short_kernel_histogram_csv,
     &tool_perf_report_short_kernels_summary_csv,
     &tool_perf_report_coll_analysis_csv,
@@ -207,6 +269,10 @@ const char *const perf_report_sheet_names[] = {
     "GEMM",
     "SDPA_fwd",
     "CONV_fwd",
+    "BinaryElementwise",
+    "UnaryElementwise",
+    "Normalization",
+    "Reduce_fwd",
     "short_kernel_histogram",
     "short_kernels_summary",
     "coll_analysis",

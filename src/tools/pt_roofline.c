@@ -1,6 +1,7 @@
 /*
  * pt_roofline.c - roofline.csv of a PyTorch run: FLOPs, bytes moved and the
- * achieved TFLOP/s and TB/s of every GEMM, convolution and attention op, as
+ * achieved TFLOP/s and TB/s of every op TraceLens has an aten perf model for
+ * (GEMM, convolution, attention, elementwise, normalization, reduce), as
  * TraceLens's TreePerfAnalyzer.build_df_perf_metrics computes them (bwd=False,
  * no arch) with its perf models (pt_perf_model.h lists the ops covered).
  *
@@ -11,7 +12,8 @@
  *   host               the worker
  *   UID                the op's position in traceEvents
  *   name               the op name
- *   category           the model's category: GEMM, CONV_fwd or SDPA_fwd
+ *   category           the model's category: GEMM, CONV_fwd, SDPA_fwd,
+ *                      elementwise, NORM_fwd, NORM_bwd or reduce
  *   Input Dims         its args, as kernel_launchers.csv prints them
  *   Input type
  *   GFLOPS             flops() / 1e9
@@ -23,7 +25,8 @@
  *                      size for the dtype
  *   FLOPS/Byte         GFLOPS * 1e9 / bytes (empty when bytes is 0 or unknown)
  *   TB/s               (bytes / 1e12) / (Kernel Time / 1e6)
- *   Compute Spec       "matrix_" + precision ("matrix_bf16"), empty if unknown
+ *   Compute Spec       get_maf_type() + "_" + precision ("matrix_bf16",
+ *                      "vector_fp32"), empty if unknown
  *
  * Numbers are Python's repr of the float TraceLens computes (Kernel Time too,
  * so an integral time reads "3.0"); the metric columns hold the same values as
@@ -120,7 +123,7 @@ static int put_row(struct out *o, struct pt_buf *b, const char *host, const stru
     put_num(o, p->has_bytes && busy > 0 ? (p->bytes / 1e12) / (busy / 1e6) : NAN);
     out_putc(o, ',');
     if (p->precision != NULL)
-        out_printf(o, "matrix_%s", p->precision);
+        out_printf(o, "%s_%s", p->maf, p->precision);
     out_putc(o, '\n');
     return b->oom ? -ENOMEM : 0;
 }

@@ -56,6 +56,10 @@ extern const struct tool tool_perf_report_ops_unique_args_csv;
 extern const struct tool tool_perf_report_gemm_csv;
 extern const struct tool tool_perf_report_sdpa_fwd_csv;
 extern const struct tool tool_perf_report_conv_fwd_csv;
+extern const struct tool tool_perf_report_binary_csv;
+extern const struct tool tool_perf_report_unary_csv;
+extern const struct tool tool_perf_report_norm_csv;
+extern const struct tool tool_perf_report_reduce_fwd_csv;
 extern const struct tool tool_perf_report_coll_analysis_csv;
 extern const struct tool tool_perf_report_short_kernel_histogram_csv;
 extern const struct tool tool_perf_report_short_kernels_summary_csv;
@@ -135,6 +139,10 @@ const struct tool *const tool_table[] = {
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_binary_csv,
+    &tool_perf_report_unary_csv,
+    &tool_perf_report_norm_csv,
+    &tool_perf_report_reduce_fwd_csv,
     &tool_perf_report_short_kernel_histogram_csv,
     &tool_perf_report_short_kernels_summary_csv,
     &tool_perf_report_coll_analysis_csv,

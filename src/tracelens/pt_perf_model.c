@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "pt_perf_model.h"
+#include "pt_perf_sheet_int.h"
 
 #define MAX_RANK 8
 
@@ -56,7 +57,7 @@ static enum model model_of(const char *name)
 
 int pt_perf_model_known(const char *name)
 {
-    return model_of(name) != M_NONE;
+    return model_of(name) != M_NONE || pt_vector_known(name);
 }
 
 /* ---- reading args ------------------------------------------------------------ */
@@ -163,6 +164,16 @@ static const char *torch_dtype_map(const char *t)
             return map[i][1];
     }
     return NULL;
+}
+
+int pt_name2bpe(const char *t)
+{
+    return name2bpe(t);
+}
+
+const char *pt_torch_dtype_map(const char *t)
+{
+    return torch_dtype_map(t);
 }
 
 /* Python's int(s) for a decimal literal (surrounding blanks allowed). */
@@ -321,7 +332,8 @@ static int gemm(enum model m, const cJSON *args, struct pt_perf *p)
             return -EINVAL;
         p->bytes = (double)x;
     }
-    p->category = "GEMM";
+    p->category = p->sheet = "GEMM";
+    p->maf = "matrix";
     p->precision = torch_dtype_map(ta);
     return 0;
 }
@@ -412,7 +424,8 @@ static int conv(const cJSON *args, struct pt_perf *p)
             return -EINVAL;
         p->bytes = (double)bytes;
     }
-    p->category = "CONV_fwd";
+    p->category = p->sheet = "CONV_fwd";
+    p->maf = "matrix";
     p->precision = torch_dtype_map(t0);
     return 0;
 }
@@ -484,7 +497,8 @@ static int sdpa(enum model m, const cJSON *args, struct pt_perf *p)
         return -EINVAL;
     p->has_bytes = 1;
     p->bytes = (double)bytes;
-    p->category = "SDPA_fwd";
+    p->category = p->sheet = "SDPA_fwd";
+    p->maf = "matrix";
     if (cJSON_GetArraySize(types) < 1)
         return -EINVAL; /* dtype_A_B[0] */
     p->precision = torch_dtype_map(get_str(types, 0));
@@ -514,5 +528,7 @@ int pt_perf_model(const char *name, const cJSON *args, struct pt_perf *p)
     case M_NONE:
         break;
     }
+    if (pt_vector_known(name))
+        return pt_vector_model(name, args, p, NULL);
     return -EINVAL;
 }

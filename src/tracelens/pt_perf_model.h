@@ -13,6 +13,8 @@
  *   aten::_scaled_dot_product_efficient_attention,
  *   aten::_scaled_dot_product_cudnn_attention,
  *   FlashAttnFunc, flash_attn::_flash_attn_forward       SDPA_fwd
+ * and the vector models of pt_perf_vector.c (aten unary and binary
+ * elementwise ops, normalizations, reductions).
  */
 #ifndef XPROFS_PT_PERF_MODEL_H
 #define XPROFS_PT_PERF_MODEL_H
@@ -21,7 +23,13 @@
 
 /* What a model gives for one op. */
 struct pt_perf {
-    const char *category;  /* "GEMM", "CONV_fwd" or "SDPA_fwd" (static) */
+    const char *category;  /* the model class's category: "GEMM", "CONV_fwd",
+                            * "SDPA_fwd", "elementwise", "NORM_fwd", "NORM_bwd",
+                            * "reduce" (static) */
+    const char *sheet;     /* the perf_report sheet its rows go to: "GEMM",
+                            * "SDPA_fwd", "CONV_fwd", "UnaryElementwise",
+                            * "BinaryElementwise", "Normalization", "Reduce_fwd" */
+    const char *maf;       /* get_maf_type(): "matrix" or "vector" */
     double flops;          /* flops() as Python computes it */
     int has_bytes;         /* 0: bytes() is None (unknown element size) */
     double bytes;          /* bytes() */

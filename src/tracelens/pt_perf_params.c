@@ -24,6 +24,39 @@ int pt_sheet_set_param(struct grow *r, int p, const char *s)
     return 0;
 }
 
+int pt_sheet_float_columns(struct grow *rows, size_t n)
+{
+    int p;
+    size_t i;
+
+    for (p = 0; p < MAX_PARAMS; p++) {
+        int numeric = 1, any = 0, floaty = 0;
+        for (i = 0; i < n && numeric; i++) {
+            if (rows[i].params[p] == NULL) {
+                floaty = 1; /* NaN */
+                continue;
+            }
+            any = 1;
+            numeric = rows[i].kind[p] != 0;
+            floaty |= rows[i].kind[p] == PK_FLOAT;
+        }
+        if (!any || !numeric || !floaty)
+            continue;
+        for (i = 0; i < n; i++) {
+            char num[40];
+            if (rows[i].params[p] == NULL || rows[i].kind[p] != PK_INT)
+                continue;
+            pt_float_repr(strtod(rows[i].params[p], NULL), num, sizeof(num));
+            free(rows[i].params[p]);
+            rows[i].params[p] = strdup(num);
+            if (rows[i].params[p] == NULL)
+                return -ENOMEM;
+            rows[i].kind[p] = PK_FLOAT;
+        }
+    }
+    return 0;
+}
+
 static int item_int(const cJSON *a, int i, long long *v)
 {
     const cJSON *x = cJSON_GetArrayItem(a, i);

@@ -110,11 +110,13 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const
 
     if (args == NULL)
         return 1;
-    if (pt_perf_model(name, args, &p) != 0 || strcmp(p.category, sheet) != 0) {
+    if (pt_perf_model(name, args, &p) != 0 || strcmp(p.sheet, sheet) != 0) {
         cJSON_Delete(args);
         return 1;
     }
-    if (strcmp(sheet, "GEMM") == 0)
+    if (pt_vector_known(name))
+        rc = pt_vector_model(name, args, &p, r);
+    else if (strcmp(sheet, "GEMM") == 0)
         rc = pt_sheet_gemm_params(name, args, r);
     else if (strcmp(sheet, "CONV_fwd") == 0)
         rc = pt_sheet_conv_params(args, r);
@@ -154,7 +156,7 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const
     r->fpb = p.has_bytes ? (p.bytes > 0 ? (r->gflops * 1e9) / p.bytes : NAN) : NAN;
     r->tbs = p.has_bytes && r->busy > 0 ? (p.bytes / 1e12) / (r->busy / 1e6) : NAN;
     if (p.precision != NULL)
-        snprintf(r->spec, sizeof(r->spec), "matrix_%s", p.precision);
+        snprintf(r->spec, sizeof(r->spec), "%s_%s", p.maf, p.precision);
     memset(&fake, 0, sizeof(fake));
     fake.uid = i;
     fake.category = "";
@@ -459,7 +461,9 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out 
 {
     const char *const *param_names = strcmp(sheet, "GEMM") == 0       ? gemm_names
                                      : strcmp(sheet, "CONV_fwd") == 0 ? conv_names
-                                                                      : sdpa_names;
+                                     : strcmp(sheet, "SDPA_fwd") == 0
+                                         ? sdpa_names
+                                         : pt_vector_param_names(sheet);
     struct grow *v = NULL;
     struct ggroup *g = NULL;
     double *vals = NULL, *scratch = NULL;
@@ -470,13 +474,14 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out 
     int rc;
 
     memset(&b, 0, sizeof(b));
-    if (strcmp(sheet, "GEMM") != 0 && strcmp(sheet, "SDPA_fwd") != 0 &&
-        strcmp(sheet, "CONV_fwd") != 0)
+    if (param_names == NULL)
         return xp_err_set(err, -ENOENT, "perf_report/%s.csv: not made yet", sheet);
     rc = collect(hl, sheet, &v, &n, err);
     if (rc == 0 && n == 0)
         rc = xp_err_set(err, -ENOENT, "perf_report/%s.csv: no %s op with a perf model", sheet,
                         sheet);
+    if (rc == 0 && pt_sheet_float_columns(v, n) != 0)
+        rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0)
         goto out;
     for (i = 0; i < n; i++) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "pt_nodes.h"
+#include "pt_perf_model.h"
 #include "pt_pyrepr.h"
 
 #define MAX_PARAMS 16
@@ -22,6 +23,7 @@ struct grow {
     const struct pt_nodes *nd;
     char *params[MAX_PARAMS];  /* str() of each param, NULL when absent */
     uint8_t order[MAX_PARAMS]; /* the op's param names in its dict order */
+    uint8_t kind[MAX_PARAMS];  /* PK_INT / PK_FLOAT for a number, else 0 */
     int nparams;
     double gflops, mb, fpb, tbs, tflops, busy;
     int busy_int;
@@ -32,6 +34,15 @@ struct grow {
     size_t ncells;
     uint32_t ord;
 };
+
+/* The kind of a param's Python value, where pandas' column dtype matters: a
+ * column of numbers with one float or one missing value is float64, and
+ * astype(str) then prints its ints as floats ("512.0"). */
+#define PK_INT 1
+#define PK_FLOAT 2
+
+/* Ints of a number column that pandas makes float64 are respelled so. */
+int pt_sheet_float_columns(struct grow *rows, size_t n);
 
 /* Param p of r gets the text s (in the op's dict order). 0 or -ENOMEM. */
 int pt_sheet_set_param(struct grow *r, int p, const char *s);
@@ -52,5 +63,23 @@ int pt_sheet_transpose(const char *name, char *out, size_t n);
 int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r);
 int pt_sheet_sdpa_params(const char *name, const cJSON *args, struct grow *r);
 int pt_sheet_conv_params(const cJSON *args, struct grow *r);
+
+/* TraceLens's name2bpe (bytes per element of a dtype name, 0 for None)
+ * and torch_dtype_map (precision name or NULL), pt_perf_model.c. */
+int pt_name2bpe(const char *t);
+const char *pt_torch_dtype_map(const char *t);
+
+/* The vector perf models (pt_perf_vector.c): aten unary and binary
+ * elementwise ops, replication pads and nearest upsamples, the aten
+ * normalizations (batch, layer, group, instance, RMS; forward and
+ * backward ops) and reductions. pt_vector_known: 1 when name has one.
+ * pt_vector_model: the op's flops, bytes, category, sheet and precision
+ * into *p and, when r is not NULL, its params (get_param_details, str()'d)
+ * into r. 0, -EINVAL when TraceLens's model raises on these args (the op is
+ * left out), -ENOMEM. pt_vector_param_names: a sheet's param names, by
+ * the index r->params uses, NULL-terminated; NULL for another sheet. */
+int pt_vector_known(const char *name);
+int pt_vector_model(const char *name, const cJSON *args, struct pt_perf *p, struct grow *r);
+const char *const *pt_vector_param_names(const char *sheet);
 
 #endif

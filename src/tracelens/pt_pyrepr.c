@@ -129,6 +129,13 @@ double pt_round2(double v)
     return strtod(tmp, NULL);
 }
 
+double pt_np_round2(double v)
+{
+    if (!isfinite(v))
+        return v;
+    return rint(v * 100.0) / 100.0;
+}
+
 /* ---- strings ----------------------------------------------------------------- */
 
 /* Code point of the UTF-8 sequence at s (length in *len; invalid bytes are

@@ -29,6 +29,10 @@ void pt_float_repr(double v, char *buf, size_t n);
 /* Python's round(v, 2). */
 double pt_round2(double v);
 
+/* round(v, 2) of a numpy float64 (numpy's own: rint(v * 100) / 100, which
+ * can differ from Python's in the last place: 6.605 -> 6.6, not 6.61). */
+double pt_np_round2(double v);
+
 /* repr() of the UTF-8 string s[0..n) (quotes, escapes). */
 void pt_str_repr(struct pt_buf *b, const char *s, size_t n);
 

@@ -356,7 +356,7 @@ int pt_put_kernel_details(struct out *o, const struct pt_klist *lists, size_t n)
         pt_buf_puts(&b, ", 'stream': ");
         put_stream(&b, ct, q->event);
         pt_buf_puts(&b, ", 'mean_duration_us': ");
-        buf_num(&b, pt_round2(q->mean), 0);
+        buf_num(&b, pt_np_round2(q->mean), 0); /* np.float64 */
         pt_buf_putc(&b, '}');
     }
     pt_buf_putc(&b, ']');
