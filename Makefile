@@ -27,8 +27,8 @@ DEB_PKGS = build-essential pkg-config libfuse3-dev fuse3 libprotobuf-c-dev \
            python3-pytest python3-protobuf protobuf-compiler jq clang \
            libmicrohttpd-dev bc time chromium libzstd-dev zstd python3-pytest-xdist \
            man-db groff-base libcurl4-openssl-dev libssl-dev npm libxlsxwriter-dev \
-            python3-openpyxl slurm-wlm munge firefox-esr python3-pandas python3-tqdm \
-            python3-tabulate python3-yaml
+           python3-openpyxl slurm-wlm munge firefox-esr python3-pandas python3-tqdm \
+           python3-tabulate python3-yaml
 
 PKGS     = libprotobuf-c libcjson zlib libzstd libcurl libcrypto xlsxwriter
 CPPFLAGS = -D_GNU_SOURCE -Isrc -I$(BUILD)/proto $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
