@@ -131,8 +131,16 @@ static uint32_t resolve(struct resolver *r, int required, const char *fmt, ...)
 
 static const char *const matmul_kinds[8] = {"LMR_BF16", "LMR_I8",  "LMR_I4",    "VREG_I4",
                                             "VREG_I8",  "VREG_F8", "VREG_BF16", "VREG_F32"};
-enum { MM_LMR_BF16, MM_LMR_I8, MM_LMR_I4, MM_VREG_I4, MM_VREG_I8, MM_VREG_F8, MM_VREG_BF16,
-       MM_VREG_F32 };
+enum {
+    MM_LMR_BF16,
+    MM_LMR_I8,
+    MM_LMR_I4,
+    MM_VREG_I4,
+    MM_VREG_I8,
+    MM_VREG_F8,
+    MM_VREG_BF16,
+    MM_VREG_F32
+};
 static const char *const vpu_ops[5] = {"FADD", "FMUL", "MISC", "INT", "FMAC"};
 static const char *const xlu_kinds[4] = {"PACKED_XLU", "ROTATE_PERMUTE_INSTRUCTION_XLU",
                                          "ROTATE_PERMUTE_SET_INSTRUCTION_XLU", "TRANSPOSE_XLU"};
@@ -188,8 +196,8 @@ static void plan_tc(struct resolver *r, int core, struct tpu_tc_plan *t)
     }
     for (k = 0; k < 8; k++) {
         /* v7x has no integer matmul counters and XProf reads none there */
-        int used = v6e || k == MM_LMR_BF16 || k == MM_VREG_F8 || k == MM_VREG_BF16 ||
-                   k == MM_VREG_F32;
+        int used =
+            v6e || k == MM_LMR_BF16 || k == MM_VREG_F8 || k == MM_VREG_BF16 || k == MM_VREG_F32;
         for (u = 0; u < 2; u++) {
             snprintf(name, sizeof(name), "MATMUL_%s_MXU_%d", matmul_kinds[k], u);
             t->matmul[k][u] = used ? tc(r, core, 1, name) : r->p->zero;
@@ -212,22 +220,21 @@ static void plan_tc(struct resolver *r, int core, struct tpu_tc_plan *t)
             for (ps = 0; ps < 2; ps++) {
                 int w = (n / 2) * 4 + ps * 2;
                 if (v6e) {
-                    t->hbm_rd[n] = resolve(r, 1, "VF_CHIP_HBM_%d_HBMC_%d" HBMS "RD_RESP_PS%d", s,
-                                           i, ps);
-                    t->hbm_wr[w] = resolve(r, 1, "VF_CHIP_HBM_%d_HBMC_%d" HBMS "WR_REQ_PS%d", s,
-                                           i, ps);
+                    t->hbm_rd[n] =
+                        resolve(r, 1, "VF_CHIP_HBM_%d_HBMC_%d" HBMS "RD_RESP_PS%d", s, i, ps);
+                    t->hbm_wr[w] =
+                        resolve(r, 1, "VF_CHIP_HBM_%d_HBMC_%d" HBMS "WR_REQ_PS%d", s, i, ps);
                     t->hbm_wr[w + 1] = resolve(
                         r, 1, "VF_CHIP_HBM_%d_HBMC_%d" HBMS "PARTIAL_WRITE_REQ_PS%d", s, i, ps);
                 } else {
-                    t->hbm_rd[n] = resolve(r, 1,
-                                           "VF_CHIP_DIE%d_HBM_%d_SS_HBMC_%d" HBMS "RD_RESP_PS%d",
-                                           core, s, i, ps);
-                    t->hbm_wr[w] = resolve(r, 1,
-                                           "VF_CHIP_DIE%d_HBM_%d_SS_HBMC_%d" HBMS "WR_REQ_PS%d",
-                                           core, s, i, ps);
+                    t->hbm_rd[n] =
+                        resolve(r, 1, "VF_CHIP_DIE%d_HBM_%d_SS_HBMC_%d" HBMS "RD_RESP_PS%d", core,
+                                s, i, ps);
+                    t->hbm_wr[w] = resolve(
+                        r, 1, "VF_CHIP_DIE%d_HBM_%d_SS_HBMC_%d" HBMS "WR_REQ_PS%d", core, s, i, ps);
                     t->hbm_wr[w + 1] = resolve(
-                        r, 1, "VF_CHIP_DIE%d_HBM_%d_SS_HBMC_%d" HBMS "PARTIAL_WRITE_REQ_PS%d",
-                        core, s, i, ps);
+                        r, 1, "VF_CHIP_DIE%d_HBM_%d_SS_HBMC_%d" HBMS "PARTIAL_WRITE_REQ_PS%d", core,
+                        s, i, ps);
                 }
                 n++;
             }
@@ -404,8 +411,7 @@ static void tc_metrics(const struct tpu_plan *p, int core, const uint64_t *v, st
         add(m, core, "Ext Throttle Clocks Skipped", (double)v[t->skipped[1]], cf, k_cycles);
         add(m, core, "LDIDT Droop Clocks Skipped", (double)v[t->skipped[2]], cf, k_cycles);
     }
-    add(m, core, "Scalar Unit", (double)sum(v, t->scalar, 2), (double)(cycles * 2),
-        k_instructions);
+    add(m, core, "Scalar Unit", (double)sum(v, t->scalar, 2), (double)(cycles * 2), k_instructions);
     valu = sum(v, t->valu, 4);
     add(m, core, "Vector ALUs", (double)valu, (double)(cycles * 4), k_instructions);
     vpu = sum(v, t->vpu_ops, 20);
@@ -495,9 +501,9 @@ static const char *const tec_metric[4] = {"TEC Scalar Issue", "TEC Scalar Issue:
                                           "TEC Scalar Issue: S1 slot",
                                           "TEC Scalar Issue: Smisc slot"};
 static const char *const vec_metric_v6e[8] = {
-    "SC Vector Issue",           "SC Vector Issue:V0 Slot",   "SC Vector Issue: V1 Slot",
-    "SC Vector Issue: V2 Slot",  "SC Vector Issue: VLD Slot", "SC Vector Issue: VST Slot",
-    "SC Vector Issue:VEX Slot",  "SC Vector Issue:VRES Slot"};
+    "SC Vector Issue",          "SC Vector Issue:V0 Slot",   "SC Vector Issue: V1 Slot",
+    "SC Vector Issue: V2 Slot", "SC Vector Issue: VLD Slot", "SC Vector Issue: VST Slot",
+    "SC Vector Issue:VEX Slot", "SC Vector Issue:VRES Slot"};
 static const char *const vec_metric_v7x[8] = {
     "SC Vector Issue",           "SC Vector Issue: V0 Slot",  "SC Vector Issue: V1 Slot",
     "SC Vector Issue: V2 Slot",  "SC Vector Issue: VLD Slot", "SC Vector Issue: VST Slot",
@@ -514,8 +520,7 @@ static void sc_metrics(const struct tpu_plan *p, const struct tpu_sc_plan *s, co
     int k;
 
     for (k = 0; k < 4; k++)
-        add(m, s->node, tec_metric[k], (double)sum(v, s->tec[k], TPU_TILES), peak,
-            k_instructions);
+        add(m, s->node, tec_metric[k], (double)sum(v, s->tec[k], TPU_TILES), peak, k_instructions);
     for (k = 0; k < 8; k++)
         add(m, s->node, vec[k], (double)sum(v, s->vec[k], TPU_TILES), peak, k_instructions);
     for (k = 0; k < 4; k++)

@@ -61,21 +61,21 @@ struct tpu_tc_plan {
     uint32_t mxu_busy[3]; /* MXU_BUSY_0..2 */
     /* MATMUL_<kind>_MXU_<unit>, kinds in enum tpu_matmul order */
     uint32_t matmul[8][2];
-    uint32_t matpush[2];    /* MATPUSH_CYCLES_MXU_0/1 */
-    uint32_t xlu_busy[3];   /* XLU_BUSY_0..2 */
-    uint32_t xlu[2][4];     /* PACKED, ROTATE_PERMUTE, ROTATE_PERMUTE_SET, TRANSPOSE */
-    uint32_t hbm_cycles;    /* TC COUNT_CYCLES of the core's die */
+    uint32_t matpush[2];         /* MATPUSH_CYCLES_MXU_0/1 */
+    uint32_t xlu_busy[3];        /* XLU_BUSY_0..2 */
+    uint32_t xlu[2][4];          /* PACKED, ROTATE_PERMUTE, ROTATE_PERMUTE_SET, TRANSPOSE */
+    uint32_t hbm_cycles;         /* TC COUNT_CYCLES of the core's die */
     uint32_t hbm_rd[TPU_HBM_RD]; /* zero-padded as XProf's arrays are */
     uint32_t hbm_wr[TPU_HBM_WR];
 };
 
 struct tpu_sc_plan {
-    uint32_t node;                  /* v6e: core; v7x: (die << 1) + core */
-    uint32_t tec_cycles;            /* tile 0 CYCLES */
-    uint32_t tec[4][TPU_TILES];     /* TEC_SCALAR_ISSUE, S0, S1, SMISC */
-    uint32_t vec[8][TPU_TILES];     /* VECTOR_ISSUE, V0, V1, V2, VLD, VST, VEX, VRES (v6e order) */
-    uint32_t scs_cycles;            /* SCS CYCLES */
-    uint32_t scs[4];                /* SCALAR_ISSUE, S0, S1, SMISC */
+    uint32_t node;              /* v6e: core; v7x: (die << 1) + core */
+    uint32_t tec_cycles;        /* tile 0 CYCLES */
+    uint32_t tec[4][TPU_TILES]; /* TEC_SCALAR_ISSUE, S0, S1, SMISC */
+    uint32_t vec[8][TPU_TILES]; /* VECTOR_ISSUE, V0, V1, V2, VLD, VST, VEX, VRES (v6e order) */
+    uint32_t scs_cycles;        /* SCS CYCLES */
+    uint32_t scs[4];            /* SCALAR_ISSUE, S0, S1, SMISC */
 };
 
 struct tpu_plan {
@@ -86,12 +86,12 @@ struct tpu_plan {
     struct idmap by_id;                   /* counter id -> table index */
     int ntc;                              /* tensor cores: 1 (v6e) or 2 (v7x) */
     struct tpu_tc_plan tc[2];
-    int nsc;                              /* SparseCores: 2 (v6e) or 4 (v7x) */
+    int nsc; /* SparseCores: 2 (v6e) or 4 (v7x) */
     struct tpu_sc_plan sc[4];
-    uint32_t ici_rd[4], ici_wr[4];        /* ICI flit counters (v6e: 2 of each) */
+    uint32_t ici_rd[4], ici_wr[4]; /* ICI flit counters (v6e: 2 of each) */
     int nici;
-    uint32_t ici_cycles;                  /* v6e: TC CYCLES; v7x: die 0 CYCLE_COUNT */
-    uint32_t kernel_cycles[2];            /* what kernel_utilization fills in */
+    uint32_t ici_cycles;       /* v6e: TC CYCLES; v7x: die 0 CYCLE_COUNT */
+    uint32_t kernel_cycles[2]; /* what kernel_utilization fills in */
     int nkernel_cycles;
 };
 
@@ -110,11 +110,11 @@ static inline uint32_t tpu_plan_index(const struct tpu_plan *p, uint64_t id)
 
 /* One row of XProf's utilization table. */
 struct tpu_metric {
-    uint64_t node;     /* node id */
-    char name[40];     /* metric name */
-    double achieved;   /* achieved */
-    double peak;       /* peak */
-    const char *unit;  /* "instructions", "cycles", "bytes", "percent" */
+    uint64_t node;    /* node id */
+    char name[40];    /* metric name */
+    double achieved;  /* achieved */
+    double peak;      /* peak */
+    const char *unit; /* "instructions", "cycles", "bytes", "percent" */
 };
 
 #define TPU_MAX_METRICS 192

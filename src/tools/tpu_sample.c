@@ -149,7 +149,7 @@ uint64_t tpu_sample_line(struct tpu_sampler *s, const struct xp_line *l, enum tp
         kept++;
         ix = tpu_plan_index(p, id);
         if (ix == p->zero)
-            continue; /* not in the table: no metric reads it */
+            continue;       /* not in the table: no metric reads it */
         if (!s->seen[ix]) { /* first sight in this sample */
             s->seen[ix] = 1;
             s->touched[s->ntouched++] = ix;

@@ -24,14 +24,14 @@ enum tpu_sample_mode {
 struct tpu_sampler {
     const struct tpu_plan *plan;
     const struct xp_plane *pl;
-    struct xp_pick pick;     /* performance_counter_id, counter_value */
-    int64_t *meta_id;        /* per event metadata: its counter id stat, or -1 */
-    int64_t *meta_val_kind;  /* per event metadata: 1 if it has a value */
-    uint64_t *meta_val;      /* its value */
-    uint64_t *v;             /* plan->ntable + 1 values */
-    int64_t *off, *dur;      /* TPU_SAMPLE_ORDERED: the winner's start and duration */
-    uint32_t *touched;       /* indexes set since the last reset */
-    uint8_t *seen;           /* 1 for those */
+    struct xp_pick pick;    /* performance_counter_id, counter_value */
+    int64_t *meta_id;       /* per event metadata: its counter id stat, or -1 */
+    int64_t *meta_val_kind; /* per event metadata: 1 if it has a value */
+    uint64_t *meta_val;     /* its value */
+    uint64_t *v;            /* plan->ntable + 1 values */
+    int64_t *off, *dur;     /* TPU_SAMPLE_ORDERED: the winner's start and duration */
+    uint32_t *touched;      /* indexes set since the last reset */
+    uint8_t *seen;          /* 1 for those */
     uint32_t ntouched;
 };
 
