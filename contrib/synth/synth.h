@@ -42,6 +42,9 @@ struct synth_opts {
     int tpu_raw;                 /* --scenario tpu_raw / tpu_sc_raw: no group_id stats */
     int tpu_grown;               /* tpu or tpu_raw with --steps or --size-mb */
     int inference;               /* --scenario inference */
+    int counters;                /* --counters v6e|v7x: 0 or 1; -1 none */
+    int64_t counter_samples;     /* --counter-samples N: sample lines per TPU core */
+    int64_t counter_width;       /* --counter-width W: counters per sample (0: all) */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 
