@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "                    [--cold-first-step US]\n"
             "                    [--plan FILE]\n"
             "                    [--counters v6e|v7x [--counter-samples N] [--counter-width W]]\n"
+            "                    [--alloc-events N]\n"
             "\n"
             "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
             "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
@@ -60,7 +61,8 @@ static void usage(FILE *f)
             "  --plan FILE      steps4, compare: write every step's times as JSON to FILE\n"
             "  --counters CHIP  tpu scenarios: TPU v6e or v7x counter samples on each core\n"
             "  --counter-samples N  sample lines per core (default 2, at most 10^6)\n"
-            "  --counter-width W    counters per sample (default: the chip's whole table)\n",
+            "  --counter-width W    counters per sample (default: the chip's whole table)\n"
+            "  --alloc-events N train: N allocator events on /host:CPU (line \"allocator\")\n",
             SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
@@ -143,6 +145,7 @@ enum {
     O_COUNTERS,
     O_COUNTER_SAMPLES,
     O_COUNTER_WIDTH,
+    O_ALLOC_EVENTS,
     O_HELP
 };
 
@@ -158,6 +161,7 @@ static const struct option long_opts[] = {
     {"counters", required_argument, NULL, O_COUNTERS},
     {"counter-samples", required_argument, NULL, O_COUNTER_SAMPLES},
     {"counter-width", required_argument, NULL, O_COUNTER_WIDTH},
+    {"alloc-events", required_argument, NULL, O_ALLOC_EVENTS},
     {"run", required_argument, NULL, O_RUN},
     {"scenario", required_argument, NULL, O_SCENARIO},
     {"seed", required_argument, NULL, O_SEED},
@@ -270,6 +274,9 @@ static int apply_opt(struct synth_opts *o, int c, char *arg, int *given)
     case O_COUNTER_SAMPLES:
         *given |= 8;
         return parse_int("--counter-samples", arg, 1, 1000000, &o->counter_samples);
+    case O_ALLOC_EVENTS:
+        *given |= 16;
+        return parse_int("--alloc-events", arg, 1, 100000000, &o->alloc_events);
     case O_COUNTER_WIDTH:
         *given |= 8;
         return parse_int("--counter-width", arg, 1, 100000, &o->counter_width);
@@ -341,6 +348,11 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
         return -1;
     }
     given &= ~8;
+    if ((given & 16) && (o->tpu || o->steps4 || o->inference)) {
+        fprintf(stderr, "xprofs-synth: --alloc-events needs the train scenario\n");
+        return -1;
+    }
+    given &= ~16;
     if (o->tpu && (given & 2)) {
         fprintf(stderr, "xprofs-synth: --scenario tpu has two TPU cores\n");
         return -1;

@@ -45,6 +45,7 @@ struct synth_opts {
     int counters;                /* --counters v6e|v7x: 0 or 1; -1 none */
     int64_t counter_samples;     /* --counter-samples N: sample lines per TPU core */
     int64_t counter_width;       /* --counter-width W: counters per sample (0: all) */
+    int64_t alloc_events;        /* --alloc-events N: allocator events on /host:CPU */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 
