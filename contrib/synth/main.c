@@ -17,6 +17,7 @@
 #include "inference.h"
 #include "steps4.h"
 #include "tpu.h"
+#include "tpu_counters.h"
 #include "synth.h"
 
 #define MB 1000000.0
@@ -33,6 +34,8 @@ static void usage(FILE *f)
             "                    [--slow-region NAME:US] [--drop-op HLO] [--slow-op HLO:F]\n"
             "                    [--cold-first-step US]\n"
             "                    [--plan FILE]\n"
+            "                    [--counters v6e|v7x [--counter-samples N] [--counter-width W]]\n"
+            "                    [--alloc-events N]\n"
             "\n"
             "Writes LOGDIR/plugins/profile/NAME/synth-host-<i>.xplane.pb, one XSpace per\n"
             "host, shaped like a jax.profiler.trace of a GPU training loop.\n"
@@ -57,7 +60,11 @@ static void usage(FILE *f)
             "  --drop-op HLO    compare: the kernel of HLO op HLO never runs\n"
             "  --slow-op HLO:F  compare: the kernel of HLO op HLO F times longer\n"
             "  --cold-first-step US  compare: the first step's input_wait US longer (a warm-up)\n"
-            "  --plan FILE      steps4, compare: write every step's times as JSON to FILE\n",
+            "  --plan FILE      steps4, compare: write every step's times as JSON to FILE\n"
+            "  --counters CHIP  tpu scenarios: TPU v6e or v7x counter samples on each core\n"
+            "  --counter-samples N  sample lines per core (default 2, at most 10^6)\n"
+            "  --counter-width W    counters per sample (default: the chip's whole table)\n"
+            "  --alloc-events N train: N allocator events on /host:CPU (line \"allocator\")\n",
             SYNTH_MAX_HOSTS, SYNTH_MAX_GPUS);
 }
 
@@ -137,6 +144,10 @@ enum {
     O_SLOW_OP,
     O_COLD_FIRST,
     O_PLAN,
+    O_COUNTERS,
+    O_COUNTER_SAMPLES,
+    O_COUNTER_WIDTH,
+    O_ALLOC_EVENTS,
     O_HELP
 };
 
@@ -149,6 +160,10 @@ static const struct option long_opts[] = {
     {"hosts", required_argument, NULL, O_HOSTS},
     {"out", required_argument, NULL, O_OUT},
     {"plan", required_argument, NULL, O_PLAN},
+    {"counters", required_argument, NULL, O_COUNTERS},
+    {"counter-samples", required_argument, NULL, O_COUNTER_SAMPLES},
+    {"counter-width", required_argument, NULL, O_COUNTER_WIDTH},
+    {"alloc-events", required_argument, NULL, O_ALLOC_EVENTS},
     {"run", required_argument, NULL, O_RUN},
     {"scenario", required_argument, NULL, O_SCENARIO},
     {"seed", required_argument, NULL, O_SEED},
@@ -253,6 +268,21 @@ static int apply_opt(struct synth_opts *o, int c, char *arg, int *given)
     case O_PLAN:
         o->plan_path = arg;
         return 0;
+    case O_COUNTERS:
+        o->counters = tpu_counters_chip(arg);
+        if (o->counters >= 0)
+            return 0;
+        fprintf(stderr, "xprofs-synth: unknown counter chip '%s' (v6e, v7x)\n", arg);
+        return -1;
+    case O_COUNTER_SAMPLES:
+        *given |= 8;
+        return parse_int("--counter-samples", arg, 1, 1000000, &o->counter_samples);
+    case O_ALLOC_EVENTS:
+        *given |= 16;
+        return parse_int("--alloc-events", arg, 1, 100000000, &o->alloc_events);
+    case O_COUNTER_WIDTH:
+        *given |= 8;
+        return parse_int("--counter-width", arg, 1, 100000, &o->counter_width);
     case O_HELP:
         usage(stdout);
         return 1;
@@ -275,6 +305,8 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
     o->n_gpus = 2;
     o->n_steps = 10;
     o->vendor = vendor_find("amd");
+    o->counters = -1;
+    o->counter_samples = 2;
     opterr = 1;
     while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
         rc = apply_opt(o, c, optarg, &given);
@@ -310,6 +342,20 @@ static int parse_args(int argc, char **argv, struct synth_opts *o)
         fprintf(stderr, "xprofs-synth: --scenario tpu_sc has fixed steps and two TPU cores\n");
         return -1;
     }
+    if (o->counters >= 0 && !o->tpu) {
+        fprintf(stderr, "xprofs-synth: --counters needs a tpu scenario\n");
+        return -1;
+    }
+    if ((given & 8) && o->counters < 0) {
+        fprintf(stderr, "xprofs-synth: --counter-samples and --counter-width need --counters\n");
+        return -1;
+    }
+    given &= ~8;
+    if ((given & 16) && (o->tpu || o->steps4 || o->inference)) {
+        fprintf(stderr, "xprofs-synth: --alloc-events needs the train scenario\n");
+        return -1;
+    }
+    given &= ~16;
     if (o->tpu && (given & 2)) {
         fprintf(stderr, "xprofs-synth: --scenario tpu has two TPU cores\n");
         return -1;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "lines.h"
 #include "planes.h"
 #include "xplane.h"
@@ -60,6 +61,8 @@ static void host_lines(struct synth *sy, struct xline_desc *ld, char (*names)[NA
     }
     snprintf(names[1 + n], NAME_LEN, "tf_pjrt_thread_pool/%lld", (long long)sy->tids.pool);
     ld[1 + n] = (struct xline_desc){sy->tids.pool, names[1 + n], ts + 200, lines_pool, sy, 0};
+    if (sy->opt->alloc_events > 0)
+        ld[2 + n] = (struct xline_desc){999999, "allocator", ts, alloc_line, sy, 0};
 }
 
 /* Allocates and fills the layout of the current host; 0 or -ENOMEM. */
@@ -67,7 +70,7 @@ static int layout_init(struct layout *lo, struct synth *sy)
 {
     int g, n = sy->opt->n_gpus;
 
-    lo->n_lines = (size_t)(LINES_PER_GPU * n + n + 2);
+    lo->n_lines = (size_t)(LINES_PER_GPU * n + n + 2 + (sy->opt->alloc_events > 0));
     lo->lines = calloc(lo->n_lines, sizeof(*lo->lines));
     lo->names = calloc(lo->n_lines, sizeof(*lo->names));
     lo->event_bytes = calloc(lo->n_lines, sizeof(*lo->event_bytes));

@@ -7,6 +7,8 @@
  */
 #include "synth.h"
 
+#include "alloc.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -196,6 +198,8 @@ static int encode_tails(struct synth *sy)
 
     strtab_write_event_metadata(&sy->hev, &sy->host_tail);
     strtab_write_stat_metadata(&sy->hst, &sy->host_tail);
+    if (sy->opt->alloc_events > 0)
+        alloc_tail(&sy->host_tail);
     strtab_write_event_metadata(&sy->dev, t);
     strtab_write_stat_metadata(&sy->dst, t);
     pb_stat_bytes(t, 6, sy->ds[DS_VENDOR], PB_STAT_STR, v->device_vendor, strlen(v->device_vendor));

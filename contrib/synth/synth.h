@@ -43,6 +43,10 @@ struct synth_opts {
     int tpu_grown;               /* tpu or tpu_raw with --steps or --size-mb */
     int tpu_dcn;                 /* --scenario tpu_dcn: tpu with DCN collectives */
     int inference;               /* --scenario inference */
+    int counters;                /* --counters v6e|v7x: 0 or 1; -1 none */
+    int64_t counter_samples;     /* --counter-samples N: sample lines per TPU core */
+    int64_t counter_width;       /* --counter-width W: counters per sample (0: all) */
+    int64_t alloc_events;        /* --alloc-events N: allocator events on /host:CPU */
     const struct vendor *vendor; /* name spellings and device caps */
 };
 

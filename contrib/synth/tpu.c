@@ -20,9 +20,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "planes.h"
+#include "tpu_counters.h"
 #include "xplane.h"
 
 #define US 1000000LL      /* ps */
@@ -235,8 +237,11 @@ static int64_t step0_ps(int64_t k)
     return step_begin(k, 0) * US;
 }
 
-/* Metadata, stat metadata and plane stats of a TensorCore plane. */
-static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g)
+/* Metadata, stat metadata and plane stats of TensorCore plane c; with
+ * counters (cg not NULL) also the counters' metadata, the chip's device
+ * type and the device_id and global_chip_id (100 + c) stats. */
+static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g, const struct tpu_counter_gen *cg,
+                     int c)
 {
     int ungrouped = g->ungrouped;
     char name[32];
@@ -285,7 +290,15 @@ static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g)
         tpu_dcn_metadata(tail, meta_id(g, E_END), &st);
         pb_named_entry(tail, 5, T_COUNT, "dcn_collective_info");
     }
-    pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, "TPU v4", 6);
+    if (cg != NULL) {
+        const char *type = tpu_counters_device_type(cg->chip);
+        tpu_counters_tail(tail, cg);
+        pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, type, strlen(type));
+        pb_stat_varint(tail, 6, TC_STAT_DEVICE_ID, PB_STAT_INT64, (uint64_t)c);
+        pb_stat_varint(tail, 6, TC_STAT_GLOBAL_CHIP_ID, PB_STAT_INT64, (uint64_t)(100 + c));
+    } else {
+        pb_stat_bytes(tail, 6, T_DEVICE_TYPE, PB_STAT_STR, "TPU v4", 6);
+    }
     pb_stat_double(tail, 6, T_PEAK_TFLOPS, 275.0);
     pb_stat_double(tail, 6, T_PEAK_HBM, 1200.0);
     pb_stat_double(tail, 6, T_PEAK_SRAM_RD, 1600.0);
@@ -302,26 +315,43 @@ static void tpu_tail(struct wbuf *tail, const struct tpu_gen *g)
 static int tpu_emit(struct synth *sy, int h, struct sink *sink, int64_t n_steps, int reps,
                     uint64_t *bytes)
 {
-    struct tpu_gen g = {sy->opt->tpu_raw, n_steps, reps, sy->opt->tpu_dcn, h};
-    struct wbuf tail = WBUF_INIT;
-    int c, rc;
+    const struct synth_opts *o = sy->opt;
+    struct tpu_gen g = {o->tpu_raw, n_steps, reps, o->tpu_dcn, h};
+    struct tpu_counter_gen cg = {o->counters, 0,
+                                 meta_id(&g, E_END) + 1 + (o->tpu_dcn ? TPU_DCN_NOPS : 0), o->seed};
+    int64_t n_samples = o->counters >= 0 ? o->counter_samples : 0, k;
+    struct xline_desc *lines = calloc((size_t)(3 + n_samples), sizeof(*lines));
+    char(*line_names)[32] = calloc((size_t)(n_samples + 1), sizeof(*line_names));
+    int c, rc = 0;
 
+    if (lines == NULL || line_names == NULL)
+        rc = -ENOMEM;
+    if (o->counters >= 0)
+        cg.width = tpu_counters_width(o->counters, (uint32_t)o->counter_width);
     synth_set_host(sy, h);
-    tpu_tail(&tail, &g);
-    rc = wb_ok(&tail);
     if (rc == 0 && g.dcn)
         rc = tpu_dcn_metadata_plane(sink, bytes);
     for (c = 0; rc == 0 && c < N_CORES; c++) {
+        struct wbuf tail = WBUF_INIT;
         char name[32];
-        struct xline_desc lines[3] = {
-            {1, "Steps", TS_NS, gen_steps, &g, c},
-            {2, "XLA Modules", TS_NS, gen_modules, &g, c},
-            {3, "XLA Ops", TS_NS, gen_ops, &g, c},
-        };
-        struct xplane_desc plane = {c, name, lines, 3, &tail, NULL};
+        struct xplane_desc plane = {c, name, lines, (size_t)(3 + n_samples), &tail, NULL};
+        tpu_tail(&tail, &g, o->counters >= 0 ? &cg : NULL, c);
+        rc = wb_ok(&tail);
+        lines[0] = (struct xline_desc){1, "Steps", TS_NS, gen_steps, &g, c};
+        lines[1] = (struct xline_desc){2, "XLA Modules", TS_NS, gen_modules, &g, c};
+        lines[2] = (struct xline_desc){3, "XLA Ops", TS_NS, gen_ops, &g, c};
+        for (k = 0; k < n_samples; k++) {
+            snprintf(line_names[k], sizeof(line_names[k]), "counters_%lld", (long long)k);
+            lines[3 + k] = (struct xline_desc){100 + k,           line_names[k], TS_NS,
+                                               tpu_counters_line, &cg,           (int)(k * 2 + c)};
+        }
         snprintf(name, sizeof(name), "/device:TPU:%d", c);
-        rc = xplane_write(sink, &plane, bytes);
+        if (rc == 0)
+            rc = xplane_write(sink, &plane, bytes);
+        wb_release(&tail);
     }
+    free(lines);
+    free(line_names);
     if (rc == 0 && sy->opt->tpu_sc)
         rc = tpu_sc_write(sink, N_CORES, g.ungrouped, bytes);
     if (rc == 0 && g.dcn)
@@ -333,7 +363,6 @@ static int tpu_emit(struct synth *sy, int h, struct sink *sink, int64_t n_steps,
         rc = xspace_write_hostname(sink, sy->hostname, bytes);
     if (rc == -ENOMEM)
         fprintf(stderr, "xprofs-synth: out of memory\n");
-    wb_release(&tail);
     return rc;
 }
 

@@ -5,12 +5,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/grow.h"
 #include "base/idmap.h"
+#include "base/parallel.h"
 #include "base/sort.h"
 #include "memory_profile.h"
 
@@ -83,14 +85,6 @@ static int64_t int_value(const struct xp_stat *st)
 static double double_value(const struct xp_stat *st)
 {
     return st->kind == XP_STAT_DOUBLE ? st->v.d : 0;
-}
-
-static int str_value(struct mp_profile *mp, const struct xp_stat *st, uint32_t *id)
-{
-    *id = 0;
-    if ((st->kind != XP_STAT_STR && st->kind != XP_STAT_REF) || st->len == 0)
-        return 0;
-    return intern_add(&mp->strings, st->str, st->len, id);
 }
 
 static const char *const dtype_names[] = {
@@ -186,96 +180,335 @@ static void update_summary(struct mp_summary *s, const struct mp_stats *st, int6
     }
 }
 
-/* One allocator event: its snapshot, added to its allocator. */
-static int read_event(struct mp_profile *mp, uint32_t *cap, const struct xp_plane *p,
-                      const uint8_t *kinds, const struct xp_line *l, const struct xp_event *e,
-                      enum mp_activity activity, int32_t group, struct xp_err *err)
-{
-    struct mp_snapshot sn;
-    struct xp_stat_iter it;
-    struct xp_stat st;
-    struct mp_allocator *a;
-    char num[24], dtype[64];
-    const char *id = "";
-    size_t idlen = 0;
-    int r, rc = 0;
+/*
+ * Reading the allocator events. The host plane's allocator events are
+ * numbered in line and event order; chunks of them are read on every core
+ * straight into one array of snapshots (sized once: no regrowth, every
+ * page touched once), each event's allocator noted by index. Strings are
+ * interned under a lock, behind a per-chunk cache of the last string of
+ * each field (allocator events repeat their ops, regions and shapes), so
+ * the lock is rarely taken. Then the snapshots go to their allocators in
+ * event order (one allocator takes the array as is) and each allocator's
+ * summary is updated in that order, as XProf's single pass does.
+ */
+#define MP_CHUNK 65536
 
-    memset(&sn, 0, sizeof(sn));
-    sn.time_offset_ps = e->offset_ps;
-    sn.meta.activity = activity;
-    sn.meta.step_id = -1;
-    xp_stat_iter_init(&it, p, l, e);
-    while (rc == 0 && (r = xp_stat_next(&it, &st)) > 0) {
-        uint32_t ix = idmap_get(&p->smeta_index, st.meta_id);
-        enum mp_stat k = ix == IDMAP_NONE ? MS_NONE : (enum mp_stat)kinds[ix];
-        switch (k) {
-        case MS_INDEX_ON_HOST:
-        case MS_DEVICE_ORDINAL:
-            idlen = (size_t)snprintf(num, sizeof(num), "%" PRId64, int_value(&st));
-            id = num;
-            break;
-        case MS_ALLOCATOR_NAME:
-            id = (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF) ? st.str : "";
-            idlen = (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF) ? st.len : 0;
-            break;
-        case MS_BYTES_RESERVED:
-            sn.stats.stack_reserved_bytes = int_value(&st);
-            break;
-        case MS_BYTES_ALLOCATED:
-            sn.stats.heap_allocated_bytes = int_value(&st);
-            break;
-        case MS_BYTES_AVAILABLE:
-            sn.stats.free_memory_bytes = int_value(&st);
-            break;
-        case MS_FRAGMENTATION:
-            sn.stats.fragmentation = double_value(&st);
-            break;
-        case MS_PEAK_BYTES_IN_USE:
-            sn.stats.peak_bytes_in_use = int_value(&st);
-            break;
-        case MS_REQUESTED_BYTES:
-            sn.meta.requested_bytes = int_value(&st);
-            break;
-        case MS_ALLOCATION_BYTES:
-            sn.meta.allocation_bytes = int_value(&st);
-            break;
-        case MS_ADDRESS:
-            sn.meta.address = (uint64_t)int_value(&st);
-            break;
-        case MS_TF_OP:
-            rc = str_value(mp, &st, &sn.meta.tf_op_name);
-            break;
-        case MS_GROUP_ID:
-            sn.meta.step_id = int_value(&st);
-            break;
-        case MS_REGION_TYPE:
-            rc = str_value(mp, &st, &sn.meta.region_type);
-            break;
-        case MS_DATA_TYPE: {
-            size_t n = mp_data_type_string(int_value(&st), dtype, sizeof(dtype));
-            rc = intern_add(&mp->strings, dtype, n, &sn.meta.data_type);
-            break;
-        }
-        case MS_TENSOR_SHAPES:
-            rc = str_value(mp, &st, &sn.meta.tensor_shape);
-            break;
-        case MS_NONE:
-            break;
-        }
+struct mp_chunk {
+    uint32_t line;  /* line index */
+    uint32_t first; /* first event of the line in the chunk */
+    uint32_t end;   /* one past its last */
+    size_t slot;    /* snapshot index of its first allocator event */
+};
+
+struct mp_reader {
+    struct mp_profile *mp;
+    const struct xp_plane *p;
+    uint32_t plane;
+    const uint8_t *kinds, *types;
+    const struct xp_groups *g;
+    struct mp_snapshot *all; /* every allocator event's snapshot */
+    uint32_t *alloc_of;      /* its allocator */
+    struct mp_chunk *chunks;
+    uint32_t cap; /* mp->allocators capacity */
+    int fast;     /* pick: slot k - 1 holds stat kind k */
+    struct xp_pick pick;
+    pthread_mutex_t lock; /* mp->strings, mp->allocators, err */
+    struct xp_err *err;
+};
+
+/* The last string of one field a chunk interned. */
+struct mp_cached {
+    const char *s;
+    size_t n;
+    uint32_t id;
+    int set;
+};
+
+static int cached_intern(struct mp_reader *r, struct mp_cached *c, const char *s, size_t n,
+                         uint32_t *id)
+{
+    int rc;
+
+    if (c->set && c->n == n && memcmp(c->s, s, n) == 0) {
+        *id = c->id;
+        return 0;
     }
-    if (rc != 0)
-        return xp_err_set(err, rc, "out of memory");
-    if (r < 0)
-        return xp_err_set(err, -EIO, "corrupt stats on an allocator event of line %s", l->name);
-    if (group >= 0)
-        sn.meta.step_id = group; /* the grouping's group_id, added last */
-    a = find_allocator(mp, cap, id, idlen, err);
+    pthread_mutex_lock(&r->lock);
+    rc = intern_add(&r->mp->strings, s, n, id);
+    pthread_mutex_unlock(&r->lock);
+    if (rc == 0) {
+        c->s = s;
+        c->n = n;
+        c->id = *id;
+        c->set = 1;
+    }
+    return rc;
+}
+
+static int cached_str(struct mp_reader *r, struct mp_cached *c, const struct xp_stat *st,
+                      uint32_t *id)
+{
+    *id = 0;
+    if ((st->kind != XP_STAT_STR && st->kind != XP_STAT_REF) || st->len == 0)
+        return 0;
+    return cached_intern(r, c, st->str, st->len, id);
+}
+
+struct mp_chunk_cache {
+    struct mp_cached tf_op, region, shape, alloc;
+    int64_t dtype;
+    uint32_t dtype_id;
+    int dtype_set;
+};
+
+/* The allocator named id: its index (found or made, under the lock). */
+static int allocator_index(struct mp_reader *r, struct mp_cached *c, const char *id, size_t n,
+                           uint32_t *ix)
+{
+    struct mp_allocator *a;
+
+    if (c->set && c->n == n && memcmp(c->s, id, n) == 0) {
+        *ix = c->id;
+        return 0;
+    }
+    pthread_mutex_lock(&r->lock);
+    a = find_allocator(r->mp, &r->cap, id, n, r->err);
+    if (a != NULL)
+        *ix = (uint32_t)(a - r->mp->allocators);
+    pthread_mutex_unlock(&r->lock);
     if (a == NULL)
         return -ENOMEM;
-    update_summary(&a->summary, &sn.stats, sn.time_offset_ps);
-    if (xp_grow((void **)&a->snaps, &a->cap, a->nsnaps, sizeof(sn)) != 0)
-        return xp_err_set(err, -ENOMEM, "out of memory");
-    a->snaps[a->nsnaps++] = sn;
+    /* the name may be the event's number text: keep the allocator's copy */
+    c->s = r->mp->allocators[*ix].memory_id;
+    c->n = n;
+    c->id = *ix;
+    c->set = 1;
+    return 0;
+}
+
+/* What one stat of kind says about the event. */
+struct mp_event_ids {
+    const char *id; /* allocator id text */
+    size_t idlen;
+    char num[24];
+};
+
+static int apply_stat(struct mp_reader *r, struct mp_chunk_cache *cc, enum mp_stat kind,
+                      const struct xp_stat *st, struct mp_snapshot *sn, struct mp_event_ids *ev)
+{
+    char dtype[64];
+    int rc = 0;
+
+    switch (kind) {
+    case MS_INDEX_ON_HOST:
+    case MS_DEVICE_ORDINAL:
+        ev->idlen = (size_t)snprintf(ev->num, sizeof(ev->num), "%" PRId64, int_value(st));
+        ev->id = ev->num;
+        break;
+    case MS_ALLOCATOR_NAME:
+        ev->id = (st->kind == XP_STAT_STR || st->kind == XP_STAT_REF) ? st->str : "";
+        ev->idlen = (st->kind == XP_STAT_STR || st->kind == XP_STAT_REF) ? st->len : 0;
+        break;
+    case MS_BYTES_RESERVED:
+        sn->stats.stack_reserved_bytes = int_value(st);
+        break;
+    case MS_BYTES_ALLOCATED:
+        sn->stats.heap_allocated_bytes = int_value(st);
+        break;
+    case MS_BYTES_AVAILABLE:
+        sn->stats.free_memory_bytes = int_value(st);
+        break;
+    case MS_FRAGMENTATION:
+        sn->stats.fragmentation = double_value(st);
+        break;
+    case MS_PEAK_BYTES_IN_USE:
+        sn->stats.peak_bytes_in_use = int_value(st);
+        break;
+    case MS_REQUESTED_BYTES:
+        sn->meta.requested_bytes = int_value(st);
+        break;
+    case MS_ALLOCATION_BYTES:
+        sn->meta.allocation_bytes = int_value(st);
+        break;
+    case MS_ADDRESS:
+        sn->meta.address = (uint64_t)int_value(st);
+        break;
+    case MS_TF_OP:
+        rc = cached_str(r, &cc->tf_op, st, &sn->meta.tf_op_name);
+        break;
+    case MS_GROUP_ID:
+        sn->meta.step_id = int_value(st);
+        break;
+    case MS_REGION_TYPE:
+        rc = cached_str(r, &cc->region, st, &sn->meta.region_type);
+        break;
+    case MS_DATA_TYPE: {
+        int64_t v = int_value(st);
+        if (cc->dtype_set && cc->dtype == v) {
+            sn->meta.data_type = cc->dtype_id;
+        } else {
+            size_t n = mp_data_type_string(v, dtype, sizeof(dtype));
+            pthread_mutex_lock(&r->lock);
+            rc = intern_add(&r->mp->strings, dtype, n, &sn->meta.data_type);
+            pthread_mutex_unlock(&r->lock);
+            cc->dtype = v;
+            cc->dtype_id = sn->meta.data_type;
+            cc->dtype_set = rc == 0;
+        }
+        break;
+    }
+    case MS_TENSOR_SHAPES:
+        rc = cached_str(r, &cc->shape, st, &sn->meta.tensor_shape);
+        break;
+    case MS_NONE:
+        break;
+    }
+    return rc;
+}
+
+/* The stat kinds that name the allocator: their order among the stats
+ * decides which one does, so an event with two takes the slow path. */
+#define MP_ID_KINDS                                                                                \
+    ((1u << (MS_INDEX_ON_HOST - 1)) | (1u << (MS_DEVICE_ORDINAL - 1)) |                            \
+     (1u << (MS_ALLOCATOR_NAME - 1)))
+
+/* One allocator event into *sn and its allocator's index: the plane's
+ * allocator stats picked in one scan (each kind's last value), else every
+ * stat in order (an event naming its allocator twice, or a plane whose
+ * stat names repeat). */
+static int read_event(struct mp_reader *r, struct mp_chunk_cache *cc, const struct xp_line *l,
+                      uint32_t li, uint32_t ei, struct mp_snapshot *sn, uint32_t *alloc)
+{
+    const struct xp_plane *p = r->p;
+    const struct xp_event *e = &l->events[ei];
+    struct mp_event_ids ev = {"", 0, {0}};
+    int k = 0, rc = 0;
+
+    memset(sn, 0, sizeof(*sn));
+    sn->time_offset_ps = e->offset_ps;
+    sn->meta.activity = (enum mp_activity)r->types[e->meta];
+    sn->meta.step_id = -1;
+    if (r->fast) {
+        struct xp_stat st[XP_PICK_MAX];
+        uint32_t found = xp_pick_event(&r->pick, l, e, st), ids = found & MP_ID_KINDS;
+        if ((ids & (ids - 1)) == 0) {
+            for (k = 1; rc == 0 && k <= MS_TENSOR_SHAPES; k++)
+                if (found & (1u << (k - 1)))
+                    rc = apply_stat(r, cc, (enum mp_stat)k, &st[k - 1], sn, &ev);
+            k = 0;
+            goto done;
+        }
+    }
+    {
+        struct xp_stat_iter it;
+        struct xp_stat st;
+        xp_stat_iter_init(&it, p, l, e);
+        while (rc == 0 && (k = xp_stat_next(&it, &st)) > 0) {
+            uint32_t ix = idmap_get(&p->smeta_index, st.meta_id);
+            rc = apply_stat(r, cc, ix == IDMAP_NONE ? MS_NONE : (enum mp_stat)r->kinds[ix], &st, sn,
+                            &ev);
+        }
+    }
+done:
+    if (rc != 0)
+        return -ENOMEM;
+    if (k < 0)
+        return -EIO;
+    if (r->g != NULL && !r->g->pre_grouped) {
+        int32_t group = xp_group_of(r->g, r->plane, li, ei);
+        if (group >= 0)
+            sn->meta.step_id = group; /* the grouping's group_id, added last */
+    }
+    return allocator_index(r, &cc->alloc, ev.id, ev.idlen, alloc);
+}
+
+static int read_chunk(void *arg, size_t i)
+{
+    struct mp_reader *r = arg;
+    const struct mp_chunk *c = &r->chunks[i];
+    const struct xp_line *l = &r->p->lines[c->line];
+    struct mp_chunk_cache cc;
+    size_t slot = c->slot;
+    uint32_t ei;
+    int rc;
+
+    memset(&cc, 0, sizeof(cc));
+    for (ei = c->first; ei < c->end; ei++) {
+        if (r->types[l->events[ei].meta] == 0)
+            continue;
+        rc = read_event(r, &cc, l, c->line, ei, &r->all[slot], &r->alloc_of[slot]);
+        if (rc != 0) {
+            pthread_mutex_lock(&r->lock);
+            if (rc == -EIO)
+                xp_err_set(r->err, -EIO, "corrupt stats on an allocator event of line %s", l->name);
+            else
+                xp_err_set(r->err, -ENOMEM, "out of memory");
+            pthread_mutex_unlock(&r->lock);
+            return rc;
+        }
+        slot++;
+    }
+    return 0;
+}
+
+/* The chunks of the plane's allocator events, numbered; *nchunks, *nevents. */
+static int plan_chunks(struct mp_reader *r, uint32_t *nchunks, size_t *nevents)
+{
+    const struct xp_plane *p = r->p;
+    uint32_t li, ei, cap = 0, n = 0;
+    size_t slot = 0;
+
+    for (li = 0; li < p->nlines; li++) {
+        const struct xp_line *l = &p->lines[li];
+        for (ei = 0; ei < l->nevents; ei += MP_CHUNK) {
+            uint32_t end = l->nevents - ei < MP_CHUNK ? l->nevents : ei + MP_CHUNK, k;
+            size_t typed = 0;
+            for (k = ei; k < end; k++)
+                typed += r->types[l->events[k].meta] != 0;
+            if (typed == 0)
+                continue;
+            if (xp_grow((void **)&r->chunks, &cap, n, sizeof(*r->chunks)) != 0)
+                return -ENOMEM;
+            r->chunks[n++] = (struct mp_chunk){li, ei, end, slot};
+            slot += typed;
+        }
+    }
+    *nchunks = n;
+    *nevents = slot;
+    return 0;
+}
+
+/* The snapshots to their allocators, in event order, with the summaries. */
+static int distribute(struct mp_reader *r, size_t n)
+{
+    struct mp_profile *mp = r->mp;
+    uint32_t a;
+    size_t i;
+
+    if (mp->nallocators == 1) {
+        mp->allocators[0].snaps = r->all;
+        mp->allocators[0].nsnaps = (uint32_t)n;
+        mp->allocators[0].cap = (uint32_t)n;
+        r->all = NULL;
+    } else {
+        for (i = 0; i < n; i++)
+            mp->allocators[r->alloc_of[i]].cap++;
+        for (a = 0; a < mp->nallocators; a++) {
+            mp->allocators[a].snaps =
+                malloc((size_t)mp->allocators[a].cap * sizeof(struct mp_snapshot));
+            if (mp->allocators[a].snaps == NULL && mp->allocators[a].cap > 0)
+                return -ENOMEM;
+        }
+        for (i = 0; i < n; i++) {
+            struct mp_allocator *al = &mp->allocators[r->alloc_of[i]];
+            al->snaps[al->nsnaps++] = r->all[i];
+        }
+    }
+    for (a = 0; a < mp->nallocators; a++) {
+        struct mp_allocator *al = &mp->allocators[a];
+        for (i = 0; i < al->nsnaps; i++)
+            update_summary(&al->summary, &al->snaps[i].stats, al->snaps[i].time_offset_ps);
+    }
     return 0;
 }
 
@@ -285,9 +518,12 @@ static int read_host_plane(struct mp_profile *mp, const struct xspace *xs, uint3
     const struct xp_plane *p = &xs->planes[plane];
     uint8_t *kinds = calloc(p->nsmeta ? p->nsmeta : 1, 1);
     uint8_t *types = calloc(p->nemeta ? p->nemeta : 1, 1);
-    uint32_t i, li, ei, cap = 0;
+    struct mp_reader r;
+    uint32_t i, nchunks = 0;
+    size_t n = 0;
     int rc = 0;
 
+    memset(&r, 0, sizeof(r));
     if (kinds == NULL || types == NULL) {
         free(kinds);
         free(types);
@@ -306,18 +542,49 @@ static int read_host_plane(struct mp_profile *mp, const struct xspace *xs, uint3
         else if (strcmp(p->emeta[i].name, "MemoryDeallocation") == 0)
             types[i] = MP_DEALLOCATION;
     }
-    for (li = 0; rc == 0 && li < p->nlines; li++) {
-        const struct xp_line *l = &p->lines[li];
-        for (ei = 0; rc == 0 && ei < l->nevents; ei++) {
-            const struct xp_event *e = &l->events[ei];
-            int32_t group = -1;
-            if (types[e->meta] == 0)
+    r.mp = mp;
+    r.p = p;
+    r.plane = plane;
+    r.kinds = kinds;
+    r.types = types;
+    r.g = g;
+    r.err = err;
+    pthread_mutex_init(&r.lock, NULL);
+    {
+        /* the fast path needs one stat metadata per name */
+        int64_t ids[MS_TENSOR_SHAPES];
+        int k, once = 1;
+        for (k = 0; k < MS_TENSOR_SHAPES; k++)
+            ids[k] = XP_NO_STAT;
+        for (i = 0; i < p->nsmeta; i++) {
+            if (kinds[i] == MS_NONE)
                 continue;
-            if (g != NULL && !g->pre_grouped)
-                group = xp_group_of(g, plane, li, ei);
-            rc = read_event(mp, &cap, p, kinds, l, e, (enum mp_activity)types[e->meta], group, err);
+            if (ids[kinds[i] - 1] != XP_NO_STAT)
+                once = 0;
+            ids[kinds[i] - 1] = p->smeta[i].id;
         }
+        if (once && xp_pick_init(&r.pick, p, ids, MS_TENSOR_SHAPES, 1) == 0)
+            r.fast = 1;
     }
+    if (plan_chunks(&r, &nchunks, &n) != 0 || n > UINT32_MAX) {
+        rc = xp_err_set(err, -ENOMEM,
+                        n > UINT32_MAX ? "more than 2^32 allocator events" : "out of memory");
+    } else if (n > 0) {
+        r.all = malloc(n * sizeof(*r.all));
+        r.alloc_of = malloc(n * sizeof(*r.alloc_of));
+        if (r.all == NULL || r.alloc_of == NULL)
+            rc = xp_err_set(err, -ENOMEM, "out of memory for %zu allocator events", n);
+        if (rc == 0)
+            rc = parallel_for(nchunks, 0, read_chunk, &r);
+        if (rc == 0 && distribute(&r, n) != 0)
+            rc = xp_err_set(err, -ENOMEM, "out of memory");
+    }
+    free(r.all);
+    free(r.alloc_of);
+    free(r.chunks);
+    if (r.fast)
+        xp_pick_free(&r.pick);
+    pthread_mutex_destroy(&r.lock);
     free(kinds);
     free(types);
     return rc;

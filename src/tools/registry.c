@@ -31,6 +31,9 @@ extern const struct tool tool_roofline_model_csv;
 extern const struct tool tool_smart_suggestion_json;
 extern const struct tool tool_pod_viewer_json;
 extern const struct tool tool_megascale_stats_json;
+extern const struct tool tool_perf_counters_json;
+extern const struct tool tool_utilization_viewer_json;
+extern const struct tool tool_kernel_utilization_json;
 
 extern const struct tool tool_trace_viewer_json;
 extern const struct tool tool_trace_viewer_legacy_json;
@@ -105,6 +108,11 @@ const struct tool *const tool_table[] = {
     &tool_pod_viewer_json,
     /* XProf's Megascale (multi-slice DCN) collective stats (megascale_stats.c) */
     &tool_megascale_stats_json,
+    /* XProf's hardware tools over TPU counter samples (perf_counters.c,
+     * utilization_viewer.c, kernel_utilization.c) */
+    &tool_perf_counters_json,
+    &tool_utilization_viewer_json,
+    &tool_kernel_utilization_json,
     /* XProf's memory viewer of one HLO module (memory_viewer.c) */
     &tool_memory_viewer_json,
     /* XProf's memory profile of one host's allocators (memory_profile.c) */

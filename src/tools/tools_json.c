@@ -103,6 +103,42 @@ static int has_megascale(struct tool_ctx *ctx)
            dcn_xspace_has_megascale(xs);
 }
 
+/* Whether the first host has a TPU event with a counter_value stat (XProf
+ * lists perf_counters and utilization_viewer then): planes without the
+ * stat's metadata are passed over without decoding. */
+static int has_counters(struct tool_ctx *ctx)
+{
+    struct xspace *xs;
+    uint32_t p, l, e;
+    int maybe = 0;
+
+    if (ctx->snap->nhosts == 0 ||
+        snapshot_host_file(ctx->snap, ctx->snap->hosts[0], SRC_XPLANE) == NULL ||
+        snapshot_xspace(ctx->snap, ctx->snap->hosts[0], &xs, NULL) != 0)
+        return 0;
+    for (p = 0; p < xs->nplanes; p++)
+        if (strncmp(xs->planes[p].name, "/device:TPU:", 12) == 0 &&
+            xs->planes[p].stat_id[XS_COUNTER_VALUE] != XP_NO_STAT)
+            maybe = 1;
+    if (!maybe || snapshot_xspace_decoded(ctx->snap, ctx->snap->hosts[0], &xs, NULL) != 0)
+        return 0;
+    for (p = 0; p < xs->nplanes; p++) {
+        const struct xp_plane *pl = &xs->planes[p];
+        if (strncmp(pl->name, "/device:TPU:", 12) != 0 ||
+            pl->stat_id[XS_COUNTER_VALUE] == XP_NO_STAT)
+            continue;
+        for (l = 0; l < pl->nlines; l++) {
+            for (e = 0; e < pl->lines[l].nevents; e++) {
+                struct xp_stat st;
+                if (xp_event_stat(pl, &pl->lines[l], &pl->lines[l].events[e], XS_COUNTER_VALUE,
+                                  &st))
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 static int tools_produce(struct tool_ctx *ctx, struct out *o)
 {
     const char *tags[64];
@@ -133,6 +169,9 @@ static int tools_produce(struct tool_ctx *ctx, struct out *o)
             !has_hlo(ctx) && !has_plane(ctx, "/device:TPU:"))
             continue;
         if (strcmp(t->tag, "megascale_stats") == 0 && !has_megascale(ctx))
+            continue;
+        if ((strcmp(t->tag, "perf_counters") == 0 || strcmp(t->tag, "utilization_viewer") == 0) &&
+            !has_counters(ctx))
             continue;
         if (strcmp(t->tag, "trace_viewer@") == 0)
             has_streaming = 1;
