@@ -115,14 +115,26 @@ void vfs_use_store(struct vfs *v, struct store *st)
         store_set_shared(st);
 }
 
+/* The persistent cache's key of a node's file. A file of both scopes of a
+ * one-host run is the same file under RUN/ and RUN/hosts/HOST/ (the run's
+ * hosts are that host), so both take the run's key: one entry, not two. */
 char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap)
 {
     size_t n = strlen(node->key) + 8;
     char *what = malloc(n), *key;
+    const char *rest = NULL;
 
     if (what == NULL)
         return NULL;
-    snprintf(what, n, "file %s", node->key);
+    if (snap->nhosts == 1 && node->host != NULL && node->kind == VFS_TOOL &&
+        (node->tool->scope & TOOL_RUN) && (node->tool->scope & TOOL_HOST) &&
+        strncmp(node->key, node->session->name, strlen(node->session->name)) == 0 &&
+        node->key[strlen(node->session->name)] == '|')
+        rest = strchr(node->key + strlen(node->session->name) + 1, '|');
+    if (rest != NULL)
+        snprintf(what, n, "file %s|%s", node->session->name, rest);
+    else
+        snprintf(what, n, "file %s", node->key);
     key = snapshot_key_text(snap, what);
     free(what);
     return key;
