@@ -18,7 +18,7 @@
 
 #include "base/arena.h"
 #include "out/out.h"
-#include "store/store.h"
+#include "store.h"
 
 #define SC_NULL_STR 0xffffffffu
 
