@@ -8,8 +8,9 @@
  * default options. The run's all-hosts files are made too when this call
  * covers every host (no --host, N = 1) or with --all-hosts (a final combine
  * step after the array tasks). A file found in DIR already is not made
- * again. One line per run on stdout; one line per file that failed on
- * stderr. Exit 0, 1 (no such run or host), 2 (usage), 3 (a file failed).
+ * again. One line per run on stdout (with the profiles it decoded: 0 for a
+ * combine step whose files all combine the hosts' entries in DIR); one line
+ * per file that failed on stderr. Exit 0, 1 (no such run or host), 2 (usage), 3 (a file failed).
  */
 #include "precompute.h"
 
@@ -136,6 +137,7 @@ static int precompute_run(struct vfs *v, struct session *s, const struct share *
     struct xp_err err = {0};
     struct tally t = {0};
     double t0 = now_s();
+    uint64_t decoded0 = snapshot_profiles_opened();
     int mine = 0, rc;
 
     rc = session_snapshot(s, &snap, &err);
@@ -160,9 +162,10 @@ static int precompute_run(struct vfs *v, struct session *s, const struct share *
     if (whole)
         make_scope(v, snap, s->name, NULL, sh, &t);
     printf("%s: %d of %u hosts%s: %d files made, %d already cached, %d need options, %d failed, "
-           "%.3f s\n",
+           "%llu profiles decoded, %.3f s\n",
            s->name, mine, snap->nhosts, whole ? " and the all-hosts files" : "", t.made, t.cached,
-           t.skipped, t.failed, now_s() - t0);
+           t.skipped, t.failed, (unsigned long long)(snapshot_profiles_opened() - decoded0),
+           now_s() - t0);
     snapshot_unref(snap);
     return t.failed > 0 ? 3 : 0;
 }

@@ -11,17 +11,21 @@
  * skipped. device_duration_ps is read as XStatVisitor::UintValue does: an
  * int64 stat reads 0. Of 3 steps or more the first and last go; of 2, one
  * under 1% of the other. Each plane gives its shares in step order; the
- * host each step's mean over its planes.
+ * host each step's mean over its planes. With a persistent cache each
+ * host's result is kept there, so a new process combines the hosts' results
+ * without reading their profiles.
  */
 #include "op_stats_event_fraction.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/grow.h"
 #include "base/sort.h"
 #include "op_stats_tpu_int.h"
+#include "store/store_codec.h"
 #include "xplane/group.h"
 
 /* One event's share of its step on its plane. */
@@ -195,34 +199,187 @@ static int host_name_cmp(const void *a, const void *b)
     return strcmp(((const struct ef_host *)a)->hostname, ((const struct ef_host *)b)->hostname);
 }
 
+/* One host's result for event alone (r: empty, then one host entry at most)
+ * from its profile. */
+static int host_analyze(struct snapshot *snap, const char *name, const char *event,
+                        struct ef_result *r, struct xp_err *err)
+{
+    int barrier = strcmp(event, "barrier-cores") == 0;
+    uint32_t chip_cap = 0, host_cap = 0, p;
+    struct ef_hits h = {0};
+    struct xspace *xs;
+    const struct xp_groups *groups;
+    int rc;
+
+    if ((rc = snapshot_xspace_decoded(snap, name, &xs, err)) != 0 ||
+        (rc = snapshot_groups(snap, name, &groups, err)) != 0)
+        return rc;
+    for (p = 0; rc == 0 && p < xs->nplanes; p++)
+        rc = plane_hits(xs, groups, p, event, barrier, &h);
+    if (rc == 0 && xp_sort_runs(h.v, h.n, sizeof(*h.v), hit_cmp, NULL) != 0)
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = host_result(&h, xs->nhostnames > 0 ? xs->hostnames[0] : name, r, &chip_cap, &host_cap);
+    free(h.v);
+    if (rc != 0)
+        xp_err_set(err, rc, "event time fractions of %s: out of memory", event);
+    return rc;
+}
+
+/* ---- kept per host in the persistent cache --------------------------------
+ * Payload (store_codec.h): "EVFRAC01", the chip fractions (u32 count, f32
+ * each), u32 hosts (0 or 1) and per host its name and fractions. */
+
+#define EF_MAGIC "EVFRAC01"
+
+static void put_floats(struct out *o, const float *v, uint32_t n)
+{
+    sc_put_u32(o, n);
+    for (uint32_t i = 0; i < n; i++)
+        sc_put_f32(o, v[i]);
+}
+
+static void save(const struct ef_result *r, struct out *o)
+{
+    out_write(o, EF_MAGIC, 8);
+    put_floats(o, r->chip_fractions, r->nchip);
+    sc_put_u32(o, r->nhosts);
+    for (uint32_t i = 0; i < r->nhosts; i++) {
+        sc_put_str(o, r->hosts[i].hostname);
+        put_floats(o, r->hosts[i].fractions, r->hosts[i].n);
+    }
+}
+
+/* n floats, malloc'd (one slot at least), or NULL with c bad. */
+static float *get_floats(struct sc_cur *c, uint32_t *n)
+{
+    float *v;
+
+    *n = sc_u32(c);
+    if (c->bad || (uint64_t)*n * 4 > c->left || (v = malloc((*n ? *n : 1) * 4)) == NULL) {
+        c->bad = 1;
+        *n = 0;
+        return NULL;
+    }
+    for (uint32_t i = 0; i < *n; i++)
+        v[i] = sc_f32(c);
+    return v;
+}
+
+static int load(const void *p, size_t size, struct ef_result *r)
+{
+    struct arena a;
+    struct sc_cur c;
+    uint32_t nhosts;
+
+    memset(r, 0, sizeof(*r));
+    arena_init(&a);
+    sc_init(&c, p, size, &a);
+    sc_magic(&c, EF_MAGIC);
+    r->chip_fractions = get_floats(&c, &r->nchip);
+    nhosts = sc_u32(&c);
+    if (!c.bad && nhosts <= 1 && (r->hosts = calloc(1, sizeof(*r->hosts))) == NULL)
+        c.bad = 1;
+    if (nhosts > 1)
+        c.bad = 1;
+    for (uint32_t i = 0; !c.bad && i < nhosts; i++) {
+        const char *name = sc_str(&c);
+        if (name == NULL || (r->hosts[i].hostname = strdup(name)) == NULL) {
+            c.bad = 1;
+            break;
+        }
+        r->nhosts++;
+        r->hosts[i].fractions = get_floats(&c, &r->hosts[i].n);
+    }
+    arena_free(&a);
+    if (sc_done(&c) != 0) {
+        ef_free(r);
+        return -EIO;
+    }
+    return 0;
+}
+
+static char *persist_key(const struct snapshot *snap, const char *host, const char *event)
+{
+    size_t n = strlen(host) + strlen(event) + 48;
+    char *what = malloc(n), *key;
+
+    if (what == NULL)
+        return NULL;
+    snprintf(what, n, "intermediate event_fraction %s %s", event, host);
+    key = snapshot_key_text(snap, what);
+    free(what);
+    return key;
+}
+
+/* One host's result, from the persistent cache when it has it. */
+static int host_cached(struct snapshot *snap, const char *name, const char *event,
+                       struct ef_result *r, struct xp_err *err)
+{
+    struct store *st = store_shared();
+    char *key = st != NULL ? persist_key(snap, name, event) : NULL;
+    int rc;
+
+    if (key != NULL) {
+        struct blob *b = store_get(st, key);
+        rc = b != NULL ? load(b->mem, b->size, r) : -ENOENT;
+        blob_unref(b);
+        if (rc == 0) {
+            free(key);
+            return 0;
+        }
+    }
+    memset(r, 0, sizeof(*r));
+    rc = host_analyze(snap, name, event, r, err);
+    if (rc == 0 && key != NULL && !snapshot_is_fresh(snap, 2)) {
+        struct out o;
+        out_init(&o);
+        save(r, &o);
+        sc_persist(st, key, &o);
+    }
+    free(key);
+    return rc;
+}
+
+/* Add one host's result to r: its chip fractions pooled, its fractions to
+ * the host entry of its name. */
+static int merge(struct ef_result *r, const struct ef_result *one, uint32_t *chip_cap,
+                 uint32_t *host_cap)
+{
+    for (uint32_t i = 0; i < one->nchip; i++) {
+        if (push_float(&r->chip_fractions, &r->nchip, chip_cap, one->chip_fractions[i]) != 0)
+            return -ENOMEM;
+    }
+    for (uint32_t k = 0; k < one->nhosts; k++) {
+        struct ef_host *he = host_entry(r, host_cap, one->hosts[k].hostname);
+        uint32_t hcap = he != NULL ? he->n : 0;
+        if (he == NULL)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < one->hosts[k].n; i++) {
+            if (push_float(&he->fractions, &he->n, &hcap, one->hosts[k].fractions[i]) != 0)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
 int ef_analyze(const struct host_list *hl, const char *event, struct ef_result *r,
                struct xp_err *err)
 {
-    uint32_t chip_cap = 0, host_cap = 0, p;
-    int barrier = strcmp(event, "barrier-cores") == 0;
+    uint32_t chip_cap = 0, host_cap = 0;
     int i, rc = 0;
 
     memset(r, 0, sizeof(*r));
     for (i = 0; rc == 0 && i < hl->n; i++) {
-        struct ef_hits h = {0};
-        struct xspace *xs;
-        const struct xp_groups *groups;
+        struct ef_result one;
         const char *name = hl->names[i];
         if (snapshot_host_file(hl->snap, name, SRC_XPLANE) == NULL)
             continue;
-        if ((rc = snapshot_xspace_decoded(hl->snap, name, &xs, err)) != 0 ||
-            (rc = snapshot_groups(hl->snap, name, &groups, err)) != 0)
+        if ((rc = host_cached(hl->snap, name, event, &one, err)) != 0)
             break;
-        for (p = 0; rc == 0 && p < xs->nplanes; p++)
-            rc = plane_hits(xs, groups, p, event, barrier, &h);
-        if (rc == 0 && xp_sort_runs(h.v, h.n, sizeof(*h.v), hit_cmp, NULL) != 0)
-            rc = -ENOMEM;
-        if (rc == 0)
-            rc = host_result(&h, xs->nhostnames > 0 ? xs->hostnames[0] : name, r, &chip_cap,
-                             &host_cap);
-        free(h.v);
-        if (rc != 0)
+        if ((rc = merge(r, &one, &chip_cap, &host_cap)) != 0)
             xp_err_set(err, rc, "event time fractions of %s: out of memory", event);
+        ef_free(&one);
     }
     if (rc == 0)
         xp_qsort(r->hosts, r->nhosts, sizeof(*r->hosts), host_name_cmp);

@@ -12,14 +12,18 @@
  * request without a model is dropped when some host names one), each model's
  * requests ordered by (duration, start) with hosts in snapshot order on ties,
  * and request_throughput = requests / (last end - first start) in seconds.
+ * With a persistent cache each host's requests are kept there, so a new
+ * process combines them without reading the profiles.
  */
 #include "op_stats_inference.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/sort.h"
+#include "store/store_codec.h"
 
 /* The index of id in ids[0..n), or -1. */
 static int32_t find_id(const char *const *ids, uint32_t n, const char *id)
@@ -184,6 +188,129 @@ static void free_stats(void *value)
     free(value);
 }
 
+/* ---- one host's requests, kept in the persistent cache --------------------
+ * Payload (store_codec.h): "INFHOST1", u32 model ids and each id, u32
+ * requests and per request its id, model index, start, end, device time,
+ * reads and writes (the host index is the snapshot's, set on loading). */
+
+#define INF_MAGIC "INFHOST1"
+
+static void save(const struct inf_host *h, struct out *o)
+{
+    out_write(o, INF_MAGIC, 8);
+    sc_put_u32(o, h->nmodel_ids);
+    for (uint32_t i = 0; i < h->nmodel_ids; i++)
+        sc_put_str(o, h->model_ids[i]);
+    sc_put_u32(o, h->nrequests);
+    for (uint32_t i = 0; i < h->nrequests; i++) {
+        const struct inf_request *r = &h->requests[i];
+        sc_put_u64(o, (uint64_t)r->request_id);
+        sc_put_u32(o, (uint32_t)r->model_index);
+        sc_put_u64(o, r->start_ps);
+        sc_put_u64(o, r->end_ps);
+        sc_put_u64(o, r->device_time_ps);
+        sc_put_u64(o, r->read_from_device_time_ps);
+        sc_put_u64(o, r->write_to_device_time_ps);
+    }
+}
+
+static int load(const void *p, size_t size, int32_t host_id, struct inf_host *h)
+{
+    struct sc_cur c;
+    uint32_t i;
+
+    memset(h, 0, sizeof(*h));
+    arena_init(&h->arena);
+    sc_init(&c, p, size, &h->arena);
+    sc_magic(&c, INF_MAGIC);
+    h->nmodel_ids = sc_u32(&c);
+    if (c.bad || (uint64_t)h->nmodel_ids * 4 > c.left ||
+        (h->model_ids = calloc(h->nmodel_ids ? h->nmodel_ids : 1, sizeof(char *))) == NULL)
+        c.bad = 1;
+    else
+        h->model_ids_cap = h->nmodel_ids ? h->nmodel_ids : 1;
+    for (i = 0; !c.bad && i < h->nmodel_ids; i++) {
+        if ((h->model_ids[i] = sc_str(&c)) == NULL)
+            c.bad = 1;
+    }
+    h->nrequests = sc_u32(&c);
+    if (c.bad || (uint64_t)h->nrequests * 52 > c.left ||
+        (h->requests = calloc(h->nrequests ? h->nrequests : 1, sizeof(*h->requests))) == NULL)
+        c.bad = 1;
+    for (i = 0; !c.bad && i < h->nrequests; i++) {
+        struct inf_request *r = &h->requests[i];
+        r->request_id = (int64_t)sc_u64(&c);
+        r->model_index = (int32_t)sc_u32(&c);
+        r->host_id = host_id;
+        r->start_ps = sc_u64(&c);
+        r->end_ps = sc_u64(&c);
+        r->device_time_ps = sc_u64(&c);
+        r->read_from_device_time_ps = sc_u64(&c);
+        r->write_to_device_time_ps = sc_u64(&c);
+        if (r->model_index < -1 ||
+            (r->model_index >= 0 && (uint32_t)r->model_index >= h->nmodel_ids))
+            c.bad = 1;
+    }
+    if (sc_done(&c) != 0) {
+        inf_host_free(h);
+        return -EIO;
+    }
+    return 0;
+}
+
+static char *persist_key(const struct snapshot *snap, const char *host)
+{
+    size_t n = strlen(host) + 32;
+    char *what = malloc(n), *key;
+
+    if (what == NULL)
+        return NULL;
+    snprintf(what, n, "intermediate inference %s", host);
+    key = snapshot_key_text(snap, what);
+    free(what);
+    return key;
+}
+
+/* One host's requests (host_id: its index among the xplane hosts), from the
+ * persistent cache when it has them. */
+static int host_stats(struct snapshot *snap, const char *host, int32_t host_id, struct inf_host *h,
+                      struct xp_err *err)
+{
+    struct store *st = store_shared();
+    char *key = st != NULL ? persist_key(snap, host) : NULL;
+    struct xspace *xs;
+    const struct xp_groups *g;
+    int rc;
+
+    if (key != NULL) {
+        struct blob *b = store_get(st, key);
+        rc = b != NULL ? load(b->mem, b->size, host_id, h) : -ENOENT;
+        blob_unref(b);
+        if (rc == 0) {
+            free(key);
+            return 0;
+        }
+    }
+    if ((rc = snapshot_xspace_decoded(snap, host, &xs, err)) != 0 ||
+        (rc = snapshot_groups(snap, host, &g, err)) != 0) {
+        free(key);
+        return rc;
+    }
+    rc = inference_host_stats(xs, g, host_id, h);
+    if (rc != 0) {
+        free(key);
+        return xp_err_set(err, rc, "inference stats: out of memory");
+    }
+    if (key != NULL && !snapshot_is_fresh(snap, 2)) {
+        struct out o;
+        out_init(&o);
+        save(h, &o);
+        sc_persist(st, key, &o);
+    }
+    free(key);
+    return 0;
+}
+
 /* Build the stats of one host (arg = host name) or of all xplane hosts (arg =
  * NULL). */
 static int build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
@@ -201,18 +328,10 @@ static int build(struct snapshot *snap, const void *arg, void **value, struct xp
     }
     for (i = 0; i < snap->nhosts && rc == 0; i++) {
         const char *host = snap->hosts[i];
-        struct xspace *xs;
-        const struct xp_groups *g;
         if (snapshot_host_file(snap, host, SRC_XPLANE) == NULL ||
             (only != NULL && strcmp(only, host) != 0))
             continue;
-        if ((rc = snapshot_xspace_decoded(snap, host, &xs, err)) != 0 ||
-            (rc = snapshot_groups(snap, host, &g, err)) != 0)
-            break;
-        rc = inference_host_stats(xs, g, (int32_t)n, &hosts[n]);
-        if (rc != 0)
-            xp_err_set(err, rc, "inference stats: out of memory");
-        else
+        if ((rc = host_stats(snap, host, (int32_t)n, &hosts[n], err)) == 0)
             n++;
     }
     if (rc == 0 && (rc = inference_combine(hosts, n, st)) != 0)

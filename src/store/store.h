@@ -10,13 +10,13 @@
  * source file's fingerprint (snapshot_key_text), so a new version or a
  * changed source misses.
  *
- * Entry format 1 (little-endian; docs/design.md "The persistent cache"):
+ * Entry format 2 (little-endian; docs/design.md "The persistent cache"):
  *
  *   0   8  magic "XPROFSC\x1a"
  *   8   4  format version (STORE_FORMAT)
- *   12  4  CRC-32 of the header, this field taken as 0
+ *   12  4  CRC-32C of the header, this field taken as 0
  *   16  8  payload bytes P
- *   24  4  CRC-32 of the payload
+ *   24  4  CRC-32C of the payload
  *   28  4  key bytes K
  *   32  8  when it was written (ns since the epoch)
  *   40  K  the key
@@ -47,7 +47,7 @@
 #include "base/err.h"
 #include "out/out.h"
 
-#define STORE_FORMAT 1
+#define STORE_FORMAT 2 /* 1: the same with zlib's CRC-32 */
 #define STORE_MAGIC "XPROFSC\x1a"
 #define STORE_HEADER_FIXED 40
 #define STORE_MAX_KEY (1u << 20)

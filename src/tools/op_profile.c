@@ -9,7 +9,8 @@
  * ?group_by=program (default), category or provenance picks the pair of
  * trees (with and without IDLE) XProf fills. The trees are built by
  * op_stats/op_profile_tree.c from the device op metrics of the run or host;
- * program nodes are named after the host HLO modules ("main" when unknown).
+ * program nodes are named after the host HLO modules ("main" when unknown;
+ * their names from hlo_names.h, kept in the persistent cache).
  * A device db without rows gives XProf's empty Nodes; one holding IDLE alone
  * gives XProf's quirk of a root replaced by the IDLE op.
  *
@@ -26,7 +27,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "hlo/hlo_module.h"
+#include "hlo/hlo_names.h"
 #include "op_stats/op_profile_tree.h"
 #include "op_stats/op_stats.h"
 #include "out/pbjson.h"
@@ -41,7 +42,7 @@ static const struct query_key op_profile_keys[] = {
  * order (CombineOpStats keeps the first host's name). */
 struct prog_names {
     uint64_t *ids;      /* program ids */
-    const char **names; /* module names (owned by the snapshot's modules) */
+    const char **names; /* module names (owned by the snapshot's hlo_names) */
     uint32_t n;         /* entries */
     uint32_t cap;       /* slots in ids */
     uint32_t ncap;      /* slots in names */
@@ -67,20 +68,20 @@ static int collect_names(struct tool_ctx *ctx, struct prog_names *p)
 
     for (h = 0; h < tool_host_count(ctx); h++) {
         const char *host = tool_host(ctx, h);
-        const struct hlo_modules *mods;
+        const struct hlo_names *mods;
         if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) == NULL)
             continue;
-        if ((rc = snapshot_hlo_modules(ctx->snap, host, &mods, ctx->err)) != 0)
+        if ((rc = snapshot_hlo_names(ctx->snap, host, &mods, ctx->err)) != 0)
             return rc;
         for (i = 0; i < mods->nmods; i++) {
-            uint64_t id = mods->mods[i].program_id;
+            uint64_t id = mods->program_ids[i];
             if (prog_name(p, id) != NULL)
                 continue;
             if (xp_grow((void **)&p->ids, &p->cap, p->n, sizeof(*p->ids)) != 0 ||
                 xp_grow((void **)&p->names, &p->ncap, p->n, sizeof(*p->names)) != 0)
                 return xp_err_set(ctx->err, -ENOMEM, "op_profile: out of memory");
             p->ids[p->n] = id;
-            p->names[p->n++] = mods->mods[i].g.name != NULL ? mods->mods[i].g.name : "";
+            p->names[p->n++] = mods->names[i];
         }
     }
     return 0;

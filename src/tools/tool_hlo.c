@@ -3,11 +3,12 @@
  * memory_viewer, graph_viewer) share: whether the hosts of a call have HLO
  * modules, the errors.txt line for a tool whose answer is empty because
  * they have none, and the one for a tool whose HLO op texts are partly empty
- * because a host's texts outgrew their budget.
+ * because a host's texts outgrew their budget. They read the hosts' module
+ * names and counts (hlo_names.h), which the persistent cache keeps.
  */
 #include "tool.h"
 
-#include "hlo/hlo_module.h"
+#include "hlo/hlo_names.h"
 
 int tool_hlo_module_count(struct tool_ctx *ctx, uint32_t *n)
 {
@@ -15,8 +16,8 @@ int tool_hlo_module_count(struct tool_ctx *ctx, uint32_t *n)
 
     *n = 0;
     for (i = 0; i < tool_host_count(ctx); i++) {
-        const struct hlo_modules *m;
-        rc = snapshot_hlo_modules(ctx->snap, tool_host(ctx, i), &m, ctx->err);
+        const struct hlo_names *m;
+        rc = snapshot_hlo_names(ctx->snap, tool_host(ctx, i), &m, ctx->err);
         if (rc != 0)
             return rc;
         *n += m->nmods;
@@ -46,8 +47,8 @@ void tool_note_hlo_texts(struct tool_ctx *ctx, const char *file)
 
     /* the modules were read for the answer: a failure here is not news */
     for (i = 0; i < tool_host_count(ctx); i++) {
-        const struct hlo_modules *m;
-        if (snapshot_hlo_modules(ctx->snap, tool_host(ctx, i), &m, &err) != 0 ||
+        const struct hlo_names *m;
+        if (snapshot_hlo_names(ctx->snap, tool_host(ctx, i), &m, &err) != 0 ||
             m->texts_truncated == 0)
             continue;
         snapshot_log(ctx->snap,

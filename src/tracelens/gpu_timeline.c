@@ -8,7 +8,8 @@
  *
  * Entry payload (native byte order): "GTHOST01", u32 GT_NMETRICS, u32
  * pytorch, u32 devices, then per device i64 gpu_pid, u32 name length and
- * bytes, u64 events, GT_NMETRICS doubles.
+ * bytes, u64 events, GT_NMETRICS doubles. A host without GPU events has
+ * the 8 bytes "GTNONE01" alone: it gives the same error without a read.
  */
 #include "gpu_timeline.h"
 #include "gt_int.h"
@@ -89,6 +90,15 @@ static struct gt_host *load(const char *p, size_t n)
     return g;
 }
 
+/* The entry of a host without GPU events, and the error it gives. */
+#define GT_NONE_MAGIC "GTNONE01"
+#define GT_NONE_MSG "no GPU events found in the trace"
+
+static int is_none(const char *p, size_t n)
+{
+    return n == 8 && memcmp(p, GT_NONE_MAGIC, 8) == 0;
+}
+
 /* The cache's key of host's timeline (malloc'd, or NULL). */
 static char *persist_key(const struct snapshot *snap, const char *host)
 {
@@ -109,15 +119,18 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     struct gt_host *g = NULL;
     struct store *st = store_shared();
     char *key = st != NULL ? persist_key(snap, host) : NULL;
-    int rc;
+    int rc, conv_rc = 0;
 
     if (key != NULL) {
         struct blob *b = store_get(st, key);
-        if (b != NULL)
+        int none = b != NULL && is_none(b->mem, b->size);
+        if (b != NULL && !none)
             g = load(b->mem, b->size);
         blob_unref(b);
-        if (g != NULL) {
+        if (g != NULL || none) {
             free(key);
+            if (none)
+                return xp_err_set(err, -ENOENT, "%s", GT_NONE_MSG);
             *value = g;
             return 0;
         }
@@ -126,23 +139,28 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
         struct xspace *xs;
         rc = snapshot_xspace_decoded(snap, host, &xs, err);
         if (rc == 0)
-            rc = gt_from_xspace(xs, &g, err);
+            rc = conv_rc = gt_from_xspace(xs, &g, err);
     } else {
         const struct ctrace *ct;
         rc = snapshot_ctrace(snap, host, &ct, err);
         if (rc == 0) {
             if (snapshot_host_file(snap, host, SRC_PT_TRACE) != NULL)
-                rc = gt_from_pt_trace(ct, &g, err);
+                rc = conv_rc = gt_from_pt_trace(ct, &g, err);
             else
-                rc = gt_from_jax_trace(ct, &g, err);
+                rc = conv_rc = gt_from_jax_trace(ct, &g, err);
         }
     }
-    if (rc == 0 && key != NULL && !snapshot_is_fresh(snap, 2)) {
+    /* A host without GPU events is kept as such: its answer is known too. */
+    int no_gpu = conv_rc == -ENOENT && err != NULL && strcmp(err->msg, GT_NONE_MSG) == 0;
+    if ((rc == 0 || no_gpu) && key != NULL && !snapshot_is_fresh(snap, 2)) {
         struct xp_err serr = {0};
         struct blob *b;
         struct out o;
         out_init(&o);
-        save(g, &o);
+        if (no_gpu)
+            out_write(&o, GT_NONE_MAGIC, 8);
+        else
+            save(g, &o);
         if (out_finish(&o, &b) == 0) {
             (void)store_put_blob(st, key, b, &serr);
             blob_unref(b);

@@ -115,14 +115,26 @@ void vfs_use_store(struct vfs *v, struct store *st)
         store_set_shared(st);
 }
 
+/* The persistent cache's key of a node's file. A file of both scopes of a
+ * one-host run is the same file under RUN/ and RUN/hosts/HOST/ (the run's
+ * hosts are that host), so both take the run's key: one entry, not two. */
 char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap)
 {
     size_t n = strlen(node->key) + 8;
     char *what = malloc(n), *key;
+    const char *rest = NULL;
 
     if (what == NULL)
         return NULL;
-    snprintf(what, n, "file %s", node->key);
+    if (snap->nhosts == 1 && node->host != NULL && node->kind == VFS_TOOL &&
+        (node->tool->scope & TOOL_RUN) && (node->tool->scope & TOOL_HOST) &&
+        strncmp(node->key, node->session->name, strlen(node->session->name)) == 0 &&
+        node->key[strlen(node->session->name)] == '|')
+        rest = strchr(node->key + strlen(node->session->name) + 1, '|');
+    if (rest != NULL)
+        snprintf(what, n, "file %s|%s", node->session->name, rest);
+    else
+        snprintf(what, n, "file %s", node->key);
     key = snapshot_key_text(snap, what);
     free(what);
     return key;
@@ -928,6 +940,121 @@ int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob
     return rc;
 }
 
+/* Bytes of a spill file followed to fd while the file is made (cat_follow). */
+struct follow {
+    int fd;      /* where they go */
+    size_t sent; /* bytes [0, sent) are there */
+    int err;     /* a write to fd failed: -errno */
+};
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* out_on_spill: copy what the spill file gained to the follower's fd. */
+static int cat_follow(void *arg, int spill_fd, size_t spilled)
+{
+    struct follow *f = arg;
+    char buf[1 << 16];
+
+    while (f->sent < spilled) {
+        size_t n = spilled - f->sent < sizeof(buf) ? spilled - f->sent : sizeof(buf);
+        ssize_t r = pread(spill_fd, buf, n, (off_t)f->sent);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        if ((f->err = write_all(f->fd, buf, (size_t)r)) != 0)
+            return f->err;
+        f->sent += (size_t)r;
+    }
+    return 0;
+}
+
+/* The rest of b, from f->sent on, to f->fd. */
+static int follow_rest(struct follow *f, const struct blob *b)
+{
+    char buf[1 << 16];
+
+    while (f->sent < b->size) {
+        size_t n = b->size - f->sent < sizeof(buf) ? b->size - f->sent : sizeof(buf);
+        ssize_t r = blob_read(b, f->sent, buf, n);
+        if (r <= 0)
+            return r < 0 ? (int)r : -EIO;
+        if ((f->err = write_all(f->fd, buf, (size_t)r)) != 0)
+            return f->err;
+        f->sent += (size_t)r;
+    }
+    return 0;
+}
+
+/* vfs_read_to of a file the persistent cache keeps: a hit is copied to fd;
+ * a miss is made as the mount makes it (spilling to a file past a few MB),
+ * its bytes following to fd while it is made, then kept in the store. */
+static int read_to_store(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err)
+{
+    struct follow f = {fd, 0, 0};
+    struct fill_arg a;
+    struct blob *b = NULL;
+    struct out o;
+    char *skey;
+    int rc;
+
+    a.v = v;
+    a.node = node;
+    a.live = NULL;
+    if ((rc = session_snapshot(node->session, &a.snap, err)) != 0)
+        return rc;
+    skey = vfs_store_key(node, a.snap);
+    if (skey != NULL && (b = store_get(v->store, skey)) != NULL) {
+        rc = blob_write_fd(b, fd);
+        if (rc != 0)
+            xp_err_set(err, rc, "write: %s", strerror(-rc));
+        goto done;
+    }
+    out_init(&o);
+    out_spill(&o, spill_dir());
+    out_on_spill(&o, cat_follow, &f);
+    making(v, 1);
+    rc = produce_tool(&a, &o, err);
+    making(v, -1);
+    if (rc == 0) {
+        rc = out_finish(&o, &b);
+        if (rc != 0 && f.err != 0)
+            rc = xp_err_set(err, f.err, "write: %s", strerror(-f.err));
+        else if (rc == -ENOMEM)
+            rc = xp_err_set(err, rc, "%s: out of memory", node->tool->file);
+        else if (rc != 0)
+            rc = output_failed(&a, rc, "spill file", err);
+    } else {
+        out_discard(&o);
+    }
+    if (rc == 0 && (rc = follow_rest(&f, b)) != 0)
+        xp_err_set(err, rc, "write: %s", strerror(-rc));
+    if (rc == 0 && skey != NULL && !snapshot_is_fresh(a.snap, 2)) {
+        struct xp_err serr = {0};
+        if (store_put_blob(v->store, skey, b, &serr) != 0)
+            snapshot_log(a.snap, "%s: not kept in the cache directory: %s", node->tool->file,
+                         serr.msg);
+    }
+    vfs_trim(v, 1);
+done:
+    blob_unref(b);
+    free(skey);
+    snapshot_unref(a.snap);
+    return rc;
+}
+
 int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err)
 {
     struct fill_arg a;
@@ -945,17 +1072,8 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
         }
         return rc;
     }
-    if (storable(v, node)) {
-        /* From the persistent cache, or made whole and kept there. */
-        rc = vfs_read(v, node, &b, err);
-        if (rc == 0) {
-            rc = blob_write_fd(b, fd);
-            blob_unref(b);
-            if (rc != 0)
-                xp_err_set(err, rc, "write: %s", strerror(-rc));
-        }
-        return rc;
-    }
+    if (storable(v, node))
+        return read_to_store(v, node, fd, err);
     a.v = v;
     a.node = node;
     a.live = NULL;

@@ -97,7 +97,8 @@ void vfs_use_store(struct vfs *v, struct store *st);
 /* The persistent cache key of a produced file node (malloc'd; NULL when
  * out of memory): the xprofs version, the entry format, the run, the
  * file with its host and canonical query, and every source file's name,
- * size, mtime and inode. */
+ * size, mtime and inode. In a one-host run a file of both scopes has the
+ * run's key under hosts/HOST/ too: the two are the same bytes. */
 char *vfs_store_key(const struct vfs_node *node, const struct snapshot *snap);
 
 /* vfs_open of a LOGDIR, or of a remote store's URL (s3://bucket/prefix,

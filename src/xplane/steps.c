@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "steps_build.h"
+#include "store/store_codec.h"
 
 const char *const st_tf_markers[ST_N_TF_MARKERS] = {"FunctionRun", "SessionRun", "RunGraph",
                                                     "ExecutorState::Process"};
@@ -46,6 +47,10 @@ void xp_steps_free(struct xp_steps *m)
     free(m->rows);
     free(m->steps);
     free(m->threads);
+    if (m->names != NULL) {
+        arena_free(m->names);
+        free(m->names);
+    }
     free(m);
 }
 
@@ -363,13 +368,58 @@ static void free_steps(void *v)
     xp_steps_free(v);
 }
 
+/* The persistent cache's key of the model (malloc'd, NULL when out of
+ * memory): the host, then the asked step name, if any, with its length. */
+static char *persist_key(const struct snapshot *snap, const struct steps_arg *arg)
+{
+    size_t n = strlen(arg->host) + (arg->step ? strlen(arg->step) : 0) + 64;
+    char *what = malloc(n), *key;
+
+    if (what == NULL)
+        return NULL;
+    if (arg->step != NULL)
+        snprintf(what, n, "intermediate steps %s step %zu %s", arg->host, strlen(arg->step),
+                 arg->step);
+    else
+        snprintf(what, n, "intermediate steps %s", arg->host);
+    key = snapshot_key_text(snap, what);
+    free(what);
+    return key;
+}
+
+/* The model from the persistent cache, or NULL. */
+static struct xp_steps *from_store(struct store *st, const char *key)
+{
+    struct blob *b = store_get(st, key);
+    struct xp_steps *m = NULL;
+
+    if (b != NULL && st_load(b->mem, b->size, &m) != 0)
+        m = NULL;
+    blob_unref(b);
+    return m;
+}
+
+static void to_store(struct store *st, const char *key, const struct xp_steps *m)
+{
+    struct out o;
+
+    out_init(&o);
+    st_save(m, &o);
+    sc_persist(st, key, &o);
+}
+
 static int build_steps(struct snapshot *snap, const void *argp, void **value, struct xp_err *err)
 {
     const struct steps_arg *arg = argp;
     struct xp_steps *m = NULL;
-    int rc;
+    struct store *st = store_shared();
+    char *key = st != NULL ? persist_key(snap, arg) : NULL;
+    int rc, loaded = 0;
 
-    if (snapshot_host_file(snap, arg->host, SRC_XPLANE) != NULL) {
+    if (key != NULL && (m = from_store(st, key)) != NULL) {
+        loaded = 1;
+        rc = 0;
+    } else if (snapshot_host_file(snap, arg->host, SRC_XPLANE) != NULL) {
         struct xspace *xs;
         rc = snapshot_xspace_decoded(snap, arg->host, &xs, err);
         if (rc == 0)
@@ -386,6 +436,9 @@ static int build_steps(struct snapshot *snap, const void *argp, void **value, st
         if (rc == 0)
             rc = st_finish(&b, XP_STEPS_NOTHING, "no XSpace or Chrome trace file", &m, err);
     }
+    if (rc == 0 && !loaded && key != NULL && !snapshot_is_fresh(snap, 2))
+        to_store(st, key, m);
+    free(key);
     if (rc != 0)
         return rc;
     if (m->nsteps == 0)

@@ -17,7 +17,9 @@
  *
  * The model is built once per (snapshot, host, step choice) through
  * snapshot_steps() and is read-only afterwards; names point into the
- * snapshot's profile and stay valid while the snapshot is held.
+ * snapshot's profile and stay valid while the snapshot is held. With a
+ * persistent cache (store.h) the model is kept per host (steps_persist.c)
+ * and a new process maps it back without reading the profile.
  */
 #ifndef XPROFS_STEPS_H
 #define XPROFS_STEPS_H
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "reader/ctrace.h"
+#include "base/arena.h"
 #include "base/err.h"
 #include "session/session.h"
 #include "reader/xspace.h"
@@ -78,6 +81,8 @@ struct xp_steps {
     uint32_t nsteps;                 /* entries in steps */
     struct xp_steps_thread *threads; /* threads holding steps */
     uint32_t nthreads;               /* entries in threads */
+    struct arena *names;             /* a model loaded from the persistent cache:
+                                      * its row and thread names; else NULL */
 };
 
 /* Build from a decoded profile. step: the annotation name, or NULL to detect.

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/intervals.h"
+#include "out/out.h"
 #include "steps.h"
 
 /* One event of a thread as the builder sees it. */
@@ -71,5 +72,10 @@ void st_abort(struct st_builder *b);
 /* The TensorFlow implicit step markers (XProf's implicit root events). */
 extern const char *const st_tf_markers[];
 #define ST_N_TF_MARKERS 4
+
+/* The model as bytes (steps_persist.c), and back: 0 and *mp (free with
+ * xp_steps_free), -EIO for bytes of another layout or cut short, -ENOMEM. */
+void st_save(const struct xp_steps *m, struct out *o);
+int st_load(const void *p, size_t n, struct xp_steps **mp);
 
 #endif

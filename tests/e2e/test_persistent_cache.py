@@ -9,6 +9,7 @@ the mount then serves without decoding.
 import json
 import os
 import pathlib
+import re
 import stat
 import subprocess
 import time
@@ -316,3 +317,96 @@ def test_gpu_timeline_intermediate(xprofs_build, synth, tmp_path, corpus):
     for i, run in enumerate(runs):
         checked += check_gpu_timeline_from_cache(xprofs_build, corpus, run, tmp_path / str(i))
     assert checked >= 20
+
+
+# All-hosts files that still read the hosts' profiles when the hosts' entries are in
+# the cache: their per-host inputs are not kept there (the trace viewer's index, the
+# kernel launchers' tables, summary.json's and tools.json's facts, module_list's
+# metadata names).
+STILL_DECODES = {"summary.json", "tools.json", "module_list.json", "trace_viewer.json",
+                 "kernel_launchers.csv", "kernel_launchers_summary.csv",
+                 "kernel_launchers_summary_by_category.csv", "xla_summary.csv",
+                 "trace_viewer.json?start_time_ms=1&end_time_ms=3"}
+
+
+def check_all_hosts_from_entries(build, logdir, run, cache):
+    """Each host's files go to the cache (2 tasks, no combine step); then
+    every all-hosts file, made by a new process from the hosts' entries,
+    equals the file made without the cache. Returns the files that read a
+    profile, and how many were compared."""
+    for task in range(2):
+        r = xprofs(build, "precompute", logdir, run, "--task", task, "--tasks", 2,
+                   "--cache-dir", cache, check=False)
+        assert b"hosts: " in r.stdout and r.returncode in (0, 3), r
+    names = [n for n in xprofs(build, "ls", logdir, run).stdout.decode().split()
+             if not n.endswith("/") and n not in ("errors.txt", "cache_stats.json")]
+    decoded, compared = set(), 0
+    for name in names + ["trace_viewer.json?start_time_ms=1&end_time_ms=3"]:
+        ref = xprofs(build, "cat", logdir, run + "/" + name, check=False)
+        if ref.returncode == 2:
+            continue  # needs an option (module_name=...)
+        r = xprofs(build, "--cache-dir", cache, "cat", logdir, run + "/" + name,
+                   run + "/cache_stats.json", check=False)
+        text = r.stdout
+        cut = text.rindex(b'{"profiles_decoded"')
+        assert text[:cut] == ref.stdout, (run, name)
+        if json.loads(text[cut:])["profiles_decoded"] > 0:
+            decoded.add(name)
+        compared += 1
+    return decoded, compared
+
+
+def test_all_hosts_files_combine_from_entries(xprofs_build, synth, tmp_path):
+    logdir = make_run(synth, tmp_path, hosts=4)
+    cache = tmp_path / "cache"
+    decoded, compared = check_all_hosts_from_entries(xprofs_build, logdir, "r1", cache)
+    assert compared >= 30
+    assert decoded == STILL_DECODES, decoded
+    # The combine step of the other files decodes nothing.
+    files = [n for n in xprofs(xprofs_build, "ls", logdir, "r1").stdout.decode().split()
+             if not n.endswith("/") and n not in STILL_DECODES]
+    c2 = tmp_path / "c2"
+    for task in range(2):
+        xprofs(xprofs_build, "precompute", logdir, "r1", "--task", task, "--tasks", 2,
+               "--cache-dir", c2)
+    r = xprofs(xprofs_build, "precompute", logdir, "r1", "--all-hosts", "--files",
+               ",".join(files), "--cache-dir", c2)
+    assert b" 0 failed, 0 profiles decoded," in r.stdout, r.stdout
+
+
+def test_all_hosts_files_combine_from_entries_other_kinds(xprofs_build, synth, corpus,
+                                                          tmp_path):
+    # a TF run that is not training (inference stats), TPU hosts (no GPU events)
+    tpu = synth(tmp_path / "tpu", "--run", "r1", "--scenario", "tpu", "--hosts", 2)
+    old = time.time() - 3600
+    for p in (tpu / "plugins" / "profile" / "r1").iterdir():
+        os.utime(p, (old, old))
+    for logdir, run, i in ((corpus, "tf_gpu_multiworker/s1", 0), (tpu, "r1", 1)):
+        decoded, compared = check_all_hosts_from_entries(xprofs_build, logdir, run,
+                                                         tmp_path / ("c%d" % i))
+        assert compared >= 25, (run, compared)
+        assert decoded == STILL_DECODES, (run, decoded)
+
+
+def test_one_host_run_keeps_one_entry_a_file(xprofs_build, synth, tmp_path):
+    logdir = make_run(synth, tmp_path, hosts=1)
+    cache = tmp_path / "cache"
+    r = xprofs(xprofs_build, "precompute", logdir, "r1", "--cache-dir", cache)
+    made, cached = map(int, re.search(rb"(\d+) files made, (\d+) already cached",
+                                      r.stdout).groups())
+    assert cached >= 25, r.stdout  # the run's file is the host's, already made
+    files = {}
+    for e in (cache / "entries").iterdir():
+        b = e.read_bytes()
+        klen = int.from_bytes(b[28:32], "little")
+        what = [k for k in b[40:40 + klen].split(b"\n") if k.startswith(b"file ")]
+        if what:
+            files[what[0]] = b[(40 + klen + 7) // 8 * 8:]
+    assert len(files) >= 25 and all(k.startswith(b"file r1||") for k in files), list(files)
+    assert len(set(files.values())) == len(files), "two entries of the same bytes"
+    # both paths are served from that one entry, without a decode
+    host = hosts_of(logdir)[0]
+    for p in ("r1/framework_op_stats.json", "r1/hosts/%s/framework_op_stats.json" % host):
+        out, s = cat_with_stats(xprofs_build, cache, logdir, p)
+        assert out == xprofs(xprofs_build, "cat", logdir, p).stdout, p
+        assert s["profiles_decoded"] == 0 and s["cache"]["hits"] == 1, (p, s)

@@ -24,6 +24,10 @@ import pytest
 from conftest import REPO
 
 SBATCH = REPO / "contrib" / "slurm" / "precompute.sbatch"
+# the all-hosts files that still read the hosts' profiles (test_persistent_cache.py)
+STILL_DECODES = {"summary.json", "tools.json", "module_list.json", "trace_viewer.json",
+                 "kernel_launchers.csv", "kernel_launchers_summary.csv",
+                 "kernel_launchers_summary_by_category.csv", "xla_summary.csv"}
 TOOLS = ["munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"]
 
 
@@ -184,23 +188,41 @@ def test_slurm_array_fills_cache_for_mount(cluster, xprofs_build, synth, mount, 
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     jid = r.stdout.strip().split(";")[0]
+    # The first combine step: the files made from the hosts' entries alone.
+    files = [n for n in subprocess.run([str(xprofs_build / "xprofs"), "ls", str(logdir), "r1"],
+                                       capture_output=True, text=True,
+                                       check=True).stdout.split()
+             if not n.endswith("/") and n not in STILL_DECODES]
     r = subprocess.run(["sbatch", "--parsable", "--dependency=afterok:" + jid, "--chdir", work,
                         "--output", os.path.join(work, "combine-%j.txt"), str(SBATCH),
                         "--combine", str(logdir), "r1", cache],
-                       env=env, capture_output=True, text=True, timeout=60)
+                       env=dict(env, XPROFS_FILES=",".join(files)), capture_output=True,
+                       text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     cid = r.stdout.strip().split(";")[0]
+    # A second combine step after it: the files that still read the profiles.
+    r = subprocess.run(["sbatch", "--parsable", "--dependency=afterok:" + cid, "--chdir", work,
+                        "--output", os.path.join(work, "combine2-%j.txt"), str(SBATCH),
+                        "--combine", str(logdir), "r1", cache],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    cid2 = r.stdout.strip().split(";")[0]
     states = cluster.wait(jid)
     logs = "".join(open(os.path.join(work, f), errors="replace").read()
-                   for f in sorted(os.listdir(work)) if f.startswith(("out-", "combine-")))
+                   for f in sorted(os.listdir(work)) if f.startswith(("out-", "combine")))
     assert states == ["COMPLETED"] * 8, (states, logs, cluster.log_tail())
     assert cluster.wait(cid) == ["COMPLETED"], (logs, cluster.log_tail())
+    assert cluster.wait(cid2) == ["COMPLETED"], (logs, cluster.log_tail())
     logs = "".join(open(os.path.join(work, f), errors="replace").read()
-                   for f in sorted(os.listdir(work)) if f.startswith(("out-", "combine-")))
-    # Every task converted its 2 hosts; the combine step found them all.
+                   for f in sorted(os.listdir(work)) if f.startswith(("out-", "combine")))
+    # Every task converted its 2 hosts; the combine steps found them all, and
+    # the first made its files from the hosts' entries without a profile.
     assert logs.count("r1: 2 of 16 hosts:") == 8, logs
-    assert "r1: 16 of 16 hosts and the all-hosts files:" in logs, logs
-    assert re.findall(r" (\d+) failed", logs) == ["0"] * 9, logs
+    assert logs.count("r1: 16 of 16 hosts and the all-hosts files:") == 2, logs
+    assert re.findall(r" (\d+) failed", logs) == ["0"] * 10, logs
+    first = open(os.path.join(work, "combine-%s.txt" % cid), errors="replace").read()
+    assert re.search(r"\d+ files made, \d+ already cached, \d+ need options, 0 failed, "
+                     r"0 profiles decoded", first), first
 
     mnt = mount(logdir, "cache_dir=" + cache)
     names = sorted(p.name for p in (mnt / "r1").iterdir() if p.is_file())

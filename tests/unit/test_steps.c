@@ -3,6 +3,7 @@
  * XSpaces built with protobuf-c, written to a temporary file, read back with
  * the real reader, and checked against hand-computed times.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "xplane/steps.h"
+#include "xplane/steps_build.h"
 #include "xplane.pb-c.h"
 #include "reader/xspace.h"
 
@@ -455,6 +457,69 @@ static void test_steps_chrome_trace(void **state)
     ctrace_free(ct);
 }
 
+/* The model as the persistent cache keeps it (steps_persist.c): the same
+ * model back; every shorter payload, a longer one and another magic are
+ * refused. */
+static void test_steps_persist_round_trip(void **state)
+{
+    static const struct tev ev[] = {
+        {1, "learner_step", 100, 1100, 0, 1},        {1, "input_wait", 110, 310, NO_NUM, 0},
+        {1, "model_and_wait", 320, 1070, NO_NUM, 0}, {1, "learner_step", 1200, 2000, 1, 1},
+        {2, "learner_step", 1250, 1900, 7, 1},       {2, "input_wait", 1300, 1400, NO_NUM, 0},
+    };
+    struct xspace *xs = make_space("/host:CPU", ev, sizeof(ev) / sizeof(ev[0]));
+    struct xp_steps *m = model(xs, NULL), *back;
+    struct blob *b;
+    struct out o;
+    char *bytes;
+    uint32_t i;
+
+    (void)state;
+    out_init(&o);
+    st_save(m, &o);
+    assert_int_equal(out_finish(&o, &b), 0);
+    bytes = malloc(b->size + 1);
+    assert_non_null(bytes);
+    assert_int_equal(blob_read(b, 0, bytes, b->size), (ssize_t)b->size);
+    assert_int_equal(st_load(bytes, b->size, &back), 0);
+    assert_int_equal(back->source, m->source);
+    assert_string_equal(back->reason, m->reason);
+    assert_int_equal(back->nstep_names, m->nstep_names);
+    for (i = 0; i < m->nstep_names; i++)
+        assert_string_equal(back->step_names[i], m->step_names[i]);
+    assert_int_equal(back->nrows, m->nrows);
+    for (i = 0; i < m->nrows; i++) {
+        assert_int_equal(back->rows[i].start_ps, m->rows[i].start_ps);
+        assert_int_equal(back->rows[i].dur_ps, m->rows[i].dur_ps);
+        assert_int_equal(back->rows[i].self_ps, m->rows[i].self_ps);
+        assert_int_equal(back->rows[i].overlap_ps, m->rows[i].overlap_ps);
+        assert_int_equal(back->rows[i].parent, m->rows[i].parent);
+        assert_int_equal(back->rows[i].depth, m->rows[i].depth);
+        assert_string_equal(back->rows[i].name, m->rows[i].name);
+    }
+    assert_int_equal(back->nsteps, m->nsteps);
+    assert_true(m->nsteps >= 3);
+    assert_memory_equal(back->steps, m->steps, m->nsteps * sizeof(*m->steps));
+    assert_int_equal(back->nthreads, m->nthreads);
+    for (i = 0; i < m->nthreads; i++) {
+        assert_int_equal(back->threads[i].id, m->threads[i].id);
+        assert_string_equal(back->threads[i].name, m->threads[i].name);
+    }
+    xp_steps_free(back);
+    for (size_t n = 0; n < b->size; n++) {
+        assert_int_equal(st_load(bytes, n, &back), -EIO);
+        assert_null(back);
+    }
+    bytes[b->size] = 0;
+    assert_int_equal(st_load(bytes, b->size + 1, &back), -EIO);
+    bytes[0] ^= 1;
+    assert_int_equal(st_load(bytes, b->size, &back), -EIO);
+    free(bytes);
+    blob_unref(b);
+    xp_steps_free(m);
+    xspace_close(xs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_steps_deep_nesting),
         cmocka_unit_test(test_steps_detection),
         cmocka_unit_test(test_steps_chrome_trace),
+        cmocka_unit_test(test_steps_persist_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
