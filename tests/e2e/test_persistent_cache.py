@@ -327,6 +327,10 @@ STILL_DECODES = {"summary.json", "tools.json", "module_list.json", "trace_viewer
                  "kernel_launchers.csv", "kernel_launchers_summary.csv",
                  "kernel_launchers_summary_by_category.csv", "xla_summary.csv",
                  "trace_viewer.json?start_time_ms=1&end_time_ms=3"}
+# The TPU hardware and DCN tools read the profile where they answer at all
+# (a run of several hosts refuses utilization_viewer and kernel_utilization).
+MAY_DECODE = {"megascale_stats.json", "perf_counters.json", "utilization_viewer.json",
+              "kernel_utilization.json"}
 
 
 def check_all_hosts_from_entries(build, logdir, run, cache):
@@ -361,10 +365,10 @@ def test_all_hosts_files_combine_from_entries(xprofs_build, synth, tmp_path):
     cache = tmp_path / "cache"
     decoded, compared = check_all_hosts_from_entries(xprofs_build, logdir, "r1", cache)
     assert compared >= 30
-    assert decoded == STILL_DECODES, decoded
+    assert decoded - MAY_DECODE == STILL_DECODES, decoded
     # The combine step of the other files decodes nothing.
     files = [n for n in xprofs(xprofs_build, "ls", logdir, "r1").stdout.decode().split()
-             if not n.endswith("/") and n not in STILL_DECODES]
+             if not n.endswith("/") and n not in STILL_DECODES | MAY_DECODE]
     c2 = tmp_path / "c2"
     for task in range(2):
         xprofs(xprofs_build, "precompute", logdir, "r1", "--task", task, "--tasks", 2,
@@ -385,7 +389,7 @@ def test_all_hosts_files_combine_from_entries_other_kinds(xprofs_build, synth, c
         decoded, compared = check_all_hosts_from_entries(xprofs_build, logdir, run,
                                                          tmp_path / ("c%d" % i))
         assert compared >= 25, (run, compared)
-        assert decoded == STILL_DECODES, (run, decoded)
+        assert decoded - MAY_DECODE == STILL_DECODES, (run, decoded)
 
 
 def test_one_host_run_keeps_one_entry_a_file(xprofs_build, synth, tmp_path):
