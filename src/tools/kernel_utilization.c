@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_facts.h"
 #include "hw_common.h"
 #include "out/datatable.h"
 #include "tpu_sample.h"
@@ -338,7 +339,8 @@ static int ku_produce(struct tool_ctx *ctx, struct out *o)
     struct tpu_plan plans[2];
     int have_plan[2] = {0, 0}, sorted, rc, c, ndev = 0;
     const char *host = NULL;
-    struct xspace *xs;
+    const struct host_facts *f;
+    struct xspace *xs = NULL;
     uint64_t nkernels = 0;
     uint32_t p;
 
@@ -346,13 +348,15 @@ static int ku_produce(struct tool_ctx *ctx, struct out *o)
         return rc;
     if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) == NULL)
         return xp_err_set(ctx->err, -ENOENT, "%s has no xplane for kernel utilization", host);
-    if ((rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err)) != 0)
+    if ((rc = host_facts_get(ctx->snap, host, &f, ctx->err)) != 0)
         return rc;
-    sorted = !xspace_is_grouped(xs);
+    if (f->tpu_plane && (rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err)) != 0)
+        return rc;
+    sorted = xs != NULL && !xspace_is_grouped(xs);
     out_puts(o, "{");
     indent(o, 1);
     out_puts(o, "\"devices\": ");
-    for (p = 0; p < xs->nplanes && rc == 0; p++) {
+    for (p = 0; xs != NULL && p < xs->nplanes && rc == 0; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         struct hw_tpu_identity id;
         int64_t dev;

@@ -8,8 +8,9 @@
  * hosts/<host>/megascale_stats.json is that host's analysis (XProf's
  * host_name=<host>); the run-level file is XProf's ALL_HOSTS entry, the
  * hosts' summaries combined. As XProf converts, the answer is the empty
- * table when some host of the run has no "MegaScale:" event on its
- * /host:CPU plane; the reason goes to errors.txt. tools.json lists the tool
+ * table when some host of the call has no "MegaScale:" event on its
+ * /host:CPU plane (told by the hosts' facts, host_facts.h, without a
+ * profile once cached); the reason goes to errors.txt. tools.json lists the tool
  * when the first host has them (xplane_to_tool_names.cc).
  */
 #include <errno.h>
@@ -18,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_facts.h"
 #include "op_stats/dcn_slack.h"
 #include "out/datatable.h"
-#include "tool.h"
 
 #define MS "megascale_stats.json"
 
@@ -110,8 +111,9 @@ static void build_table(const struct dcn_analysis *an, struct dt_table *t)
     }
 }
 
-/* The first xplane host of the run without MegaScale events, into *missing
- * (NULL when every host has them). */
+/* The first xplane host of the call (its host, else every host of the run)
+ * without MegaScale events, into *missing (NULL when every host has them),
+ * from the hosts' facts: no profile is read for a run without them. */
 static int find_host_without(struct tool_ctx *ctx, const char **missing)
 {
     uint32_t h;
@@ -120,12 +122,12 @@ static int find_host_without(struct tool_ctx *ctx, const char **missing)
     *missing = NULL;
     for (h = 0; h < ctx->snap->nhosts; h++) {
         const char *host = ctx->snap->hosts[h];
-        struct xspace *xs;
-        if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) == NULL)
+        const struct host_facts *f;
+        if (ctx->host != NULL && strcmp(ctx->host, host) != 0)
             continue;
-        if ((rc = snapshot_xspace(ctx->snap, host, &xs, ctx->err)) != 0)
+        if ((rc = host_facts_get(ctx->snap, host, &f, ctx->err)) != 0)
             return rc;
-        if (!dcn_xspace_has_megascale(xs)) {
+        if (f->xplane && !f->megascale) {
             *missing = host;
             return 0;
         }

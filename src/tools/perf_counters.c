@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_facts.h"
 #include "hw_common.h"
 #include "out/datatable.h"
 #include "tpu_sample.h"
@@ -205,10 +206,13 @@ static int pc_produce(struct tool_ctx *ctx, struct out *o)
     out_puts(o, pc_cols);
     for (h = 0; h < tool_host_count(ctx) && rc == 0; h++) {
         const char *host = tool_host(ctx, h);
+        const struct host_facts *f;
         struct xspace *xs;
         if (want != NULL && *want != 0 && strcmp(want, host) != 0)
             continue;
-        if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) == NULL)
+        if ((rc = host_facts_get(ctx->snap, host, &f, ctx->err)) != 0)
+            return rc;
+        if (!f->counter_stat) /* no plane of it has a row: not decoded */
             continue;
         if ((rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err)) != 0)
             return rc;

@@ -5,9 +5,7 @@
  */
 #include <string.h>
 
-#include "op_stats/dcn_slack.h"
-#include "reader/stats.h"
-#include "tool.h"
+#include "host_facts.h"
 
 /* XProf's display order; tags not listed here follow alphabetically. */
 static const char *const tag_order[] = {
@@ -45,27 +43,31 @@ static int tag_rank(const char *tag)
     return 1000;
 }
 
-/* Whether some host has a plane whose name starts with prefix. */
-static int has_plane(struct tool_ctx *ctx, const char *prefix)
+/* The facts of host h (all 0 when they cannot be had). */
+static struct host_facts facts_of(struct tool_ctx *ctx, uint32_t h)
 {
-    size_t n = strlen(prefix);
-    uint32_t h, p;
+    static const struct host_facts none;
+    const struct host_facts *f;
 
-    for (h = 0; h < ctx->snap->nhosts; h++) {
-        struct xspace *xs;
-        if (snapshot_xspace(ctx->snap, ctx->snap->hosts[h], &xs, NULL) != 0)
-            continue;
-        for (p = 0; p < xs->nplanes; p++) {
-            if (strncmp(xs->planes[p].name, prefix, n) == 0)
-                return 1;
-        }
-    }
-    return 0;
+    if (host_facts_get(ctx->snap, ctx->snap->hosts[h], &f, NULL) != 0)
+        return none;
+    return *f;
 }
 
 static int has_gpu_plane(struct tool_ctx *ctx)
 {
-    return has_plane(ctx, "/device:GPU:");
+    for (uint32_t h = 0; h < ctx->snap->nhosts; h++)
+        if (facts_of(ctx, h).gpu_plane)
+            return 1;
+    return 0;
+}
+
+static int has_tpu_plane(struct tool_ctx *ctx)
+{
+    for (uint32_t h = 0; h < ctx->snap->nhosts; h++)
+        if (facts_of(ctx, h).tpu_plane)
+            return 1;
+    return 0;
 }
 
 /* Whether the run has HLO protos: .hlo_proto.pb files, or a host whose
@@ -73,70 +75,25 @@ static int has_gpu_plane(struct tool_ctx *ctx)
  * and graph_viewer then). */
 static int has_hlo(struct tool_ctx *ctx)
 {
-    uint32_t h, p;
-
     if (snapshot_count(ctx->snap, SRC_HLO_PROTO) > 0)
         return 1;
-    for (h = 0; h < ctx->snap->nhosts; h++) {
-        struct xspace *xs;
-        if (snapshot_host_file(ctx->snap, ctx->snap->hosts[h], SRC_XPLANE) == NULL ||
-            snapshot_xspace(ctx->snap, ctx->snap->hosts[h], &xs, NULL) != 0)
-            continue;
-        for (p = 0; p < xs->nplanes; p++) {
-            const struct xp_plane *pl = &xs->planes[p];
-            if (strcmp(pl->name, "/host:metadata") == 0 &&
-                (pl->stat_id[XS_HLO_PROTO] != XP_NO_STAT ||
-                 xp_plane_stat_id_by_name(pl, "HLO Proto") != XP_NO_STAT))
-                return 1;
-        }
-    }
+    for (uint32_t h = 0; h < ctx->snap->nhosts; h++)
+        if (facts_of(ctx, h).hlo_metadata)
+            return 1;
     return 0;
 }
 
 /* XProf's has_dcn_collective_stats: the first host has MegaScale: events. */
 static int has_megascale(struct tool_ctx *ctx)
 {
-    struct xspace *xs;
-
-    return ctx->snap->nhosts > 0 &&
-           snapshot_xspace(ctx->snap, ctx->snap->hosts[0], &xs, NULL) == 0 &&
-           dcn_xspace_has_megascale(xs);
+    return ctx->snap->nhosts > 0 && facts_of(ctx, 0).megascale;
 }
 
 /* Whether the first host has a TPU event with a counter_value stat (XProf
- * lists perf_counters and utilization_viewer then): planes without the
- * stat's metadata are passed over without decoding. */
+ * lists perf_counters and utilization_viewer then). */
 static int has_counters(struct tool_ctx *ctx)
 {
-    struct xspace *xs;
-    uint32_t p, l, e;
-    int maybe = 0;
-
-    if (ctx->snap->nhosts == 0 ||
-        snapshot_host_file(ctx->snap, ctx->snap->hosts[0], SRC_XPLANE) == NULL ||
-        snapshot_xspace(ctx->snap, ctx->snap->hosts[0], &xs, NULL) != 0)
-        return 0;
-    for (p = 0; p < xs->nplanes; p++)
-        if (strncmp(xs->planes[p].name, "/device:TPU:", 12) == 0 &&
-            xs->planes[p].stat_id[XS_COUNTER_VALUE] != XP_NO_STAT)
-            maybe = 1;
-    if (!maybe || snapshot_xspace_decoded(ctx->snap, ctx->snap->hosts[0], &xs, NULL) != 0)
-        return 0;
-    for (p = 0; p < xs->nplanes; p++) {
-        const struct xp_plane *pl = &xs->planes[p];
-        if (strncmp(pl->name, "/device:TPU:", 12) != 0 ||
-            pl->stat_id[XS_COUNTER_VALUE] == XP_NO_STAT)
-            continue;
-        for (l = 0; l < pl->nlines; l++) {
-            for (e = 0; e < pl->lines[l].nevents; e++) {
-                struct xp_stat st;
-                if (xp_event_stat(pl, &pl->lines[l], &pl->lines[l].events[e], XS_COUNTER_VALUE,
-                                  &st))
-                    return 1;
-            }
-        }
-    }
-    return 0;
+    return ctx->snap->nhosts > 0 && facts_of(ctx, 0).tpu_counter_ev;
 }
 
 static int tools_produce(struct tool_ctx *ctx, struct out *o)
@@ -166,7 +123,7 @@ static int tools_produce(struct tool_ctx *ctx, struct out *o)
         /* the HLO op views need HLO modules (GPU) or a TPU's own op stats */
         if ((strcmp(t->tag, "hlo_stats") == 0 || strcmp(t->tag, "op_profile") == 0 ||
              strcmp(t->tag, "roofline_model") == 0) &&
-            !has_hlo(ctx) && !has_plane(ctx, "/device:TPU:"))
+            !has_hlo(ctx) && !has_tpu_plane(ctx))
             continue;
         if (strcmp(t->tag, "megascale_stats") == 0 && !has_megascale(ctx))
             continue;

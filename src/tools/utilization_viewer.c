@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "host_facts.h"
 #include "hw_common.h"
 #include "tpu_sample.h"
 
@@ -84,7 +85,8 @@ static int uv_produce(struct tool_ctx *ctx, struct out *o)
     struct tpu_plan plans[2];
     int have_plan[2] = {0, 0}, grouped, rc, c;
     const char *host = NULL, *why = "it has no TPU plane";
-    struct xspace *xs;
+    const struct host_facts *f;
+    struct xspace *xs = NULL;
     uint64_t rows = 0;
     uint32_t p;
 
@@ -92,11 +94,13 @@ static int uv_produce(struct tool_ctx *ctx, struct out *o)
         return rc;
     if (snapshot_host_file(ctx->snap, host, SRC_XPLANE) == NULL)
         return xp_err_set(ctx->err, -ENOENT, "%s has no xplane for the utilization viewer", host);
-    if ((rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err)) != 0)
+    if ((rc = host_facts_get(ctx->snap, host, &f, ctx->err)) != 0)
         return rc;
-    grouped = xspace_is_grouped(xs);
+    if (f->tpu_plane && (rc = snapshot_xspace_decoded(ctx->snap, host, &xs, ctx->err)) != 0)
+        return rc;
+    grouped = xs != NULL && xspace_is_grouped(xs);
     out_puts(o, uv_cols);
-    for (p = 0; p < xs->nplanes && rc == 0; p++) {
+    for (p = 0; xs != NULL && p < xs->nplanes && rc == 0; p++) {
         const struct xp_plane *pl = &xs->planes[p];
         struct hw_tpu_identity id;
         if (strncmp(pl->name, "/device:TPU:", 12) != 0)

@@ -323,16 +323,10 @@ def test_gpu_timeline_intermediate(xprofs_build, synth, tmp_path, corpus):
 # the cache: their per-host inputs are not kept there (the trace viewer's index, the
 # kernel launchers' tables, summary.json's and tools.json's facts, module_list's
 # metadata names).
-STILL_DECODES = {"summary.json", "tools.json", "module_list.json", "trace_viewer.json",
+STILL_DECODES = {"summary.json", "module_list.json", "trace_viewer.json",
                  "kernel_launchers.csv", "kernel_launchers_summary.csv",
                  "kernel_launchers_summary_by_category.csv", "xla_summary.csv",
                  "trace_viewer.json?start_time_ms=1&end_time_ms=3"}
-# The TPU hardware and DCN tools read the profile where they answer at all
-# (a run of several hosts refuses utilization_viewer and kernel_utilization).
-MAY_DECODE = {"megascale_stats.json", "perf_counters.json", "utilization_viewer.json",
-              "kernel_utilization.json"}
-
-
 def check_all_hosts_from_entries(build, logdir, run, cache):
     """Each host's files go to the cache (2 tasks, no combine step); then
     every all-hosts file, made by a new process from the hosts' entries,
@@ -365,10 +359,10 @@ def test_all_hosts_files_combine_from_entries(xprofs_build, synth, tmp_path):
     cache = tmp_path / "cache"
     decoded, compared = check_all_hosts_from_entries(xprofs_build, logdir, "r1", cache)
     assert compared >= 30
-    assert decoded - MAY_DECODE == STILL_DECODES, decoded
+    assert decoded == STILL_DECODES, decoded
     # The combine step of the other files decodes nothing.
     files = [n for n in xprofs(xprofs_build, "ls", logdir, "r1").stdout.decode().split()
-             if not n.endswith("/") and n not in STILL_DECODES | MAY_DECODE]
+             if not n.endswith("/") and n not in STILL_DECODES]
     c2 = tmp_path / "c2"
     for task in range(2):
         xprofs(xprofs_build, "precompute", logdir, "r1", "--task", task, "--tasks", 2,
@@ -389,7 +383,7 @@ def test_all_hosts_files_combine_from_entries_other_kinds(xprofs_build, synth, c
         decoded, compared = check_all_hosts_from_entries(xprofs_build, logdir, run,
                                                          tmp_path / ("c%d" % i))
         assert compared >= 25, (run, compared)
-        assert decoded - MAY_DECODE == STILL_DECODES, (run, decoded)
+        assert decoded == STILL_DECODES, (run, decoded)
 
 
 def test_one_host_run_keeps_one_entry_a_file(xprofs_build, synth, tmp_path):
@@ -414,3 +408,34 @@ def test_one_host_run_keeps_one_entry_a_file(xprofs_build, synth, tmp_path):
         out, s = cat_with_stats(xprofs_build, cache, logdir, p)
         assert out == xprofs(xprofs_build, "cat", logdir, p).stdout, p
         assert s["profiles_decoded"] == 0 and s["cache"]["hits"] == 1, (p, s)
+
+
+def test_tools_json_from_host_facts(xprofs_build, synth, tmp_path):
+    # A TPU run with MegaScale lines and counter samples lists megascale_stats
+    # and perf_counters; once its hosts were converted, tools.json (and the
+    # empty answers of runs without them) come from the hosts' facts in the
+    # cache, without a profile.
+    dcn = synth(tmp_path / "dcn", "--run", "r1", "--scenario", "tpu_dcn", "--counters", "v6e",
+                "--hosts", 2)
+    gpu = make_run(synth, tmp_path / "g", hosts=2)
+    old = time.time() - 3600
+    for p in (dcn / "plugins" / "profile" / "r1").iterdir():
+        os.utime(p, (old, old))
+    for logdir, listed in ((dcn, True), (gpu, False)):
+        cache = tmp_path / ("c-" + logdir.parent.name)
+        ref = xprofs(xprofs_build, "cat", logdir, "r1/tools.json").stdout
+        tags = json.loads(ref)
+        assert ("megascale_stats" in tags) == listed, tags
+        assert ("perf_counters" in tags) == listed, tags
+        for host in hosts_of(logdir):
+            r = xprofs(xprofs_build, "precompute", logdir, "r1", "--host", host,
+                       "--cache-dir", cache, check=False)
+            assert r.returncode in (0, 3), r  # 3: the files a TPU run has no events for
+        files = ["tools.json"] if listed else ["tools.json", "megascale_stats.json",
+                                                "perf_counters.json"]
+        for name in files:
+            r = xprofs(xprofs_build, "--cache-dir", cache, "cat", logdir, "r1/" + name,
+                       "r1/cache_stats.json")
+            cut = r.stdout.rindex(b'{"profiles_decoded"')
+            assert r.stdout[:cut] == xprofs(xprofs_build, "cat", logdir, "r1/" + name).stdout
+            assert json.loads(r.stdout[cut:])["profiles_decoded"] == 0, (logdir, name)
