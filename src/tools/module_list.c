@@ -4,6 +4,7 @@
  * them (XProf's module_list route lists those), else from the `/host:metadata`
  * planes, where each event metadata carrying an `Hlo Proto` stat is one
  * module, named `name(program_id)` as XProf names the files it extracts.
+ * A host's names are kept in the cache (host_piece.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "base/sort.h"
-#include "tool.h"
+#include "host_piece.h"
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -77,6 +78,57 @@ static int metadata_modules(struct tool_ctx *ctx, const char *host, char ***name
     return 0;
 }
 
+/* host's metadata module names, each ended by a NUL. */
+static int host_part(struct tool_ctx *ctx, const char *host, struct out *o, int64_t *a, int64_t *b)
+{
+    char **names = NULL;
+    size_t n = 0, i;
+    int rc = metadata_modules(ctx, host, &names, &n);
+
+    *a = *b = 0;
+    for (i = 0; i < n; i++) {
+        if (rc == 0)
+            out_write(o, names[i], strlen(names[i]) + 1);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* The names of host's part (from the cache or its profile) into the list. */
+static int host_modules(struct tool_ctx *ctx, const char *host, char ***names, size_t *n)
+{
+    struct out part;
+    struct blob *b;
+    int64_t x, y;
+    size_t at;
+    int rc;
+
+    out_init(&part);
+    if ((rc = host_piece(ctx, "module_list", host, host_part, &part, &x, &y)) != 0) {
+        out_discard(&part);
+        return rc;
+    }
+    if (out_finish(&part, &b) != 0)
+        return xp_err_set(ctx->err, -ENOMEM, "out of memory");
+    for (at = 0; rc == 0 && at < b->size;) {
+        char name[1024];
+        size_t len = 0;
+        ssize_t got = blob_read(b, at, name, sizeof(name));
+        if (got <= 0)
+            break;
+        while (len < (size_t)got && name[len] != '\0')
+            len++;
+        if (len == (size_t)got) /* no NUL: a name of 1 KiB is not one we wrote */
+            break;
+        if (add_name(names, n, name) != 0)
+            rc = xp_err_set(ctx->err, -ENOMEM, "out of memory");
+        at += len + 1;
+    }
+    blob_unref(b);
+    return rc;
+}
+
 static int module_list_produce(struct tool_ctx *ctx, struct out *o)
 {
     char **names = NULL;
@@ -92,7 +144,7 @@ static int module_list_produce(struct tool_ctx *ctx, struct out *o)
     if (rc == 0 && n == 0) {
         for (h = 0; h < tool_host_count(ctx) && rc == 0; h++) {
             if (snapshot_host_file(ctx->snap, tool_host(ctx, h), SRC_XPLANE) != NULL)
-                rc = metadata_modules(ctx, tool_host(ctx, h), &names, &n);
+                rc = host_modules(ctx, tool_host(ctx, h), &names, &n);
         }
     }
     if (rc == 0) {

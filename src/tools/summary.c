@@ -6,7 +6,9 @@
  * ps); for a Chrome trace its processes and their threads (event count,
  * first start and last end in ps of the trace's µs clock); then the run's
  * time span. The first file computed by the reader: it decodes every
- * event, so it also checks that a profile reads cleanly.
+ * event, so it also checks that a profile reads cleanly. Each host's part
+ * is kept in the cache (host_piece.h), so that the all-hosts file combines
+ * from the hosts' entries.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,8 +18,8 @@
 
 #include "base/sort.h"
 #include "reader/ctrace.h"
+#include "host_piece.h"
 #include "reader/xspace.h"
-#include "tool.h"
 
 /* ---- Chrome-trace hosts -------------------------------------------------- */
 
@@ -337,6 +339,15 @@ static int write_host(struct tool_ctx *ctx, struct out *o, const char *host, int
     return 0;
 }
 
+/* host's part of the file, with its time span (empty: lo > hi). */
+static int host_part(struct tool_ctx *ctx, const char *host, struct out *o, int64_t *lo,
+                     int64_t *hi)
+{
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    return write_host(ctx, o, host, lo, hi);
+}
+
 static int summary_produce(struct tool_ctx *ctx, struct out *o)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -348,9 +359,14 @@ static int summary_produce(struct tool_ctx *ctx, struct out *o)
     for (i = 0; i < n; i++) {
         if (i > 0)
             out_putc(o, ',');
-        rc = write_host(ctx, o, tool_host(ctx, i), &lo, &hi);
+        int64_t hlo, hhi;
+        rc = host_piece(ctx, "summary", tool_host(ctx, i), host_part, o, &hlo, &hhi);
         if (rc != 0)
             return rc;
+        if (hlo <= hhi) {
+            lo = hlo < lo ? hlo : lo;
+            hi = hhi > hi ? hhi : hi;
+        }
     }
     out_puts(o, "]");
     if (lo <= hi) {

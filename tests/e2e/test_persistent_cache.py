@@ -323,7 +323,7 @@ def test_gpu_timeline_intermediate(xprofs_build, synth, tmp_path, corpus):
 # the cache: their per-host inputs are not kept there (the trace viewer's index, the
 # kernel launchers' tables, summary.json's and tools.json's facts, module_list's
 # metadata names).
-STILL_DECODES = {"summary.json", "module_list.json", "trace_viewer.json",
+STILL_DECODES = {"trace_viewer.json",
                  "kernel_launchers.csv", "kernel_launchers_summary.csv",
                  "kernel_launchers_summary_by_category.csv", "xla_summary.csv",
                  "trace_viewer.json?start_time_ms=1&end_time_ms=3"}

@@ -25,7 +25,7 @@ from conftest import REPO
 
 SBATCH = REPO / "contrib" / "slurm" / "precompute.sbatch"
 # the all-hosts files that still read the hosts' profiles (test_persistent_cache.py)
-STILL_DECODES = {"summary.json", "module_list.json", "trace_viewer.json",
+STILL_DECODES = {"trace_viewer.json",
                  "kernel_launchers.csv", "kernel_launchers_summary.csv",
                  "kernel_launchers_summary_by_category.csv", "xla_summary.csv"}
 TOOLS = ["munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"]
