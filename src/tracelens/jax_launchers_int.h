@@ -90,6 +90,18 @@ struct jax_visit_state {
     int want_category;            /* 0: k->category may be the name's alone (xplane) */
 };
 
+/* One host's kernels (host index i) from its profile; 0, a negative errno
+ * with err set, or the callback's return. */
+int jax_visit_host(struct snapshot *snap, const char *host, int i, struct jax_visit_state *v,
+                   struct xp_err *err);
+
+/* ---- jax_kernels_cache.c: a host's kernels kept in the persistent cache ---- */
+
+/* The same visit from the host's kernels as the cache keeps them (made
+ * from the profile, with latency and category, and kept, on a miss). */
+int jax_visit_cached(struct snapshot *snap, const char *host, int i, struct jax_visit_state *v,
+                     struct xp_err *err);
+
 /* Hand one kernel (all but launch_latency filled) to the caller. */
 int jax_emit(struct jax_visit_state *v, struct jax_kernel *k);
 

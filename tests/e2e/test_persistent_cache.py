@@ -324,8 +324,6 @@ def test_gpu_timeline_intermediate(xprofs_build, synth, tmp_path, corpus):
 # kernel launchers' tables, summary.json's and tools.json's facts, module_list's
 # metadata names).
 STILL_DECODES = {"trace_viewer.json",
-                 "kernel_launchers.csv", "kernel_launchers_summary.csv",
-                 "kernel_launchers_summary_by_category.csv", "xla_summary.csv",
                  "trace_viewer.json?start_time_ms=1&end_time_ms=3"}
 def check_all_hosts_from_entries(build, logdir, run, cache):
     """Each host's files go to the cache (2 tasks, no combine step); then

@@ -25,9 +25,7 @@ from conftest import REPO
 
 SBATCH = REPO / "contrib" / "slurm" / "precompute.sbatch"
 # the all-hosts files that still read the hosts' profiles (test_persistent_cache.py)
-STILL_DECODES = {"trace_viewer.json",
-                 "kernel_launchers.csv", "kernel_launchers_summary.csv",
-                 "kernel_launchers_summary_by_category.csv", "xla_summary.csv"}
+STILL_DECODES = {"trace_viewer.json"}
 TOOLS = ["munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"]
 
 
