@@ -6,7 +6,10 @@
 # memory_profile against overview_page on a profile with 10^7 allocation
 # events (--alloc-events, about 1.8 GB), the target being <=.
 #
-#   contrib/bench/bench_hw.sh BUILD_DIR
+#   contrib/bench/bench_hw.sh BUILD_DIR             every size, then the 10^7 row
+#   contrib/bench/bench_hw.sh BUILD_DIR SIZE_MB LOGDIR  from bench.sh: SIZE_MB only
+#                                    (LOGDIR, the GPU one, is not used); the 10^7
+#                                    row with the largest size of bench.sh (1000)
 #
 # Prints rows tool<TAB>profile<TAB>profile_MB<TAB>cold_s<TAB>warm_s<TAB>peak_rss_MB
 # (one_file of lib.sh: cold = a fresh `xprofs cat` process, the median of 3
@@ -28,7 +31,8 @@ rows() {
     done
 }
 
-for size in 80 1000; do
+SIZES=${2:-"80 1000"}
+for size in $SIZES; do
     "$BUILD/xprofs-synth" --out "$DIR/g" --run bench --size-mb "$size" --gpus 4 --seed 42 \
         > /dev/null
     rows gpu "$DIR/g" memory_profile.json pod_viewer.json smart_suggestion.json
@@ -39,6 +43,9 @@ for size in 80 1000; do
         pod_viewer.json smart_suggestion.json
     rm -rf "$DIR/t"
 done
-"$BUILD/xprofs-synth" --out "$DIR/a" --run bench --steps 2 --alloc-events 10000000 > /dev/null
-rows alloc-1e7 "$DIR/a" overview_page.json memory_profile.json
-rm -rf "$DIR/a"
+if [ -z "${2:-}" ] || [ "$2" -ge 1000 ]; then
+    "$BUILD/xprofs-synth" --out "$DIR/a" --run bench --steps 2 --alloc-events 10000000 \
+        > /dev/null
+    rows alloc-1e7 "$DIR/a" overview_page.json memory_profile.json
+    rm -rf "$DIR/a"
+fi
