@@ -2,7 +2,7 @@
 # fuzz_campaign.sh FUZZ_BUILD TOOL_SEEDS SECONDS - the mutation campaign of
 # `make attack`: each libFuzzer target of `make fuzz` (ASan+UBSan, clang) for
 # SECONDS on its seeds (our generator's profiles, the Chrome-trace seeds, the
-# query seeds), in a fresh work directory under /tmp. Prints per target the
+# query seeds, the corpus's HLO protos where ../shared/corpus is there), in a fresh work directory under /tmp. Prints per target the
 # inputs tried and the failures (crash, leak, timeout or out-of-memory
 # artifacts); exits 1 if any target failed.
 set -u
@@ -54,5 +54,10 @@ run fuzz_reader "$SEEDS" 4000000
 run fuzz_tools "$SEEDS" 1000000
 run fuzz_ctrace "$FB/ctrace-seeds" 200000
 run fuzz_query "$WORK/query-seeds" 4096
+mkdir -p "$WORK/hlo-seeds"
+for f in ../shared/corpus/*/plugins/profile/*/*.hlo_proto.pb; do
+    [ -e "$f" ] && cp "$f" "$WORK/hlo-seeds/"
+done
+run fuzz_hlo "$WORK/hlo-seeds" 200000
 echo "mutation campaign: $total_runs inputs tried, $total_fail failures"
 exit $status

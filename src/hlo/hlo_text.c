@@ -23,7 +23,8 @@
  * slice_sizes of dynamic collective-permutes; named shardings (Shardy's
  * NamedSharding inside OpSharding); sharding metadata; sparse layouts
  * (dim level types D(...) and physical shapes P(...)); the custom-call
- * literal= of tuples or of more than 65536 elements; result_accuracy
+ * literal= of tuples or of more than 65536 elements (a tuple constant prints
+ * only with print_large_constants, as XLA does); result_accuracy
  * tolerances print with %g. Canonicalizations XLA applies while loading a
  * proto are done for names, partial / subgroup shardings (hlo_text_sharding.c)
  * and literals' layouts; iota tile assignments and device lists print as the
@@ -344,6 +345,10 @@ static void put_constant(struct out *o, const struct txt_instr *in, size_t limit
 
     if (txt_is_array(s->type) && txt_elements(s, max, &n) == 0 && txt_has(in->literal) &&
         txt_literal_max(o, "", in->literal, 0, max, limit) == 0)
+        return;
+    /* tuples only with print_large_constants, as XLA prints them */
+    if (in->src->large_constants && s->type == HLO_TUPLE && txt_has(in->literal) &&
+        txt_tuple_literal(o, in->literal, max, limit) == 0)
         return;
     out_puts(o, "{...}");
 }

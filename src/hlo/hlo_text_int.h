@@ -106,6 +106,11 @@ int txt_literal(struct out *o, const char *prefix, struct wire lit, int with_sha
 int txt_literal_max(struct out *o, const char *prefix, struct wire lit, int with_shape,
                     uint64_t max_elements, size_t limit);
 
+/* A literal of any shape, tuples included ("( {1, 2}, 3 )"), as
+ * LiteralBase::PrintWithoutShapeOneline, each array of at most max_elements
+ * elements. Returns 0, or -1 with nothing written. */
+int txt_tuple_literal(struct out *o, struct wire lit, uint64_t max_elements, size_t limit);
+
 /* ---- shardings and device lists (hlo_text_sharding.c) ---- */
 
 /* prefix, then an OpSharding as HloSharding::ToString (without metadata),

@@ -977,3 +977,52 @@ out:
     arena_free(&a);
     return rc;
 }
+
+/* A tuple literal's elements (LiteralProto.tuple_literals, field 10) as
+ * XLA's TupleToStringHelper prints them on one line: "( a, b )", nested
+ * tuples alike, depth levels deep at most. Writes to o; -1 when some
+ * element cannot be printed or the count is not the shape's. */
+static int tuple_literal(struct out *o, struct wire lit, uint64_t max_elements, size_t limit,
+                         int depth)
+{
+    struct arena a;
+    struct wire sw, cur = lit, el;
+    struct hlo_shape s;
+    uint32_t n = 0;
+    int rc;
+
+    if (!txt_msg(lit, 1, &sw))
+        return -1;
+    arena_init(&a);
+    rc = hlo_read_shape(&a, sw, &s, 0);
+    if (rc == 0 && s.type != HLO_TUPLE)
+        rc = txt_literal_max(o, "", lit, 0, max_elements, limit);
+    else if (rc == 0 && depth <= 0)
+        rc = -1;
+    else if (rc == 0) {
+        out_puts(o, "( ");
+        while (rc == 0 && txt_msg_next(&cur, 10, &el)) {
+            if (n++ > 0)
+                out_puts(o, ", ");
+            rc = tuple_literal(o, el, max_elements, limit, depth - 1);
+        }
+        if (rc == 0 && n != s.ntuple)
+            rc = -1;
+        out_puts(o, " )");
+    }
+    arena_free(&a);
+    return rc == 0 ? 0 : -1;
+}
+
+int txt_tuple_literal(struct out *o, struct wire lit, uint64_t max_elements, size_t limit)
+{
+    struct out tmp;
+    int rc;
+
+    out_init(&tmp);
+    rc = tuple_literal(&tmp, lit, max_elements, limit, 64);
+    if (rc == 0 && !out_failed(&tmp))
+        out_append(o, &tmp);
+    out_discard(&tmp);
+    return rc;
+}

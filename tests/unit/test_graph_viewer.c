@@ -582,6 +582,25 @@ static void array_constant(struct pbw *comp, const char *name, int64_t id, struc
     instr(comp, name, "constant", shp, id, NOOPS, &x);
 }
 
+/* A tuple constant (f32[2], f32[]) holding ({0.5, 1.5}, 2.5). */
+static void tuple_constant(struct pbw *comp, const char *name, int64_t id)
+{
+    const float a[2] = {0.5f, 1.5f}, b = 2.5f;
+    struct pbw x = {0}, lit = {0}, e1 = {0}, e2 = {0}, copy = {0};
+    struct pbw s1 = f32(2), s2 = f32(0), ts = tuple2(f32(2), f32(0));
+
+    pbw_msg(&e1, 1, &s1);
+    pbw_bytes(&e1, 8, a, sizeof(a));
+    pbw_msg(&e2, 1, &s2);
+    pbw_bytes(&e2, 8, &b, sizeof(b));
+    pbw_raw(&copy, ts.p, ts.n);
+    pbw_msg(&lit, 1, &copy);
+    pbw_msg(&lit, 10, &e1);
+    pbw_msg(&lit, 10, &e2);
+    pbw_msg(&x, 8, &lit);
+    instr(comp, name, "constant", ts, id, NOOPS, &x);
+}
+
 /* long_txt prints large constants (print_large_constants), short_txt and
  * the DOT keep XLA's "{...}" past ten elements. */
 static void test_graph_viewer_large_constants(void **state)
@@ -604,6 +623,7 @@ static void test_graph_viewer_large_constants(void **state)
     array_constant(&c, "k", 1, f32(12), twelve, 12);
     array_constant(&c, "k2", 2, mat, twelve, 12);
     instr(&c, "t", "tuple", tuple2(f32(12), f32(12)), 3, LIST(1, 1), NULL);
+    tuple_constant(&c, "kt", 4);
     comp_end(&m, &c, "main", 1, 3);
     hp = proto(&m, 1);
     open_view(&v, &hp);
@@ -612,10 +632,12 @@ static void test_graph_viewer_large_constants(void **state)
                  "9.5, 10.5, 11.5})\n");
     expect_in(t, "  %k2 = f32[3,4]{1,0} constant({ { 0.5, 1.5, 2.5, 3.5 }, { 4.5, 5.5, 6.5, "
                  "7.5 }, { 8.5, 9.5, 10.5, 11.5 } })\n");
+    expect_in(t, "  %kt = (f32[2]{0}, f32[]) constant(( {0.5, 1.5}, 2.5 ))\n");
     free(t);
     t = module_text(&v, 0, 0);
     expect_in(t, "  k = f32[12]{0} constant({...})\n");
     expect_in(t, "  k2 = f32[3,4]{1,0} constant({...})\n");
+    expect_in(t, "  kt = (f32[2]{0}, f32[]) constant({...})\n");
     free(t);
     out_init(&o);
     assert_int_equal(hlo_view_dot_around(&v, hlo_view_find_node(&v, "t"), 2, &opts, &o), 0);
