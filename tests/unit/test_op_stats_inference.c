@@ -337,9 +337,13 @@ static void test_host_priority_tracker(void **state)
      * [200, 1000) */
     assert_true(h.requests[1].start_ps == 200 * US);
     assert_true(h.requests[1].end_ps == 1000 * US);
-    /* boundaries 100 (module end, then start), 200, 300, 500, 600: device
-     * stays current over [100, 600) */
-    assert_true(h.requests[1].device_time_ps == 500 * US);
+    /* boundaries 100 (module end, then start), 200, 300, 500, 600 and the
+     * end 1000 of the host postprocessing that runs from the module's end
+     * (100, no CompleteCallbacks) to the request's: device stays current
+     * over [100, 1000) */
+    assert_true(h.requests[1].device_time_ps == 900 * US);
+    assert_true(h.requests[1].host_postprocessing_ps == 0);
+    assert_true(h.requests[1].idle_time_ps == 0.0);
     assert_true(h.requests[1].write_to_device_time_ps == 0);
     assert_true(h.requests[1].read_from_device_time_ps == 0);
     assert_int_equal(h.requests[1].model_index, 0);
