@@ -26,9 +26,45 @@
 #define CTX_DEVICE 7  /* context type: request -> device module */
 #define CTX_BATCH 8   /* context type: batching request -> ProcessBatch */
 
-/* Stat metadata ids (both planes use the same table). */
-enum { S_R = 1, S_MODEL_ID, S_PT, S_P, S_CT, S_C, S_COUNT };
-static const char *const stat_names[S_COUNT] = {"", "_r", "model_id", "_pt", "_p", "_ct", "_c"};
+/* Stat metadata ids (every plane uses the same table). */
+enum {
+    S_R = 1,
+    S_MODEL_ID,
+    S_PT,
+    S_P,
+    S_CT,
+    S_C,
+    S_TASK_SIZE,
+    S_PADDING,
+    S_BSAP,
+    S_SHAPE,
+    S_LAYOUT,
+    S_THREADS,
+    S_MAX_SIZE,
+    S_TIMEOUT,
+    S_ENQUEUED,
+    S_ALLOWED,
+    S_COUNT
+};
+static const char *const stat_names[S_COUNT] = {
+    "",
+    "_r",
+    "model_id",
+    "_pt",
+    "_p",
+    "_ct",
+    "_c",
+    "batching_input_task_size",
+    "padding_amount",
+    "batch_size_after_padding",
+    "shape",
+    "layout",
+    "/tensorflow/serving/batching/num_batch_threads{model_name=model_c}",
+    "/tensorflow/serving/batching/max_batch_size{model_name=model_c}",
+    "/tensorflow/serving/batching/batch_timeout_micros{model_name=model_c, op_name=b}",
+    "/tensorflow/serving/batching/max_enqueued_batches{model_name=model_c}",
+    "/tensorflow/serving/batching/allowed_batch_sizes{model_name=model_c}",
+};
 
 /* Event metadata ids. */
 enum {
@@ -39,11 +75,34 @@ enum {
     E_PROCESS_BATCH,
     E_MODULE,
     E_CUSTOM,
+    E_EXECUTE,
+    E_LAUNCH,
+    E_CALLBACKS,
+    E_LINEARIZE,
+    E_DELINEARIZE,
+    E_SCHEDULE,
+    E_CONCAT,
+    E_STREAMZ,
     E_COUNT
 };
-static const char *const event_names[E_COUNT] = {"",         "SessionRun",         "WriteHbm",
-                                                 "ReadHbm",  "BatchingSessionRun", "ProcessBatch",
-                                                 "serve(3)", "CustomRequest"};
+static const char *const event_names[E_COUNT] = {
+    "",
+    "SessionRun",
+    "WriteHbm",
+    "ReadHbm",
+    "BatchingSessionRun",
+    "ProcessBatch",
+    "serve(3)",
+    "CustomRequest",
+    "tpu::System::Execute",
+    "DoEnqueueProgram",
+    "CompleteCallbacks",
+    "Linearize",
+    "Delinearize",
+    "ScheduleWithoutSplit",
+    "ConcatInputTensors",
+    "TFStreamz",
+};
 
 /* A non-batching request (even hosts); 0/0 spans are absent. */
 static const struct plain_req {
@@ -62,36 +121,95 @@ static const struct plain_req {
     {0, "", 4600, 5400, 0, 0, 0, 0, 4700, 4800, 0, 0},
     {1, "model_b:2", 5600, 5950, 0, 0, 0, 0, 5650, 5750, 0, 0},
 };
+
+/* Host breakdown and tensor events nested in a plain request (0/0 spans are
+ * absent; see README.md). */
+static const struct plain_extra {
+    int64_t lin0, lin1;       /* Linearize */
+    const char *shape;        /* its shape stat ("f32[8,128]") */
+    int64_t exec0, exec1;     /* tpu::System::Execute */
+    int64_t launch0, launch1; /* DoEnqueueProgram */
+    int64_t cb0, cb1;         /* CompleteCallbacks */
+    int64_t delin0, delin1;   /* Delinearize (same shape) */
+} extra[] = {
+    {102, 108, "f32[8,128]", 120, 140, 260, 290, 900, 950, 960, 980},
+    {1201, 1202, "f32[4]", 1203, 1207, 1270, 1280, 0, 0, 0, 0},
+    {2001, 2009, "f32[8,128]", 2010, 2050, 2350, 2380, 3700, 3800, 3900, 3950},
+};
+#define N_EXTRA (sizeof(extra) / sizeof(extra[0]))
 #define N_PLAIN (sizeof(plain) / sizeof(plain[0]))
 
 /* A batch (odd hosts) and the requests it serves. */
 static const struct batch {
     int64_t pb0, pb1;       /* ProcessBatch on the batch thread */
+    int64_t cat0, cat1;     /* ConcatInputTensors inside it */
+    int padding, size;      /* its padding_amount, batch_size_after_padding */
     int64_t run0, run1;     /* SessionRun inside it (model_c:3) */
     int64_t write0, write1; /* WriteHbm (0/0: none) */
     int64_t read0, read1;   /* ReadHbm */
     int64_t dev0, dev1;     /* module on TPU:0 */
 } batches[] = {
-    {400, 1400, 450, 1350, 500, 600, 1200, 1300, 700, 1100},
-    {2100, 2800, 2150, 2750, 0, 0, 0, 0, 2300, 2500},
+    {400, 1400, 410, 440, 0, 8, 450, 1350, 500, 600, 1200, 1300, 700, 1100},
+    {2100, 2800, 2110, 2140, 2, 4, 2150, 2750, 0, 0, 0, 0, 2300, 2500},
 };
 #define N_BATCHES (sizeof(batches) / sizeof(batches[0]))
 
-/* BatchingSessionRun requests: thread (0 or 1), span, batch index. */
+/* BatchingSessionRun requests: thread (0 or 1), span, batch index, the
+ * ScheduleWithoutSplit inside and its batching_input_task_size. */
 static const struct breq {
     int thread;
     int64_t t0, t1;
     int batch;
+    int64_t s0, s1;
+    int size;
 } breqs[] = {
-    {0, 100, 1500, 0},
-    {1, 200, 1300, 0},
-    {0, 2000, 2600, 1},
+    {0, 100, 1500, 0, 110, 120, 3},
+    {1, 200, 1300, 0, 210, 215, 5},
+    {0, 2000, 2600, 1, 2010, 2020, 2},
 };
 #define N_BREQS (sizeof(breqs) / sizeof(breqs[0]))
 
 static void ev(struct emit *em, int64_t meta, int64_t t0, int64_t t1)
 {
     xev_begin(em, meta, t0 * US, (t1 - t0) * US);
+}
+
+/* A tensor event with its shape and layout. */
+static void tensor_ev(struct emit *em, int64_t meta, int64_t t0, int64_t t1, const char *shape)
+{
+    ev(em, meta, t0, t1);
+    xev_str(em, S_SHAPE, shape);
+    xev_str(em, S_LAYOUT, "{1,0}");
+    xev_end(em);
+}
+
+/* An event without stats, when it has a span. */
+static void plain_ev(struct emit *em, int64_t meta, int64_t t0, int64_t t1)
+{
+    if (t1 > 0) {
+        ev(em, meta, t0, t1);
+        xev_end(em);
+    }
+}
+
+/* The events nested in plain request r, in time order: Linearize, Execute,
+ * WriteHbm, DoEnqueueProgram, ReadHbm, CompleteCallbacks, Delinearize (x is
+ * NULL for the requests with transfers only). */
+static void gen_nested(struct emit *em, const struct plain_req *r, const struct plain_extra *x)
+{
+    if (x != NULL) {
+        tensor_ev(em, E_LINEARIZE, x->lin0, x->lin1, x->shape);
+        plain_ev(em, E_EXECUTE, x->exec0, x->exec1);
+    }
+    plain_ev(em, E_WRITE_HBM, r->write0, r->write1);
+    if (x != NULL)
+        plain_ev(em, E_LAUNCH, x->launch0, x->launch1);
+    plain_ev(em, E_READ_HBM, r->read0, r->read1);
+    if (x != NULL) {
+        plain_ev(em, E_CALLBACKS, x->cb0, x->cb1);
+        if (x->delin1 > 0)
+            tensor_ev(em, E_DELINEARIZE, x->delin0, x->delin1, x->shape);
+    }
 }
 
 /* Even hosts: the serving thread. */
@@ -110,14 +228,7 @@ static int gen_plain_host(void *ctx, int arg, struct emit *em)
         xev_int(em, S_PT, CTX_DEVICE);
         xev_uint(em, S_P, 1 + i);
         xev_end(em);
-        if (r->write1 > 0) {
-            ev(em, E_WRITE_HBM, r->write0, r->write1);
-            xev_end(em);
-        }
-        if (r->read1 > 0) {
-            ev(em, E_READ_HBM, r->read0, r->read1);
-            xev_end(em);
-        }
+        gen_nested(em, r, i < N_EXTRA ? &extra[i] : NULL);
     }
     return em->err;
 }
@@ -154,6 +265,9 @@ static int gen_batch_requests(void *ctx, int arg, struct emit *em)
         xev_int(em, S_PT, CTX_BATCH);
         xev_uint(em, S_P, 1 + (uint64_t)breqs[i].batch);
         xev_end(em);
+        ev(em, E_SCHEDULE, breqs[i].s0, breqs[i].s1);
+        xev_int(em, S_TASK_SIZE, breqs[i].size);
+        xev_end(em);
     }
     return em->err;
 }
@@ -170,6 +284,10 @@ static int gen_batch_thread(void *ctx, int arg, struct emit *em)
         ev(em, E_PROCESS_BATCH, b->pb0, b->pb1);
         xev_int(em, S_CT, CTX_BATCH);
         xev_uint(em, S_C, 1 + i);
+        xev_end(em);
+        ev(em, E_CONCAT, b->cat0, b->cat1);
+        xev_int(em, S_PADDING, b->padding);
+        xev_int(em, S_BSAP, b->size);
         xev_end(em);
         ev(em, E_SESSION_RUN, b->run0, b->run1);
         xev_str(em, S_MODEL_ID, "model_c:3");
@@ -201,6 +319,24 @@ static int gen_batch_device(void *ctx, int arg, struct emit *em)
         xev_uint(em, S_C, 101 + i);
         xev_end(em);
     }
+    return em->err;
+}
+
+/* Odd hosts: the two TFStreamz snapshots; the second holds model_c's
+ * batching parameters (the first, taken before they are set, none). */
+static int gen_streamz(void *ctx, int arg, struct emit *em)
+{
+    (void)ctx;
+    (void)arg;
+    ev(em, E_STREAMZ, 0, 1);
+    xev_end(em);
+    ev(em, E_STREAMZ, 6000, 6001);
+    xev_int(em, S_THREADS, 4);
+    xev_int(em, S_MAX_SIZE, 8);
+    xev_int(em, S_TIMEOUT, 1000);
+    xev_int(em, S_ENQUEUED, 16);
+    xev_str(em, S_ALLOWED, "4,8");
+    xev_end(em);
     return em->err;
 }
 
@@ -238,8 +374,12 @@ int inference_write(struct synth *sy, int h, struct sink *sink)
             {11, "request_thread_2", TS_NS, gen_batch_requests, NULL, 1},
             {12, "batch_thread", TS_NS, gen_batch_thread, NULL, 0},
         };
+        struct xline_desc zline = {1, "TFStreamz", TS_NS, gen_streamz, NULL, 0};
         struct xplane_desc cpu = {0, "/host:CPU", lines, 3, &tail, NULL};
+        struct xplane_desc streamz = {3, "/host:tfstreamz", &zline, 1, &tail, NULL};
         rc = xplane_write(sink, &cpu, &bytes);
+        if (rc == 0)
+            rc = xplane_write(sink, &streamz, &bytes);
     } else if (rc == 0) {
         struct xline_desc line = {1, "serving_thread", TS_NS, gen_plain_host, NULL, 0};
         struct xplane_desc cpu = {0, "/host:CPU", &line, 1, &tail, NULL};

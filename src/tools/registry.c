@@ -31,6 +31,7 @@ extern const struct tool tool_roofline_model_csv;
 extern const struct tool tool_smart_suggestion_json;
 extern const struct tool tool_pod_viewer_json;
 extern const struct tool tool_megascale_stats_json;
+extern const struct tool tool_inference_profile_json;
 extern const struct tool tool_perf_counters_json;
 extern const struct tool tool_utilization_viewer_json;
 extern const struct tool tool_kernel_utilization_json;
@@ -108,6 +109,8 @@ const struct tool *const tool_table[] = {
     &tool_pod_viewer_json,
     /* XProf's Megascale (multi-slice DCN) collective stats (megascale_stats.c) */
     &tool_megascale_stats_json,
+    /* XProf's inference profile: per model requests and batches (inference_profile.c) */
+    &tool_inference_profile_json,
     /* XProf's hardware tools over TPU counter samples (perf_counters.c,
      * utilization_viewer.c, kernel_utilization.c) */
     &tool_perf_counters_json,

@@ -337,9 +337,13 @@ static void test_host_priority_tracker(void **state)
      * [200, 1000) */
     assert_true(h.requests[1].start_ps == 200 * US);
     assert_true(h.requests[1].end_ps == 1000 * US);
-    /* boundaries 100 (module end, then start), 200, 300, 500, 600: device
-     * stays current over [100, 600) */
-    assert_true(h.requests[1].device_time_ps == 500 * US);
+    /* boundaries 100 (module end, then start), 200, 300, 500, 600 and the
+     * end 1000 of the host postprocessing that runs from the module's end
+     * (100, no CompleteCallbacks) to the request's: device stays current
+     * over [100, 1000) */
+    assert_true(h.requests[1].device_time_ps == 900 * US);
+    assert_true(h.requests[1].host_postprocessing_ps == 0);
+    assert_true(h.requests[1].idle_time_ps == 0.0);
     assert_true(h.requests[1].write_to_device_time_ps == 0);
     assert_true(h.requests[1].read_from_device_time_ps == 0);
     assert_int_equal(h.requests[1].model_index, 0);
@@ -405,6 +409,50 @@ static void test_host_pre_grouped(void **state)
     inf_host_free(&h);
 }
 
+/* XProf's PercentileSelector: all of at most 60 requests; of 1000, up to 10
+ * from each percentile's range: [50, 51), [75, 76), [90, 91), [99, 99.5),
+ * [99.9, 99.95) and [99.99, 99.995) (the last range holds no rank of 1000,
+ * and the search for it starts where the 99th's ended). Another column
+ * re-sorts, stably. */
+static void test_sample(void **state)
+{
+    struct inf_request *r = calloc(1000, sizeof(*r));
+    struct inference_stats st;
+    struct inf_model m;
+    struct inf_pick *p;
+    uint32_t n, i;
+
+    (void)state;
+    assert_non_null(r);
+    one_model(&st, &m, r, 60);
+    assert_int_equal(inference_sample_requests(&m, "", &p, &n), 0);
+    assert_int_equal(n, 60);
+    assert_true(p[59].index == 59 && p[59].percentile == 100.0 * 59 / 60);
+    free(p);
+    one_model(&st, &m, r, 1000);
+    for (i = 0; i < 1000; i++)
+        r[i].batching_request_size = (int32_t)(1000 - i) / 2;
+    assert_int_equal(inference_sample_requests(&m, "Latency", &p, &n), 0);
+    assert_int_equal(n, 36);
+    assert_int_equal(p[0].index, 500);
+    assert_int_equal(p[9].index, 509);
+    assert_int_equal(p[10].index, 750);
+    assert_int_equal(p[30].index, 990);
+    assert_int_equal(p[34].index, 994);
+    assert_int_equal(p[35].index, 999);
+    assert_true(p[35].percentile == 99.9);
+    free(p);
+    /* by request size: sizes 500, 499, 499, ... descending with the index,
+     * so the order reverses, pairs of equal sizes keeping theirs */
+    assert_int_equal(inference_sample_requests(&m, "Request size", &p, &n), 0);
+    assert_int_equal(n, 36);
+    assert_int_equal(m.requests[p[0].index].batching_request_size, 250);
+    assert_true(p[0].index < p[1].index || m.requests[p[0].index].batching_request_size !=
+                                               m.requests[p[1].index].batching_request_size);
+    free(p);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_average_epsilon),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_combine),
+        cmocka_unit_test(test_sample),
         cmocka_unit_test(test_host_priority_tracker),
         cmocka_unit_test(test_host_system_transfers),
         cmocka_unit_test(test_host_pre_grouped),
