@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench_hw.sh - the rest of XProf's tools (issue 41) on generated profiles:
-# memory_profile, pod_viewer and smart_suggestion on GPU training profiles,
+# memory_profile, pod_viewer, smart_suggestion and inference_profile (its
+# answer for a training run: no requests) on GPU training profiles,
 # perf_counters, utilization_viewer and kernel_utilization on TPU profiles
 # with v6e counter samples (--counters v6e), 80 MB and 1 GB each; then
 # memory_profile against overview_page on a profile with 10^7 allocation
@@ -35,7 +36,8 @@ SIZES=${2:-"80 1000"}
 for size in $SIZES; do
     "$BUILD/xprofs-synth" --out "$DIR/g" --run bench --size-mb "$size" --gpus 4 --seed 42 \
         > /dev/null
-    rows gpu "$DIR/g" memory_profile.json pod_viewer.json smart_suggestion.json
+    rows gpu "$DIR/g" memory_profile.json pod_viewer.json smart_suggestion.json \
+        inference_profile.json
     rm -rf "$DIR/g"
     "$BUILD/xprofs-synth" --out "$DIR/t" --run bench --scenario tpu --counters v6e \
         --size-mb "$size" --seed 42 > /dev/null
