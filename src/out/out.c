@@ -53,6 +53,12 @@ void out_stream_at(struct out *o, int fd, size_t threshold)
     o->spill_at = threshold;
 }
 
+void out_on_stream(struct out *o, void (*fn)(void *arg, const void *p, size_t n), void *arg)
+{
+    o->on_stream = fn;
+    o->on_stream_arg = arg;
+}
+
 /* Chunks are mapped on their own, and a writer's chunks after its first
  * with transparent huge pages: first writes to fresh memory then fault once
  * per 2 MiB instead of once per 4 KiB, which is much of the cost of writing
@@ -164,6 +170,8 @@ static int spill_chunks(struct out *o, char **reuse)
                 close(o->spill_fd);
             return rc;
         }
+        if (o->on_stream != NULL && o->stream)
+            o->on_stream(o->on_stream_arg, o->chunks[i], OUT_CHUNK);
         o->spilled += OUT_CHUNK;
         if (i + 1 < o->nchunks)
             chunk_free(o->chunks[i]);
@@ -593,6 +601,8 @@ int out_finish_to(struct out *o, int fd)
     for (i = o->spilled / OUT_CHUNK; rc == 0 && i < o->nchunks; i++) {
         size_t n = i + 1 < o->nchunks ? OUT_CHUNK : o->len - i * OUT_CHUNK;
         rc = write_full(fd, o->chunks[i], n);
+        if (rc == 0 && o->on_stream != NULL)
+            o->on_stream(o->on_stream_arg, o->chunks[i], n);
     }
     out_discard(o);
     return rc;

@@ -50,8 +50,10 @@ struct out {
                               the caller's fd when streaming */
     int stream;            /* 1: spill_fd is the caller's (out_stream_at) */
     size_t expect;         /* bytes it is expected to hold (out_expect), 0: unknown */
-    int (*on_spill)(void *arg, int fd, size_t spilled); /* see out_on_spill, or NULL */
-    void *on_spill_arg;                                 /* its argument */
+    int (*on_spill)(void *arg, int fd, size_t spilled);    /* see out_on_spill, or NULL */
+    void *on_spill_arg;                                    /* its argument */
+    void (*on_stream)(void *arg, const void *p, size_t n); /* see out_on_stream, or NULL */
+    void *on_stream_arg;                                   /* its argument */
 };
 
 struct blob {
@@ -95,6 +97,12 @@ int out_failed(const struct out *o);
  * than threshold bytes: full chunks are written there and their memory
  * reused. Call right after out_init; end with out_finish_to(o, fd). */
 void out_stream_at(struct out *o, int fd, size_t threshold);
+
+/* fn(arg, p, n) for every run of bytes a streaming writer sends to its fd,
+ * in order (full chunks as they leave, the rest in out_finish_to), so that
+ * the caller can keep a copy (the persistent cache's entry) without the
+ * bytes going through a spill file. Call after out_stream_at. */
+void out_on_stream(struct out *o, void (*fn)(void *arg, const void *p, size_t n), void *arg);
 
 /* Empty a writer that never spills or streams but keep its chunks, so that
  * a writer reused in a loop writes its next bytes into the same memory

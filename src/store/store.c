@@ -492,6 +492,10 @@ int store_put_commit(struct store_writer *w, struct xp_err *err)
         store_put_abort(w);
         return xp_err_set(err, -EIO, "cache entry: a write failed");
     }
+    if (st->max_bytes > 0 && w->hlen + (size_t)w->plen > st->max_bytes) {
+        store_put_abort(w); /* bigger than the bound: never kept */
+        return 0;
+    }
     h = calloc(1, w->hlen);
     if (h == NULL) {
         store_put_abort(w);

@@ -95,7 +95,8 @@ int store_put_begin(struct store *st, const char *key, struct store_writer **wp,
  * for store_put_abort). */
 int store_put_write(struct store_writer *w, const void *p, size_t n);
 /* Finish: the entry appears whole under its name (replacing an older one),
- * then the bound is kept. Frees w. Returns 0 or -errno with err. */
+ * then the bound is kept; an entry bigger than the bound itself is dropped
+ * instead (0). Frees w. Returns 0 or -errno with err. */
 int store_put_commit(struct store_writer *w, struct xp_err *err);
 /* Give up: the temporary file goes. Frees w; NULL is a no-op. */
 void store_put_abort(struct store_writer *w);

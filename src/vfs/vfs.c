@@ -940,70 +940,21 @@ int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob
     return rc;
 }
 
-/* Bytes of a spill file followed to fd while the file is made (cat_follow). */
-struct follow {
-    int fd;      /* where they go */
-    size_t sent; /* bytes [0, sent) are there */
-    int err;     /* a write to fd failed: -errno */
-};
-
-static int write_all(int fd, const char *p, size_t n)
+/* out_on_stream: the streamed bytes into the cache entry being written
+ * (a failed write only makes the commit fail: the file still streams). */
+static void tee_to_entry(void *arg, const void *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* out_on_spill: copy what the spill file gained to the follower's fd. */
-static int cat_follow(void *arg, int spill_fd, size_t spilled)
-{
-    struct follow *f = arg;
-    char buf[1 << 16];
-
-    while (f->sent < spilled) {
-        size_t n = spilled - f->sent < sizeof(buf) ? spilled - f->sent : sizeof(buf);
-        ssize_t r = pread(spill_fd, buf, n, (off_t)f->sent);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? -errno : -EIO;
-        if ((f->err = write_all(f->fd, buf, (size_t)r)) != 0)
-            return f->err;
-        f->sent += (size_t)r;
-    }
-    return 0;
-}
-
-/* The rest of b, from f->sent on, to f->fd. */
-static int follow_rest(struct follow *f, const struct blob *b)
-{
-    char buf[1 << 16];
-
-    while (f->sent < b->size) {
-        size_t n = b->size - f->sent < sizeof(buf) ? b->size - f->sent : sizeof(buf);
-        ssize_t r = blob_read(b, f->sent, buf, n);
-        if (r <= 0)
-            return r < 0 ? (int)r : -EIO;
-        if ((f->err = write_all(f->fd, buf, (size_t)r)) != 0)
-            return f->err;
-        f->sent += (size_t)r;
-    }
-    return 0;
+    (void)store_put_write(arg, p, n);
 }
 
 /* vfs_read_to of a file the persistent cache keeps: a hit is copied to fd;
- * a miss is made as the mount makes it (spilling to a file past a few MB),
- * its bytes following to fd while it is made, then kept in the store. */
+ * a miss streams to fd as it is made, each byte also written once into
+ * the entry's temporary file, which is committed (fsync, rename) once the
+ * file is whole. A file of a source still being written is not kept. */
 static int read_to_store(struct vfs *v, const struct vfs_node *node, int fd, struct xp_err *err)
 {
-    struct follow f = {fd, 0, 0};
+    struct store_writer *w = NULL;
+    struct xp_err serr = {0};
     struct fill_arg a;
     struct blob *b = NULL;
     struct out o;
@@ -1022,30 +973,31 @@ static int read_to_store(struct vfs *v, const struct vfs_node *node, int fd, str
             xp_err_set(err, rc, "write: %s", strerror(-rc));
         goto done;
     }
+    if (skey != NULL && !snapshot_is_fresh(a.snap, 2) &&
+        store_put_begin(v->store, skey, &w, &serr) != 0)
+        snapshot_log(a.snap, "%s: not kept in the cache directory: %s", node->tool->file, serr.msg);
     out_init(&o);
-    out_spill(&o, spill_dir());
-    out_on_spill(&o, cat_follow, &f);
+    out_stream_at(&o, fd, VFS_CAT_STREAM_AT);
+    if (w != NULL)
+        out_on_stream(&o, tee_to_entry, w);
     making(v, 1);
     rc = produce_tool(&a, &o, err);
     making(v, -1);
     if (rc == 0) {
-        rc = out_finish(&o, &b);
-        if (rc != 0 && f.err != 0)
-            rc = xp_err_set(err, f.err, "write: %s", strerror(-f.err));
-        else if (rc == -ENOMEM)
+        rc = out_finish_to(&o, fd);
+        if (rc == -ENOMEM)
             rc = xp_err_set(err, rc, "%s: out of memory", node->tool->file);
         else if (rc != 0)
-            rc = output_failed(&a, rc, "spill file", err);
+            rc = output_failed(&a, rc, "write", err);
     } else {
         out_discard(&o);
     }
-    if (rc == 0 && (rc = follow_rest(&f, b)) != 0)
-        xp_err_set(err, rc, "write: %s", strerror(-rc));
-    if (rc == 0 && skey != NULL && !snapshot_is_fresh(a.snap, 2)) {
-        struct xp_err serr = {0};
-        if (store_put_blob(v->store, skey, b, &serr) != 0)
+    if (rc == 0 && w != NULL) {
+        if (store_put_commit(w, &serr) != 0)
             snapshot_log(a.snap, "%s: not kept in the cache directory: %s", node->tool->file,
                          serr.msg);
+    } else {
+        store_put_abort(w);
     }
     vfs_trim(v, 1);
 done:
