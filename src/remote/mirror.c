@@ -452,15 +452,15 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
     const char *drel;
     struct mdir *d;
     struct mobj *copies = NULL;
-    int rc = 0, missing = 0, fresh;
+    int rc = 0, missing = 0;
     struct xp_err e = {0};
 
     if (strncmp(dir, m->root, rlen) != 0 || (dir[rlen] != '\0' && dir[rlen] != '/'))
         return 0; /* not ours */
     drel = dir[rlen] == '/' ? dir + rlen + 1 : "";
-    /* The listing, at most lister's wait old news: the store that hangs
-     * leaves the copies as they are. */
-    fresh = lister_ask(&m->lister);
+    /* A listing at most recheck_ms old, waited for the lister's wait at
+     * most: late, the copies follow the last one. */
+    lister_ask(&m->lister);
     pthread_mutex_lock(&m->lock);
     /* One fetch of a directory at a time; the others wait for its answer. */
     while ((d = dir_state(m, drel)) != NULL && d->busy)
@@ -479,11 +479,10 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         return rc;
     }
     if (m->list_rc != 0) {
-        xp_err_set(&e, -EIO, "%s",
-                   m->list_msg); /* the store did not answer; what is copied stays */
+        /* The store did not answer: what is copied stays. */
+        xp_err_set(&e, -EIO, "%s", m->list_msg);
         rc = 1;
     }
-    (void)fresh; /* not answered yet: the copies follow the last listing */
     /* What to copy, taken out of the listing: the lock is let go while the
      * bytes come, so other runs' files keep answering. */
     copies = calloc(m->nobjs ? m->nobjs : 1, sizeof(*copies));
