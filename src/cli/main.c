@@ -91,22 +91,25 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int cat_raw(const char *path)
+/* A source file to stdout (copied from its store first, if it lives in
+ * one). 0 or a negative errno with err. */
+static int cat_raw(struct vfs *v, const struct vfs_node *node, struct xp_err *err)
 {
     char buf[1 << 16];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n;
+    int fd, rc;
 
-    if (fd < 0)
-        return -errno;
+    rc = vfs_open_raw(v, node, &fd, err);
+    if (rc != 0)
+        return rc;
     while ((n = read(fd, buf, sizeof(buf))) > 0) {
         if (write_all(1, buf, (size_t)n) != 0) {
             close(fd);
-            return -EIO;
+            return xp_err_set(err, -EIO, "write: %s", strerror(errno));
         }
     }
     close(fd);
-    return n < 0 ? -EIO : 0;
+    return n < 0 ? xp_err_set(err, -EIO, "read: %s", strerror(errno)) : 0;
 }
 
 static int cmd_cat(struct vfs *v, const char *path)
@@ -124,10 +127,8 @@ static int cmd_cat(struct vfs *v, const char *path)
         goto fail;
     }
     if (node.kind == VFS_RAW) {
-        rc = cat_raw(node.raw_path);
+        rc = cat_raw(v, &node, &err);
         vfs_node_free(&node);
-        if (rc != 0)
-            xp_err_set(&err, rc, "%s", strerror(-rc));
         goto done;
     }
     rc = vfs_read_to(v, &node, 1, &err);

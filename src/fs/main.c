@@ -93,9 +93,11 @@ struct xfs_opts {
     char *cache_dir;          /* -o cache_dir=DIR: the persistent cache (and a store's
                                  local copy) */
     char *cache_bytes;        /* -o cache_bytes=N[KMGT]: bound of each */
+    char *store_timeout_arg;  /* -o store_timeout=SECONDS: bound of each store request */
     int cache_mb;             /* their values, checked */
     int max_runs;
     int trace_complete;
+    int store_timeout;     /* its value, checked (0: the default) */
     int max_threads_given; /* -o max_threads=N was given (libfuse reads N) */
 };
 
@@ -318,8 +320,7 @@ static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     h->fd = -1;
     if (node.kind == VFS_RAW) {
-        h->fd = open(node.raw_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        rc = h->fd < 0 ? -errno : 0;
+        rc = vfs_open_raw(fs->v, &node, &h->fd, &err);
         if (rc == 0) {
             uint64_t gen = (uint64_t)node.mtime_ns ^ (uint64_t)node.raw_size;
             fi->keep_cache = inodes_served(&fs->inodes, ino, gen, node.raw_size) == gen;
@@ -631,6 +632,7 @@ static const struct fuse_opt xfs_opt_spec[] = {
     {"s3_style=%s", offsetof(struct xfs_opts, s3_style), 0},
     {"cache_dir=%s", offsetof(struct xfs_opts, cache_dir), 0},
     {"cache_bytes=%s", offsetof(struct xfs_opts, cache_bytes), 0},
+    {"store_timeout=%s", offsetof(struct xfs_opts, store_timeout_arg), 0},
     FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
     FUSE_OPT_END,
 };
@@ -719,7 +721,10 @@ static void usage(const char *prog)
            "  -o trace_complete=0  do not complete a trace index in the background after a\n"
            "                     zoomed-out first request (default 1: the next zoom finds it)\n"
            "  -o endpoint=URL    S3-compatible store of an s3:// or gs:// LOGDIR\n"
-           "  -o s3_style=path|virtual  bucket in the path or in the host name\n"
+           "  -o s3_style=path|virtual  bucket in the path or in the host name (default:\n"
+           "                     virtual for amazonaws.com, path for another endpoint)\n"
+           "  -o store_timeout=SECONDS  bound of each request to the store (default 60);\n"
+           "                     a lookup waits for the store's listing 3 s at most\n"
            "                     (for such a LOGDIR cache_dir also holds the store's local copy,\n"
            "                     default ~/.cache/xprofs/remote, and cache_bytes bounds it too:\n"
            "                     least recently read runs go first; produced files: DIR/produced)\n"
@@ -786,8 +791,7 @@ int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts opts;
-    struct xfs_opts xo = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1024, VFS_MAX_LIVE_RUNS,
-                          1,    0};
+    struct xfs_opts xo = {.cache_mb = 1024, .max_runs = VFS_MAX_LIVE_RUNS, .trace_complete = 1};
     struct mirror_opts mo = {0};
     unsigned long long cache_bytes = 0;
     struct xfs fs;
@@ -829,6 +833,7 @@ int main(int argc, char *argv[])
     if (opt_int("cache_mb", xo.cache_mb_arg, 0, 1 << 30, &xo.cache_mb) != 0 ||
         opt_int("max_runs", xo.max_runs_arg, 1, 1 << 20, &xo.max_runs) != 0 ||
         opt_int("trace_complete", xo.trace_complete_arg, 0, 1, &xo.trace_complete) != 0 ||
+        opt_int("store_timeout", xo.store_timeout_arg, 1, 86400, &xo.store_timeout) != 0 ||
         opt_bytes(xo.cache_bytes, &cache_bytes) != 0)
         goto err_out2;
     if (is_mount_point(opts.mountpoint)) {
@@ -841,6 +846,7 @@ int main(int argc, char *argv[])
     mo.style = xo.s3_style;
     mo.cache_dir = xo.cache_dir;
     mo.cache_bytes = (long long)cache_bytes;
+    mo.timeout_s = xo.store_timeout;
     if (vfs_open_location(xo.logdir, &mo, (size_t)xo.cache_mb << 20, &fs.v, &err) != 0) {
         fprintf(stderr, "xprofs-mount: %s\n", err.msg);
         goto err_out2;
@@ -910,6 +916,7 @@ err_out1:
     free(xo.s3_style);
     free(xo.cache_dir);
     free(xo.cache_bytes);
+    free(xo.store_timeout_arg);
     pthread_mutex_destroy(&fs.open_lock);
     return ret ? 1 : 0;
 }

@@ -3,6 +3,7 @@
  */
 #include "mirror.h"
 #include "gcs_auth.h"
+#include "lister.h"
 #include "s3.h"
 
 #include <ctype.h>
@@ -49,13 +50,15 @@ struct mirror {
     char *root;           /* cache/tree, realpath */
     int recheck_ms;
     long long cache_bytes; /* bound of the copies, 0: none */
+    struct lister lister;  /* lists the store again, in its own thread */
+    int lister_on;         /* lister started */
+    int cancel;            /* closing: requests in flight stop (atomic) */
     pthread_mutex_t lock;
     pthread_cond_t cond; /* a directory's fetch is done */
     struct mobj *objs;   /* sorted by rel */
     size_t nobjs;
     uint64_t list_gen; /* listings made */
-    int64_t listed_ms; /* when the last listing was made (or failed) */
-    int list_rc;       /* what it gave */
+    int list_rc;       /* what the last listing gave */
     char list_msg[XP_ERR_MAX];
     struct mdir *dirs;
     size_t ndirs;
@@ -63,9 +66,7 @@ struct mirror {
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return lister_now_ms();
 }
 
 int mirror_is_url(const char *s)
@@ -194,23 +195,13 @@ static void index_load(struct mirror *m, struct mobj *objs, size_t n)
     fclose(f);
 }
 
-/* Lay out a fresh listing: placeholders for new objects, the copies of
- * removed ones gone. Caller holds the lock. */
-static int relist_locked(struct mirror *m, struct xp_err *err)
+/* Lay out listing so (n objects, freed here): placeholders for new
+ * objects, the copies of removed ones gone. Caller holds the lock. */
+static int install_locked(struct mirror *m, struct s3_object *so, size_t n, struct xp_err *err)
 {
-    struct s3_object *so;
     struct mobj *objs;
-    struct xp_err le = {0};
-    size_t n, i, k = 0;
-    int rc;
+    size_t i, k = 0;
 
-    m->listed_ms = now_ms();
-    rc = s3_list(&m->conf, m->prefix, &so, &n, &le);
-    m->list_rc = rc;
-    if (rc != 0) {
-        snprintf(m->list_msg, sizeof(m->list_msg), "%s", le.msg);
-        return xp_err_set(err, rc, "%s", le.msg);
-    }
     objs = calloc(n ? n : 1, sizeof(*objs));
     if (objs == NULL) {
         s3_objects_free(so, n);
@@ -275,16 +266,74 @@ static int relist_locked(struct mirror *m, struct xp_err *err)
     return 0;
 }
 
-int mirror_refresh(void *arg, struct xp_err *err)
+/* List the store (no lock held while it answers), then lay the listing
+ * out under the lock. 0 or a negative errno with err. */
+static int relist(struct mirror *m, struct xp_err *err)
 {
-    struct mirror *m = arg;
-    int rc = 0;
+    struct s3_object *so = NULL;
+    struct xp_err le = {0};
+    size_t n = 0;
+    int rc;
+
+    rc = s3_list(&m->conf, m->prefix, &so, &n, &le);
+    pthread_mutex_lock(&m->lock);
+    if (rc == 0)
+        rc = install_locked(m, so, n, &le);
+    m->list_rc = rc;
+    if (rc != 0)
+        snprintf(m->list_msg, sizeof(m->list_msg), "%s", le.msg);
+    pthread_mutex_unlock(&m->lock);
+    return rc != 0 ? xp_err_set(err, rc, "%s", le.msg) : 0;
+}
+
+/* The lister's job: one listing; its result stays in m. */
+static void relist_job(void *arg)
+{
+    relist(arg, NULL);
+}
+
+/* A listing recent enough, waited for at most the lister's wait: 0 when
+ * the last listing is fresh and answered; 1 with err when it failed or is
+ * still under way (the runs as last listed). */
+static int listing(struct mirror *m, struct xp_err *err)
+{
+    int fresh = lister_ask(&m->lister), rc = 0;
 
     pthread_mutex_lock(&m->lock);
-    if (now_ms() - m->listed_ms >= m->recheck_ms)
-        rc = relist_locked(m, err);
+    if (m->list_rc != 0) {
+        xp_err_set(err, 1, "%s", m->list_msg);
+        rc = 1;
+    } else if (!fresh) {
+        xp_err_set(err, 1, "%s: the store's listing is still under way; the runs as last listed",
+                   m->url);
+        rc = 1;
+    }
     pthread_mutex_unlock(&m->lock);
     return rc;
+}
+
+int mirror_refresh(void *arg, struct xp_err *err)
+{
+    return listing(arg, err);
+}
+
+int mirror_pending(void *arg, const char *path, int64_t *size)
+{
+    struct mirror *m = arg;
+    size_t rlen = strlen(m->root);
+    struct mobj *o;
+    int yes = 0;
+
+    if (strncmp(path, m->root, rlen) != 0 || path[rlen] != '/')
+        return 0;
+    pthread_mutex_lock(&m->lock);
+    o = find_obj(m->objs, m->nobjs, path + rlen + 1);
+    if (o != NULL && o->have_size < 0) {
+        *size = o->size;
+        yes = 1;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return yes;
 }
 
 /* Copy object o into the tree: a temporary file renamed over its name. */
@@ -409,6 +458,9 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
     if (strncmp(dir, m->root, rlen) != 0 || (dir[rlen] != '\0' && dir[rlen] != '/'))
         return 0; /* not ours */
     drel = dir[rlen] == '/' ? dir + rlen + 1 : "";
+    /* A listing at most recheck_ms old, waited for the lister's wait at
+     * most: late, the copies follow the last one. */
+    lister_ask(&m->lister);
     pthread_mutex_lock(&m->lock);
     /* One fetch of a directory at a time; the others wait for its answer. */
     while ((d = dir_state(m, drel)) != NULL && d->busy)
@@ -426,11 +478,9 @@ int mirror_fetch_dir(void *arg, const char *dir, struct xp_err *err)
         pthread_mutex_unlock(&m->lock);
         return rc;
     }
-    if (now_ms() - m->listed_ms >= m->recheck_ms) {
-        if (relist_locked(m, &e) != 0)
-            rc = 1; /* the store did not answer; what is copied stays */
-    } else if (m->list_rc != 0) {
-        xp_err_set(&e, -EIO, "%s", m->list_msg); /* the last listing failed */
+    if (m->list_rc != 0) {
+        /* The store did not answer: what is copied stays. */
+        xp_err_set(&e, -EIO, "%s", m->list_msg);
         rc = 1;
     }
     /* What to copy, taken out of the listing: the lock is let go while the
@@ -651,9 +701,17 @@ int mirror_open(const char *url, const struct mirror_opts *o, struct mirror **mp
     if (rc == 0)
         rc = cache_dir(m, o->cache_dir, gs ? "gs" : "s3", bucket, err);
     if (rc == 0) {
-        pthread_mutex_lock(&m->lock);
-        rc = relist_locked(m, err);
-        pthread_mutex_unlock(&m->lock);
+        int64_t begun = now_ms();
+        m->conf.timeout_s = o->timeout_s > 0 ? o->timeout_s : m->conf.timeout_s;
+        m->conf.cancel = &m->cancel;
+        rc = relist(m, err);
+        if (rc == 0) {
+            rc = lister_start(&m->lister, relist_job, m, m->recheck_ms,
+                              o->list_wait_ms > 0 ? o->list_wait_ms : 3000, begun);
+            m->lister_on = rc == 0;
+            if (rc != 0)
+                xp_err_set(err, rc, "cannot start the store's lister: %s", strerror(-rc));
+        }
     }
     if (rc != 0) {
         mirror_close(m);
@@ -669,6 +727,9 @@ void mirror_close(struct mirror *m)
 
     if (m == NULL)
         return;
+    __atomic_store_n(&m->cancel, 1, __ATOMIC_RELAXED);
+    if (m->lister_on)
+        lister_stop(&m->lister);
     s3_conf_free(&m->conf);
     if (m->gcs != NULL)
         gcs_auth_free(m->gcs);

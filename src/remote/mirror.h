@@ -8,8 +8,11 @@
  * skips it, so no byte of a missing file is ever read). A run directory's
  * files are copied on first need (mirror_fetch_dir), in parallel ranges,
  * into a temporary file renamed over the name, so a snapshot sees the old
- * file or the new one, never a part. The store is listed at most every 5
- * seconds; an object whose size and ETag are those of its copy is not
+ * file or the new one, never a part. The store is listed again in a thread
+ * of its own (lister.h), at most every 5 seconds and only while asked; an
+ * asker waits for a listing at most 3 seconds, then goes on with the last
+ * one, so a store that hangs holds no lookup for long. An object whose
+ * size and ETag are those of its copy is not
  * copied again (cache_dir/index keeps them across mounts). With a
  * cache_bytes bound, the copies of the runs least recently asked for (and
  * not within the last recheck_ms) become placeholders again once the copies
@@ -17,6 +20,8 @@
  */
 #ifndef XPROFS_MIRROR_H
 #define XPROFS_MIRROR_H
+
+#include <stdint.h>
 
 #include "base/err.h"
 
@@ -27,6 +32,8 @@ struct mirror_opts {
     const char *style;     /* -o s3_style=path|virtual, or NULL */
     const char *cache_dir; /* -o cache_dir=DIR, or NULL: $XDG_CACHE_HOME or ~/.cache */
     int recheck_ms;        /* how old a listing may be (5000) */
+    int list_wait_ms;      /* how long an asker waits for a listing (3000) */
+    int timeout_s;         /* -o store_timeout=SECONDS: bound of each request (60) */
     long long cache_bytes; /* bound of the copies (LRU by run), 0: none */
 };
 
@@ -42,9 +49,15 @@ void mirror_close(struct mirror *m);
 /* The local directory standing for the store's prefix (a LOGDIR). */
 const char *mirror_root(const struct mirror *m);
 
-/* List again if the last listing is older than recheck_ms: new runs appear,
- * removed objects go. 0 or a negative errno with err. arg is the mirror. */
+/* A listing at most recheck_ms old: new runs appear, removed objects go.
+ * Waits for one at most list_wait_ms. 0; 1 with err when the last listing
+ * failed or is still under way (the tree stays as last listed). arg is the
+ * mirror. */
 int mirror_refresh(void *arg, struct xp_err *err);
+
+/* 1 and the listed *size if path (in the tree) is an object not copied
+ * yet (its placeholder); else 0. arg is the mirror. */
+int mirror_pending(void *arg, const char *path, int64_t *size);
 
 /* Bring the files directly in run directory dir up to date with the store.
  * 0; 1 with err when the store failed but every file has a copy (older,

@@ -156,34 +156,53 @@ static int add_header(struct req *r, const char *name, const char *value)
     return 0;
 }
 
+int s3_url(const struct s3_conf *c, const char *key, char *url, size_t n, char *host, size_t hn,
+           char *path, size_t pn)
+{
+    const char *scheme_end = strstr(c->endpoint, "://");
+    const char *ehost = scheme_end ? scheme_end + 3 : c->endpoint;
+    const char *eslash = strchr(ehost, '/');
+    size_t ehn = eslash ? (size_t)(eslash - ehost) : strlen(ehost);
+    char raw[4096], *epath;
+    int w;
+
+    if (c->path_style) {
+        w = snprintf(host, hn, "%.*s", (int)ehn, ehost);
+        if (w >= 0 && (size_t)w < hn)
+            w = snprintf(raw, sizeof(raw), "/%s/%s", c->bucket, key ? key : "");
+    } else {
+        w = snprintf(host, hn, "%s.%.*s", c->bucket, (int)ehn, ehost);
+        if (w >= 0 && (size_t)w < hn)
+            w = snprintf(raw, sizeof(raw), "/%s", key ? key : "");
+    }
+    if (w < 0 || (size_t)w >= hn || (size_t)w >= sizeof(raw))
+        return -ENAMETOOLONG;
+    if (path != NULL && (size_t)snprintf(path, pn, "%s", raw) >= pn)
+        return -ENAMETOOLONG;
+    epath = sigv4_uri_encode(raw, 1);
+    if (epath == NULL)
+        return -ENOMEM;
+    w = snprintf(url, n, "%.*s%s%s", (int)(ehost - c->endpoint), c->endpoint, host, epath);
+    free(epath);
+    return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
+}
+
 /* URL and signed headers of method on key (NULL: the bucket) with query q. */
 static int build_req(const struct s3_conf *c, const char *method, const char *key,
                      const struct sigv4_pair *q, size_t nq, struct req *r, struct xp_err *err)
 {
-    const char *scheme_end = strstr(c->endpoint, "://");
-    const char *host = scheme_end ? scheme_end + 3 : c->endpoint;
-    char hostbuf[512], path[4096], date[32], *epath;
+    char hostbuf[512], path[4096], date[32];
     struct tm tm;
     time_t now = time(NULL);
     int rc;
 
     memset(r, 0, sizeof(*r));
     snprintf(r->desc, sizeof(r->desc), "%s://%s/%s", c->scheme, c->bucket, key ? key : "");
-    if (c->path_style) {
-        snprintf(hostbuf, sizeof(hostbuf), "%s", host);
-        snprintf(path, sizeof(path), "/%s/%s", c->bucket, key ? key : "");
-    } else {
-        snprintf(hostbuf, sizeof(hostbuf), "%s.%s", c->bucket, host);
-        snprintf(path, sizeof(path), "/%s", key ? key : "");
-    }
-    if (strchr(hostbuf, '/') != NULL)
-        *strchr(hostbuf, '/') = '\0';
-    epath = sigv4_uri_encode(path, 1);
-    if (epath == NULL)
-        return xp_err_set(err, -ENOMEM, "out of memory");
-    snprintf(r->url, sizeof(r->url), "%.*s%s%s", (int)(host - c->endpoint), c->endpoint, hostbuf,
-             epath);
-    free(epath);
+    rc = s3_url(c, key, r->url, sizeof(r->url), hostbuf, sizeof(hostbuf), path, sizeof(path));
+    if (rc == -ENOMEM)
+        return xp_err_set(err, rc, "out of memory");
+    if (rc != 0)
+        return xp_err_set(err, rc, "%s: URL too long", r->desc);
     if (append_query_url(r->url, sizeof(r->url), q, nq) != 0)
         return xp_err_set(err, -ENAMETOOLONG, "%s: URL too long", r->desc);
     gmtime_r(&now, &tm);
@@ -226,18 +245,46 @@ static int build_req(const struct s3_conf *c, const char *method, const char *ke
     return 0;
 }
 
-static void set_common(CURL *h, const struct req *r)
+/* Stops a transfer once the client's cancel flag is up (the mount closes). */
+static int xfer_cancel(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
 {
+    const int *cancel = arg;
+
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    return cancel != NULL && __atomic_load_n(cancel, __ATOMIC_RELAXED) != 0;
+}
+
+static void set_common(CURL *h, const struct s3_conf *c, const struct req *r)
+{
+    long t = c->timeout_s > 0 ? c->timeout_s : 60;
+
     curl_easy_setopt(h, CURLOPT_URL, r->url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdrs);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    /* Each request, connection to last byte, within store_timeout. */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, t);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, t < 10 ? t : 10L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, t < 30 ? t : 30L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "xprofs");
+    if (c->cancel != NULL) {
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, xfer_cancel);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->cancel);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    }
+}
+
+/* 1 if the client's cancel flag is up. */
+static int cancelled(const struct s3_conf *c)
+{
+    return c->cancel != NULL && __atomic_load_n(c->cancel, __ATOMIC_RELAXED) != 0;
 }
 
 static int transient_curl(CURLcode cc)
@@ -294,7 +341,7 @@ static int perform(const struct s3_conf *c, const char *method, const char *key,
             free_req(&r);
             return xp_err_set(err, -ENOMEM, "out of memory");
         }
-        set_common(h, &r);
+        set_common(h, c, &r);
         b->n = 0;
         b->too_big = 0;
         if (strcmp(method, "HEAD") == 0)
@@ -320,8 +367,9 @@ static int perform(const struct s3_conf *c, const char *method, const char *key,
             free_req(&r);
             return 0;
         }
-        if (attempt < c->retries && ((cc != CURLE_OK && transient_curl(cc)) ||
-                                     (cc == CURLE_OK && transient_http(*status)))) {
+        if (attempt < c->retries && !cancelled(c) &&
+            ((cc != CURLE_OK && transient_curl(cc)) ||
+             (cc == CURLE_OK && transient_http(*status)))) {
             free_req(&r);
             backoff(attempt);
             continue;
@@ -525,7 +573,7 @@ static CURL *range_start(const struct s3_conf *c, const char *key, const char *e
         xp_err_set(err, -ENOMEM, "out of memory");
         return NULL;
     }
-    set_common(h, &rg->r);
+    set_common(h, c, &rg->r);
     rg->got = 0;
     rg->status = 0;
     rg->failed_write = 0;
@@ -613,7 +661,7 @@ int s3_download(const struct s3_conf *c, const char *key, int64_t size, const ch
             int transient = (cc != CURLE_OK && transient_curl(cc)) ||
                             (cc == CURLE_OK && transient_http(status)) ||
                             (cc == CURLE_OK && status == 206 && rg->got < rg->len);
-            if (transient && rg->attempts < c->retries && !rg->failed_write) {
+            if (transient && rg->attempts < c->retries && !rg->failed_write && !cancelled(c)) {
                 rg->attempts++;
                 rg->not_before_ms = mono_ms() + 100 * (1 << (2 * (rg->attempts - 1)));
                 free_req(&rg->r);

@@ -29,6 +29,8 @@ struct s3_conf {
     int retries;        /* tries after the first for a transient failure */
     int range_mb;       /* ranged GET piece, MiB (8) */
     int parallel;       /* ranges in flight at once (8) */
+    int timeout_s;      /* bound of each HTTP request, seconds (60) */
+    const int *cancel;  /* nonzero (atomic read): requests in flight stop, or NULL */
     /* An OAuth bearer token instead of SigV4 (gs:// without HMAC keys):
      * fills buf, 0 or a negative errno with err. NULL: SigV4. */
     int (*bearer)(void *arg, char *buf, size_t n, struct xp_err *err);
@@ -44,12 +46,22 @@ struct s3_object {
 /* Fill c for bucket: credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
  * AWS_SESSION_TOKEN, else ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) at
  * profile AWS_PROFILE (default "default"); region from AWS_REGION or
- * AWS_DEFAULT_REGION (us-east-1); endpoint (NULL: AWS's regional one, then
- * virtual-host-style) and style ("path", "virtual" or NULL: path-style for
- * a given endpoint). 0, or a negative errno with err. */
+ * AWS_DEFAULT_REGION, else the profile's region in ~/.aws/config
+ * (AWS_CONFIG_FILE) or ~/.aws/credentials, else us-east-1; endpoint (NULL:
+ * AWS's regional one) and style ("path", "virtual" or NULL: as AWS, that is
+ * virtual-host-style for an amazonaws.com endpoint, path-style for any
+ * other). 0, or a negative errno with err. */
 int s3_conf_init(struct s3_conf *c, const char *bucket, const char *endpoint, const char *style,
                  struct xp_err *err);
 void s3_conf_free(struct s3_conf *c);
+
+/* The URL of key (NULL: the bucket) without query, into url (n bytes), and
+ * the Host header's value into host (hn bytes): endpoint/bucket/key
+ * path-style, bucket.host/key virtual-host-style, the key percent-encoded
+ * as SigV4 wants; the path signed (raw) into path (pn bytes) when not
+ * NULL. 0, -ENOMEM or -ENAMETOOLONG. */
+int s3_url(const struct s3_conf *c, const char *key, char *url, size_t n, char *host, size_t hn,
+           char *path, size_t pn);
 
 /* Every object under prefix (ListObjectsV2, page after page), sorted by key.
  * *objs is malloc'ed (s3_objects_free). 0 or a negative errno with err. */

@@ -28,8 +28,9 @@ static char *trim(char *s)
     return s;
 }
 
-/* Keys of [profile] in an INI file of AWS's shape. 0 if found; -ENOENT. */
-static int read_credentials(const char *path, const char *profile, struct s3_conf *c)
+/* Keys of [profile] in an INI file of AWS's shape (~/.aws/config names it
+ * [profile NAME], but [default]; config set). 0 if found; -ENOENT. */
+static int read_credentials(const char *path, const char *profile, int config, struct s3_conf *c)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -45,13 +46,21 @@ static int read_credentials(const char *path, const char *profile, struct s3_con
             char *end = strchr(s, ']');
             if (end != NULL)
                 *end = '\0';
-            in = strcmp(trim(s + 1), profile) == 0;
+            s = trim(s + 1);
+            if (config && strcmp(profile, "default") != 0) {
+                in = strncmp(s, "profile", 7) == 0 && isspace((unsigned char)s[7]) &&
+                     strcmp(trim(s + 8), profile) == 0;
+            } else {
+                in = strcmp(s, profile) == 0;
+            }
             continue;
         }
         if (!in || (eq = strchr(s, '=')) == NULL)
             continue;
         *eq = '\0';
         char *k = trim(s), *v = trim(eq + 1), **dst = NULL;
+        if (config && strcmp(k, "region") != 0)
+            continue; /* keys come from the credentials file */
         if (strcmp(k, "aws_access_key_id") == 0)
             dst = &c->access_key;
         else if (strcmp(k, "aws_secret_access_key") == 0)
@@ -85,11 +94,26 @@ static int bucket_ok(const char *s)
     return 1;
 }
 
+/* 1 if endpoint's host is AWS's (s3.REGION.amazonaws.com and the like),
+ * which serves buckets virtual-host-style. */
+static int aws_endpoint(const char *endpoint)
+{
+    const char *h = strstr(endpoint, "://"), *e;
+    size_t n;
+
+    h = h != NULL ? h + 3 : endpoint;
+    e = h + strcspn(h, ":/");
+    n = (size_t)(e - h);
+    return (n == 13 && strncmp(h, "amazonaws.com", 13) == 0) ||
+           (n > 14 && strncmp(e - 14, ".amazonaws.com", 14) == 0);
+}
+
 int s3_conf_init(struct s3_conf *c, const char *bucket, const char *endpoint, const char *style,
                  struct xp_err *err)
 {
     char path[4096];
     const char *home = getenv("HOME"), *file = getenv("AWS_SHARED_CREDENTIALS_FILE");
+    const char *config = getenv("AWS_CONFIG_FILE");
     const char *profile = getenv("AWS_PROFILE");
 
     memset(c, 0, sizeof(*c));
@@ -97,6 +121,7 @@ int s3_conf_init(struct s3_conf *c, const char *bucket, const char *endpoint, co
     c->retries = 3;
     c->range_mb = 8;
     c->parallel = 8;
+    c->timeout_s = 60;
     if (!bucket_ok(bucket))
         return xp_err_set(err, -EINVAL, "'%s': not a bucket name", bucket);
     if (style != NULL && strcmp(style, "path") != 0 && strcmp(style, "virtual") != 0)
@@ -121,12 +146,21 @@ int s3_conf_init(struct s3_conf *c, const char *bucket, const char *endpoint, co
             file = path;
         }
         if (file != NULL)
-            read_credentials(file, profile ? profile : "default", c);
+            read_credentials(file, profile ? profile : "default", 0, c);
         if (c->access_key == NULL || c->secret == NULL) {
             free(c->access_key);
             free(c->secret);
             c->access_key = c->secret = NULL;
         }
+    }
+    if (c->region == NULL) {
+        char cpath[4096];
+        if (config == NULL && home != NULL) {
+            snprintf(cpath, sizeof(cpath), "%s/.aws/config", home);
+            config = cpath;
+        }
+        if (config != NULL)
+            read_credentials(config, profile ? profile : "default", 1, c);
     }
     if (c->region == NULL)
         c->region = strdup("us-east-1");
@@ -137,7 +171,8 @@ int s3_conf_init(struct s3_conf *c, const char *bucket, const char *endpoint, co
             while (n > 0 && c->endpoint[n - 1] == '/')
                 c->endpoint[--n] = '\0';
         }
-        c->path_style = style == NULL || strcmp(style, "path") == 0;
+        c->path_style = style != NULL ? strcmp(style, "path") == 0
+                                      : c->endpoint == NULL || !aws_endpoint(c->endpoint);
     } else {
         snprintf(path, sizeof(path), "https://s3.%s.amazonaws.com", c->region ? c->region : "");
         c->endpoint = strdup(path);

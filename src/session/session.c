@@ -164,7 +164,22 @@ static int probe_file(struct session *s, int dfd, const char *name, struct sourc
         return 1;
     if (S_ISLNK(st.st_mode)) {
         char joined[PATH_MAX];
+        int64_t listed;
         snprintf(joined, sizeof(joined), "%s/%s", s->dir, name);
+        if (realpath(joined, path) == NULL && s->hook != NULL && s->hook->pending != NULL &&
+            s->hook->pending(s->hook->arg, joined, &listed)) {
+            /* A store's object not copied yet: its name and listed size. */
+            f->path = strdup(joined);
+            if (f->path == NULL)
+                return -ENOMEM;
+            f->pending = 1;
+            f->dev = st.st_dev;
+            f->ino = st.st_ino;
+            f->size = (off_t)listed;
+            f->mtime_ns = stat_mtime_ns(&st);
+            f->ctime_ns = stat_ctime_ns(&st);
+            return 0;
+        }
         if (realpath(joined, path) == NULL || !inside(s->logdir, path))
             return 1; /* dangling, or escaping LOGDIR */
         if (stat(path, &st) != 0)
@@ -226,7 +241,7 @@ static int snapshot_build(struct session *s, struct snapshot **snapp, struct xp_
                 goto next_fail;
             continue;
         }
-        if (f.kind == SRC_TRACE_JSON && is_pytorch_trace(f.path))
+        if (f.kind == SRC_TRACE_JSON && !f.pending && is_pytorch_trace(f.path))
             f.kind = SRC_PT_TRACE;
         f.name = strdup(de->d_name);
         if (f.name == NULL)
@@ -321,6 +336,18 @@ void session_unref(struct session *s)
 }
 
 /* 1 if the directory listing or any file's fingerprint differs from snap. */
+/* 1 if source f is no longer what the snapshot listed (a pending one:
+ * its placeholder, whose own size is not the listed one). */
+static int source_moved(const struct source_file *f)
+{
+    struct stat st;
+
+    if ((f->pending ? lstat(f->path, &st) : stat(f->path, &st)) != 0)
+        return 1;
+    return st.st_dev != f->dev || st.st_ino != f->ino || (!f->pending && st.st_size != f->size) ||
+           stat_mtime_ns(&st) != f->mtime_ns || stat_ctime_ns(&st) != f->ctime_ns;
+}
+
 static int snapshot_stale(struct session *s, const struct snapshot *snap, int64_t dir_mtime_ns)
 {
     uint32_t i;
@@ -328,11 +355,7 @@ static int snapshot_stale(struct session *s, const struct snapshot *snap, int64_
     if (dir_mtime_ns != s->dir_mtime_ns)
         return 1;
     for (i = 0; i < snap->nfiles; i++) {
-        const struct source_file *f = &snap->files[i];
-        struct stat st;
-        if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino ||
-            st.st_size != f->size || stat_mtime_ns(&st) != f->mtime_ns ||
-            stat_ctime_ns(&st) != f->ctime_ns)
+        if (source_moved(&snap->files[i]))
             return 1;
     }
     return 0;
@@ -344,10 +367,7 @@ int snapshot_sources_unchanged(const struct snapshot *snap, struct xp_err *err)
 
     for (i = 0; i < snap->nfiles; i++) {
         const struct source_file *f = &snap->files[i];
-        struct stat st;
-        if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino ||
-            st.st_size != f->size || stat_mtime_ns(&st) != f->mtime_ns ||
-            stat_ctime_ns(&st) != f->ctime_ns)
+        if (source_moved(f))
             return xp_err_set(
                 err, -EIO, "%s changed while this file was made from it; read it again", f->name);
     }
@@ -392,24 +412,40 @@ static void note_fetch(struct snapshot *snap, int frc, const char *msg)
 
 int snapshot_fetch_failed(struct snapshot *snap, struct xp_err *err)
 {
+    uint32_t i;
     int rc = 0;
 
     pthread_mutex_lock(&snap->lock);
     if (snap->fetch_error != NULL)
         rc = xp_err_set(err, -EIO, "%s", snap->fetch_error);
     pthread_mutex_unlock(&snap->lock);
+    for (i = 0; rc == 0 && i < snap->nfiles; i++) {
+        if (snap->files[i].pending)
+            rc = xp_err_set(err, -EIO, "%s: not copied from the store yet; read it again",
+                            snap->files[i].name);
+    }
     return rc;
 }
 
-static int session_get(struct session *s, int check, struct snapshot **snapp, struct xp_err *err)
+/* How session_get treats a remote store's copy. */
+enum get_mode {
+    GET_CACHED, /* as it is; copied if there is no snapshot yet */
+    GET_FULL,   /* sources checked, the run's objects copied first */
+    GET_LISTED, /* sources checked, the store's listing only */
+};
+
+static int session_get(struct session *s, enum get_mode mode, struct snapshot **snapp,
+                       struct xp_err *err)
 {
     struct stat st;
     int64_t dir_mtime = 0;
-    int rc = 0, frc = 0;
+    int rc = 0, frc = 0, check = mode != GET_CACHED;
     struct xp_err ferr = {0};
 
     *snapp = NULL;
-    if (s->hook != NULL && (check || s->snap == NULL))
+    if (s->hook != NULL && mode == GET_LISTED)
+        frc = s->hook->refresh(s->hook->arg, &ferr);
+    else if (s->hook != NULL && (check || s->snap == NULL))
         frc = s->hook->fetch(s->hook->arg, s->dir, &ferr);
     if (stat(s->dir, &st) != 0)
         return xp_err_set(err, -ENOENT, "%s: %s", s->dir, strerror(errno));
@@ -435,7 +471,9 @@ static int session_get(struct session *s, int check, struct snapshot **snapp, st
             }
         }
     }
-    if (rc == 0 && s->hook != NULL && (check || frc != 0))
+    if (rc == 0 && s->hook != NULL && mode == GET_LISTED && frc != 0)
+        snapshot_log(s->snap, "%s", ferr.msg); /* the listing's failure: no copy's */
+    else if (rc == 0 && s->hook != NULL && mode != GET_LISTED && (check || frc != 0))
         note_fetch(s->snap, frc, ferr.msg);
     if (rc == 0)
         *snapp = snapshot_ref(s->snap);
@@ -474,12 +512,17 @@ int64_t session_last_used_ms(const struct session *s)
 
 int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *err)
 {
-    return session_get(s, 1, snapp, err);
+    return session_get(s, GET_FULL, snapp, err);
+}
+
+int session_snapshot_listed(struct session *s, struct snapshot **snapp, struct xp_err *err)
+{
+    return session_get(s, GET_LISTED, snapp, err);
 }
 
 int session_snapshot_cached(struct session *s, struct snapshot **snapp, struct xp_err *err)
 {
-    return session_get(s, 0, snapp, err);
+    return session_get(s, GET_CACHED, snapp, err);
 }
 
 struct snapshot *snapshot_ref(struct snapshot *snap)

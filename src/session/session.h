@@ -41,20 +41,29 @@ struct source_file {
     int64_t mtime_ns;      /* fingerprint: modification time */
     int64_t ctime_ns;      /* fingerprint: status change time (moves with any
                             * write, even one that puts the mtime back) */
+    int pending;           /* a remote store's object not copied yet: size is
+                            * the listed one, the rest its placeholder's, and
+                            * path holds no bytes (source_hook.fetch copies it) */
 };
 
 struct intermediate;
 
 /* Where a run directory's files come from when they are a local copy of a
  * remote store's (src/remote/mirror.h; NULL for a local LOGDIR). fetch is
- * asked before a run directory is listed: 0 when its files are up to date;
- * > 0 with err when the store failed but every file has a copy (logged to
- * errors.txt); < 0 with err when some file has none (the snapshot keeps
- * the reason, fetch_error, and its files are EIO). refresh is asked before
- * the catalog walks LOGDIR again. */
+ * asked before a snapshot that files are made from (session_snapshot): 0
+ * when its files are up to date; > 0 with err when the store failed but
+ * every file has a copy (logged to errors.txt); < 0 with err when some file
+ * has none (the snapshot keeps the reason, fetch_error, and files made from
+ * it are EIO). refresh is asked before the catalog walks LOGDIR again and
+ * before a listed snapshot (session_snapshot_listed): 0, or > 0 with err
+ * when the store's listing failed or is late (logged). pending says whether
+ * a path of the copy is an object not copied yet, and its listed size: a
+ * listed snapshot has such files (pending), so a run is listed and its
+ * files looked up from the store's listing alone. */
 struct source_hook {
     int (*fetch)(void *arg, const char *dir, struct xp_err *err);
     int (*refresh)(void *arg, struct xp_err *err);
+    int (*pending)(void *arg, const char *path, int64_t *size);
     void *arg;
 };
 
@@ -99,6 +108,11 @@ void session_unref(struct session *s);
 /* The current snapshot, refreshed if any source changed. Returns 0 and a
  * referenced *snapp (release with snapshot_unref), or a negative errno. */
 int session_snapshot(struct session *s, struct snapshot **snapp, struct xp_err *err);
+
+/* The same for listing and looking up files, not for making them: a
+ * remote store's objects not copied yet are in it (pending), and none is
+ * copied. Same contract as session_snapshot. */
+int session_snapshot_listed(struct session *s, struct snapshot **snapp, struct xp_err *err);
 
 /* The current snapshot without checking sources (cheap, may be stale); made
  * if there is none. Same contract as session_snapshot. */
@@ -210,7 +224,8 @@ char *snapshot_key_text(const struct snapshot *snap, const char *what);
 uint64_t snapshot_profiles_opened(void);
 
 /* -EIO with err (the store's reason) if a source of snap could not be
- * copied from the remote store it lives in; else 0. */
+ * copied from the remote store it lives in, or is not copied yet (pending:
+ * a listed snapshot, or an object listed since the copy); else 0. */
 int snapshot_fetch_failed(struct snapshot *snap, struct xp_err *err);
 
 /* Add a line to errors.txt, after the time it happened ("2026-12-03T21:40:12.345Z ",

@@ -24,6 +24,6 @@ static int errors_produce(struct tool_ctx *ctx, struct out *o)
 const struct tool tool_errors_txt = {
     .file = "errors.txt",
     .scope = TOOL_RUN,
-    .flags = TOOL_UNCACHED,
+    .flags = TOOL_UNCACHED | TOOL_NO_SOURCES,
     .produce = errors_produce,
 };

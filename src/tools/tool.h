@@ -28,11 +28,13 @@ enum tool_scope {
 
 /* Flags. */
 enum tool_flags {
-    TOOL_UNCACHED = 1, /* recomputed on every open (errors.txt) */
-    TOOL_ONE_HOST = 2, /* takes one host: listed in a run of several hosts
-                        * under hosts/<host>/ only (a lookup still says why) */
-    TOOL_UNLISTED = 4, /* found by lookup only: meaningless without its
-                        * options (compare.*?base=RUN) */
+    TOOL_UNCACHED = 1,   /* recomputed on every open (errors.txt) */
+    TOOL_ONE_HOST = 2,   /* takes one host: listed in a run of several hosts
+                          * under hosts/<host>/ only (a lookup still says why) */
+    TOOL_UNLISTED = 4,   /* found by lookup only: meaningless without its
+                          * options (compare.*?base=RUN) */
+    TOOL_NO_SOURCES = 8, /* reads no source's bytes (errors.txt): made from a
+                          * listed snapshot, a store's objects not copied */
 };
 
 struct tool_ctx {

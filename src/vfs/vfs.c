@@ -4,6 +4,7 @@
 #include "vfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -285,18 +286,13 @@ static int resolve_in_run(struct session *s, char **parts, int n, struct vfs_nod
     struct snapshot *snap;
     int rc = -ENOENT;
 
-    rc = session_snapshot(s, &snap, err);
+    /* The store's listing names the files: none is copied for a lookup
+     * (a source the store cannot give makes the file EIO when read). */
+    rc = session_snapshot_listed(s, &snap, err);
     if (rc != 0)
         return rc;
     rc = -ENOENT;
     node->mtime_ns = snap->newest_mtime_ns;
-    /* A source the remote store could not give: its run's files are EIO,
-     * but for errors.txt, which says why. */
-    if (n > 0 && !(n == 1 && strcmp(parts[0], "errors.txt") == 0) &&
-        snapshot_fetch_failed(snap, err) != 0) {
-        snapshot_unref(snap);
-        return -EIO;
-    }
     if (n == 0) {
         node->kind = VFS_DIR;
         node->session = session_ref(s);
@@ -537,7 +533,7 @@ int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *n
                 break;
             }
         }
-        rc = session_snapshot(s, &snap, err);
+        rc = session_snapshot_listed(s, &snap, err);
         if (rc == 0) {
             char **sub = parts + (n - depth);
             if (depth == 0) {
@@ -603,6 +599,12 @@ static int produce_tool(struct fill_arg *a, struct out *o, struct xp_err *err)
     struct query q;
     int rc;
 
+    /* A source the remote store could not give: the run's files are EIO,
+     * but for errors.txt, which says why. */
+    if (!(t->flags & TOOL_NO_SOURCES) && snapshot_fetch_failed(a->snap, err) != 0) {
+        out_discard(o);
+        return -EIO;
+    }
     rc = query_parse(a->node->query ? a->node->query : "", t->keys, &q, err);
     if (rc != 0) {
         out_discard(o);
@@ -736,6 +738,38 @@ static int fill_tool(void *argp, struct blob **blob, struct xp_err *err)
     return 0;
 }
 
+/* The snapshot node's file is made from: its sources copied from a remote
+ * store first, unless the file reads none (errors.txt). */
+static int node_snapshot(const struct vfs_node *node, struct snapshot **snapp, struct xp_err *err)
+{
+    if (node->tool != NULL && (node->tool->flags & TOOL_NO_SOURCES))
+        return session_snapshot_listed(node->session, snapp, err);
+    return session_snapshot(node->session, snapp, err);
+}
+
+int vfs_open_raw(struct vfs *v, const struct vfs_node *node, int *fdp, struct xp_err *err)
+{
+    struct snapshot *snap;
+    int rc;
+
+    (void)v;
+    *fdp = -1;
+    if (node->kind != VFS_RAW)
+        return xp_err_set(err, -EINVAL, "not a source file");
+    /* Copied from the store first, if it lives in one. */
+    rc = session_snapshot(node->session, &snap, err);
+    if (rc != 0)
+        return rc;
+    rc = snapshot_fetch_failed(snap, err);
+    snapshot_unref(snap);
+    if (rc != 0)
+        return rc;
+    *fdp = open(node->raw_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (*fdp < 0)
+        return xp_err_set(err, -errno, "%s: %s", node->raw_path, strerror(errno));
+    return 0;
+}
+
 int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err)
 {
     struct fill_arg a;
@@ -751,7 +785,7 @@ int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, str
     a.v = v;
     a.node = node;
     a.live = NULL;
-    rc = session_snapshot(node->session, &a.snap, err);
+    rc = node_snapshot(node, &a.snap, err);
     if (rc != 0)
         return rc;
     rc = cache_get(&v->cache, node->key, a.snap->gen, !(node->tool->flags & TOOL_UNCACHED),
@@ -907,7 +941,7 @@ int vfs_open_file(struct vfs *v, const struct vfs_node *node, struct blob **blob
     *live = NULL;
     if (node->kind != VFS_TOOL || (node->tool->flags & TOOL_UNCACHED))
         return vfs_read(v, node, blob, err);
-    rc = session_snapshot(node->session, &snap, err);
+    rc = node_snapshot(node, &snap, err);
     if (rc != 0)
         return rc;
     pthread_mutex_lock(&v->lock);
@@ -964,7 +998,7 @@ static int read_to_store(struct vfs *v, const struct vfs_node *node, int fd, str
     a.v = v;
     a.node = node;
     a.live = NULL;
-    if ((rc = session_snapshot(node->session, &a.snap, err)) != 0)
+    if ((rc = node_snapshot(node, &a.snap, err)) != 0)
         return rc;
     skey = vfs_store_key(node, a.snap);
     if (skey != NULL && (b = store_get(v->store, skey)) != NULL) {
@@ -1029,7 +1063,7 @@ int vfs_read_to(struct vfs *v, const struct vfs_node *node, int fd, struct xp_er
     a.v = v;
     a.node = node;
     a.live = NULL;
-    rc = session_snapshot(node->session, &a.snap, err);
+    rc = node_snapshot(node, &a.snap, err);
     if (rc != 0)
         return rc;
     out_init(&o);
@@ -1056,7 +1090,7 @@ off_t vfs_known_size(struct vfs *v, const struct vfs_node *node)
         return (off_t)(sizeof(readme_text) - 1);
     if (node->kind == VFS_RAW)
         return node->raw_size;
-    if (node->kind != VFS_TOOL || session_snapshot(node->session, &snap, NULL) != 0)
+    if (node->kind != VFS_TOOL || session_snapshot_listed(node->session, &snap, NULL) != 0)
         return 0;
     size = cache_known_size(&v->cache, node->key, snap->gen);
     snapshot_unref(snap);
@@ -1069,7 +1103,7 @@ uint64_t vfs_generation(struct vfs *v, const struct vfs_node *node)
     uint64_t gen;
 
     (void)v;
-    if (node->session == NULL || session_snapshot(node->session, &snap, NULL) != 0)
+    if (node->session == NULL || session_snapshot_listed(node->session, &snap, NULL) != 0)
         return 0;
     gen = snap->gen;
     snapshot_unref(snap);

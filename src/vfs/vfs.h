@@ -147,10 +147,15 @@ void vfs_node_free(struct vfs_node *node);
 int vfs_list(struct vfs *v, const char *path, int (*fn)(void *arg, const char *name, int is_dir),
              void *arg, struct xp_err *err);
 
-/* The content of a file node (VFS_TOOL or VFS_README; VFS_RAW is read from
- * raw_path by the caller). *finalp is 0 when a source is still being written
+/* The content of a file node (VFS_TOOL or VFS_README; VFS_RAW through
+ * vfs_open_raw). *finalp is 0 when a source is still being written
  * and the bytes must not be cached as final. */
 int vfs_read(struct vfs *v, const struct vfs_node *node, struct blob **blob, struct xp_err *err);
+
+/* A read-only descriptor of a VFS_RAW node's file into *fdp, copied from
+ * its remote store first when it lives in one (a lookup copies nothing).
+ * 0, or a negative errno with err (-EIO: the store's reason). */
+int vfs_open_raw(struct vfs *v, const struct vfs_node *node, int *fdp, struct xp_err *err);
 
 /* Open a file node (VFS_TOOL or VFS_README) for reading. Like vfs_read,
  * except that a file not yet made is made in a thread of its own, and when

@@ -29,6 +29,14 @@ int vfs_open_mirror(const char *url, const struct mirror_opts *mo, struct mirror
     o.cache_dir = env_or(o.cache_dir, "XPROFS_CACHE_DIR");
     if (o.cache_bytes == 0 && getenv("XPROFS_CACHE_BYTES") != NULL)
         o.cache_bytes = strtoll(getenv("XPROFS_CACHE_BYTES"), NULL, 10);
+    if (o.timeout_s == 0 && getenv("XPROFS_STORE_TIMEOUT") != NULL) {
+        char *end;
+        long t = strtol(getenv("XPROFS_STORE_TIMEOUT"), &end, 10);
+        if (end == getenv("XPROFS_STORE_TIMEOUT") || *end != '\0' || t < 1 || t > 86400)
+            return xp_err_set(err, -EINVAL, "XPROFS_STORE_TIMEOUT=%s: seconds from 1 to 86400",
+                              getenv("XPROFS_STORE_TIMEOUT"));
+        o.timeout_s = (int)t;
+    }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return xp_err_set(err, -EIO, "libcurl cannot start");
     return mirror_open(url, &o, mp, err);
@@ -54,6 +62,7 @@ int vfs_open_location(const char *where, const struct mirror_opts *mo, size_t ca
     }
     hook->fetch = mirror_fetch_dir;
     hook->refresh = mirror_refresh;
+    hook->pending = mirror_pending;
     hook->arg = m;
     rc = vfs_open_source(mirror_root(m), hook, cache_bytes, vp, err);
     if (rc != 0) {

@@ -5,8 +5,13 @@ SigV4 signature itself (s3rver checks only the access key), logs what was
 asked, and can cut answers short or stop answering.
 
 Checked: the mount's and the CLI's files are byte for byte those of the
-same local LOGDIR; nothing is copied before a run is read; a big profile
-comes in parallel 8 MiB ranges; a wrong key id, a wrong secret and a
+same local LOGDIR; nothing is copied before a run is read (`ls -l` of a
+run lists the store only); a big profile comes in parallel 8 MiB ranges,
+at most 8 in flight; the store is listed at most every 5 s and new runs
+appear on the next listing; a store that hangs holds a lookup at most ~3 s
+(store_timeout bounds each request); virtual-host-style requests; the
+signing region; nothing is ever written to the store (no PUT, POST or
+DELETE across the module, UI proxy included); a wrong key id, a wrong secret and a
 missing bucket fail with the store's own error; a transfer cut short is
 retried, and one that keeps failing (or a store that stopped) is EIO with
 the store's error in errors.txt while copied runs keep answering; a
@@ -39,6 +44,14 @@ RUN = "2025_01_01_00_00_00"
 # legacy provider: without it, every second page of a listing is a 500.
 S3RVER_ENV = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider")
 BEARER = "ya29.test-token-4a3"  # what the test's token server hands out (gs://)
+WRITES = []  # every PUT, POST, DELETE or PATCH any proxy of this module saw
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_written():
+    """Nothing the mount, the CLI or the UI proxy does writes to the store."""
+    yield
+    assert WRITES == [], WRITES
 
 
 def free_port():
@@ -103,6 +116,12 @@ class Proxy:
         self.fail503 = 0  # the next n requests are answered 503 SlowDown
         self.in_flight = 0
         self.max_in_flight = 0
+        self.key_in_flight = {}  # key: ranged GETs of it in flight now
+        self.key_max = {}  # key: most ranged GETs of it in flight at once
+        self.hosts = set()  # Host headers seen
+        self.regions = set()  # SigV4 credential scopes' regions seen
+        self.hang = False  # accept, read the request, never answer
+        self.stopping = False
         self.lock = threading.Lock()
         proxy = self
 
@@ -118,23 +137,53 @@ class Proxy:
             def do_GET(self):
                 self.forward()
 
-            def do_PUT(self):
+            def refuse_write(self):
+                with proxy.lock:
+                    proxy.log.append((self.command, self.path, None))
+                    WRITES.append((self.command, self.path))
                 self.send_error(405)
+
+            do_PUT = do_POST = do_DELETE = do_PATCH = refuse_write
+
+            def upstream_path(self):
+                """Path-style path of the request: a virtual-host-style
+                one (Host: bucket.localhost:port) gets its bucket."""
+                host = self.headers.get("Host", "")
+                if host.startswith("logs.localhost"):
+                    return "/logs" + self.path
+                return self.path
 
             def forward(self):
                 rng = self.headers.get("Range")
+                upath = self.upstream_path()
+                key = urllib.parse.unquote(upath.split("?")[0])
+                auth = self.headers.get("Authorization", "")
                 with proxy.lock:
-                    proxy.log.append((self.command, self.path, rng))
+                    proxy.log.append((self.command, upath, rng))
                     proxy.tokens.append(self.headers.get("x-amz-security-token"))
+                    proxy.hosts.add(self.headers.get("Host"))
+                    if "Credential=" in auth:
+                        proxy.regions.add(auth.split("Credential=")[1].split("/")[2])
                     proxy.in_flight += 1
                     proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
+                    if rng:
+                        n = proxy.key_in_flight.get(key, 0) + 1
+                        proxy.key_in_flight[key] = n
+                        proxy.key_max[key] = max(proxy.key_max.get(key, 0), n)
                 try:
-                    self.answer(rng)
+                    while proxy.hang and not proxy.stopping:
+                        time.sleep(0.05)
+                    if proxy.stopping:
+                        self.close_connection = True
+                        return
+                    self.answer(rng, upath)
                 finally:
                     with proxy.lock:
                         proxy.in_flight -= 1
+                        if rng:
+                            proxy.key_in_flight[key] -= 1
 
-            def answer(self, rng):
+            def answer(self, rng, upath):
                 if not sigv4_ok(self.command, self.path, self.headers):
                     body = (b"<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
                             b"<Message>signature checked by the test proxy</Message></Error>")
@@ -154,7 +203,7 @@ class Proxy:
                     self.wfile.write(body)
                     return
                 if rng:
-                    key = urllib.parse.unquote(self.path.split("?")[0])
+                    key = urllib.parse.unquote(upath.split("?")[0])
                     time.sleep(proxy.slow.get(key, 0.2))  # ranges overlap in time, visibly
                 c = http.client.HTTPConnection("127.0.0.1", proxy.upstream, timeout=30)
                 hdrs = {h: v for h, v in self.headers.items()
@@ -162,7 +211,7 @@ class Proxy:
                                          "x-amz-content-sha256")}
                 if hdrs.get("Authorization", "").startswith("Bearer "):
                     del hdrs["Authorization"]  # checked above; s3rver knows only SigV4
-                path = self.path
+                path = upath
                 if "list-type=2" in path and proxy.page_size:
                     path += f"&max-keys={proxy.page_size}"  # signed already checked
                 c.request(self.command, path, headers=hdrs)
@@ -181,7 +230,7 @@ class Proxy:
                 length = r.getheader("Content-Length") if self.command == "HEAD" else len(body)
                 self.send_header("Content-Length", str(length))
                 self.end_headers()
-                key = urllib.parse.unquote(self.path.split("?")[0])
+                key = urllib.parse.unquote(upath.split("?")[0])
                 with proxy.lock:
                     cut = proxy.cut.get(key, 0)
                     if cut > 0 and self.command == "GET" and len(body) > 1 << 20:
@@ -204,8 +253,20 @@ class Proxy:
         self.thread.start()
 
     def stop(self):
+        self.stopping = True
         self.server.shutdown()
         self.server.server_close()
+
+    def lists(self):
+        """Listings begun (a first page each)."""
+        with self.lock:
+            return [e for e in self.log if "list-type=2" in e[1]
+                    and "continuation-token=" not in e[1]]
+
+    def object_gets(self):
+        """GETs of objects (not listings)."""
+        with self.lock:
+            return [e for e in self.log if e[0] == "GET" and "list-type=2" not in e[1]]
 
     def gets(self, key_part):
         with self.lock:
@@ -722,3 +783,236 @@ def test_gs_with_hmac_keys_is_signed(xprofs_build, store, logs, creds, monkeypat
     r = cli(xprofs_build, store, tmp_path / "cache2", "ls", "gs://logs/logs",
             env={"AWS_SECRET_ACCESS_KEY": "wrong"})
     assert r.returncode != 0 and b"SignatureDoesNotMatch" in r.stderr, r.stderr
+
+
+def test_ls_of_a_run_lists_the_store_only(xprofs_build, store, logs, creds, mount, tmp_path):
+    """`ls -l` of a run, its raw/ and hosts/ list the store: no object is
+    downloaded until a file that needs it is read, and raw/ shows the
+    listed sizes before any copy."""
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    run = mnt / "big" / RUN
+    names = os.listdir(run)
+    assert "overview_page.json" in names and "raw" in names and "hosts" in names
+    for n in names:
+        os.stat(run / n)
+    big = next((logs / "big" / "plugins" / "profile" / RUN).iterdir())
+    assert os.listdir(run / "raw") == [big.name]
+    assert os.stat(run / "raw" / big.name).st_size == big.stat().st_size
+    for h in os.listdir(run / "hosts"):
+        for n in os.listdir(run / "hosts" / h):
+            os.stat(run / "hosts" / h / n)
+    for r in ("jax", "pt"):
+        for d, _, files in os.walk(mnt / r):
+            for f in files:
+                os.stat(os.path.join(d, f))
+    assert store.object_gets() == [], store.object_gets()
+    # The first read of a file that needs the profile copies it, in ranges.
+    assert len((run / "overview_page.json").read_bytes()) > 100
+    ranges = [r for _, _, r in store.gets(big.name)]
+    assert len(ranges) >= 3 and all(r and r.startswith("bytes=") for r in ranges)
+    # Only that run was copied.
+    assert {e[1].split("/")[3] for e in store.object_gets()} == {"big"}
+
+
+def test_listed_at_most_every_5s_and_new_runs_appear(xprofs_build, store, logs, creds, mount,
+                                                     corpus, tmp_path):
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    assert sorted(os.listdir(mnt)) == ["README.txt", "big", "jax", "pt"]
+    # Lookups for 4 s: the store is listed once at most.
+    n0 = len(store.lists())
+    t0 = time.time()
+    while time.time() - t0 < 4:
+        os.listdir(mnt)
+        os.listdir(mnt / "jax" / RUN)
+        assert not (mnt / "nosuchrun").exists()
+        time.sleep(0.1)
+    assert len(store.lists()) - n0 <= 1, store.lists()[n0:]
+    # A new run: on the next listing, at most 5 s (and a bit) later.
+    store.upload(corpus / "jax_conv_rocm", "logs/new")
+    t0 = time.time()
+    while "new" not in os.listdir(mnt) and time.time() - t0 < 10:
+        time.sleep(0.2)
+    took = time.time() - t0
+    assert "new" in os.listdir(mnt)
+    assert took <= 7, took
+    assert os.listdir(mnt / "new") == [RUN]
+    # Over the whole mount: one listing per 5 s at most (the first one at
+    # the mount, one on the way).
+    t_all = time.time() - t0 + 4
+    assert len(store.lists()) - n0 <= 1 + t_all / 5 + 1
+
+
+def test_a_hanging_store_holds_lookups_briefly(xprofs_build, store, logs, creds, mount, xcat,
+                                               tmp_path):
+    """A store that takes connections and never answers: lookups wait for
+    its listing ~3 s at most, then answer from the last listing; runs
+    already copied and the mount's own files keep answering; a run not
+    copied is EIO once store_timeout has bounded each try, with the reason
+    in errors.txt; and all comes back with the store."""
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"), "store_timeout=2")
+    f = "jax/" + RUN + "/overview_page.json"
+    want = xcat(logs, f)
+    assert (mnt / f).read_bytes() == want
+    store.hang = True
+    time.sleep(5.5)  # the listing is old: the next lookup asks for one
+    t0 = time.time()
+    assert sorted(os.listdir(mnt)) == ["README.txt", "big", "jax", "pt"]
+    assert time.time() - t0 < 4.5, time.time() - t0
+    t0 = time.time()
+    assert "summary.json" in os.listdir(mnt / "pt" / "h100_bert_small")
+    assert (mnt / "README.txt").read_bytes()
+    assert (mnt / f).read_bytes() == want  # copied: served
+    assert time.time() - t0 < 4.5, time.time() - t0
+    # A run not copied: each try bounded by store_timeout, then EIO.
+    got = {}
+
+    def read_pt():
+        t = time.time()
+        try:
+            (mnt / "pt" / "h100_bert_small" / "summary.json").read_bytes()
+            got["rc"] = 0
+        except OSError as e:
+            got["rc"] = e.errno
+        got["took"] = time.time() - t
+
+    th = threading.Thread(target=read_pt)
+    th.start()
+    time.sleep(1)
+    # Meanwhile, the rest answers.
+    t0 = time.time()
+    assert (mnt / f).read_bytes() == want
+    assert sorted(os.listdir(mnt / "jax")) == [RUN]
+    assert time.time() - t0 < 4.5
+    th.join(60)
+    assert got["rc"] == 5 and got["took"] < 25, got
+    errors = (mnt / "pt" / "h100_bert_small" / "errors.txt").read_text()
+    assert "Timeout was reached" in errors, errors
+    # The CLI: XPROFS_STORE_TIMEOUT bounds its requests too.
+    t0 = time.time()
+    r = cli(xprofs_build, store, tmp_path / "c2", "ls", "s3://logs/logs",
+            env={"XPROFS_STORE_TIMEOUT": "1"})
+    assert r.returncode != 0 and b"Timeout was reached" in r.stderr, r.stderr
+    assert time.time() - t0 < 15
+    # The store answers again: so does the run.
+    store.hang = False
+    deadline = time.time() + 30
+    g = "pt/h100_bert_small/summary.json"
+    while time.time() < deadline:
+        try:
+            if (mnt / g).read_bytes() == xcat(logs, g):
+                break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    assert (mnt / g).read_bytes() == xcat(logs, g)
+
+
+def test_virtual_host_style(xprofs_build, store, logs, creds, mount, xcat, tmp_path):
+    """s3_style=virtual: the bucket in the host name (logs.localhost, which
+    libcurl resolves to loopback), the key alone in the path; the proxy
+    puts the bucket back into the path for s3rver. A custom endpoint is
+    path-style unless told."""
+    port = store.port
+    f = "pt/h100_bert_small/summary.json"
+    r = cli(xprofs_build, store, tmp_path / "c1", "cat", "s3://logs/logs", f,
+            env={"XPROFS_ENDPOINT": f"http://localhost:{port}", "XPROFS_S3_STYLE": "virtual"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == xcat(logs, f)
+    assert store.hosts == {f"logs.localhost:{port}"}, store.hosts
+    mnt = mount("s3://logs/logs", f"endpoint=http://localhost:{port}", "s3_style=virtual",
+                "cache_dir=" + str(tmp_path / "c2"))
+    g = "jax/" + RUN + "/summary.json"
+    assert (mnt / g).read_bytes() == xcat(logs, g)
+    assert store.hosts == {f"logs.localhost:{port}"}, store.hosts
+    # The default for a custom endpoint: path-style.
+    store.hosts.clear()
+    r = cli(xprofs_build, store, tmp_path / "c3", "ls", "s3://logs/logs")
+    assert r.returncode == 0, r.stderr
+    assert store.hosts == {f"127.0.0.1:{port}"}, store.hosts
+    r = cli(xprofs_build, store, tmp_path / "c4", "ls", "s3://logs/logs",
+            env={"XPROFS_S3_STYLE": "sideways"})
+    assert r.returncode != 0 and b"s3_style=sideways" in r.stderr
+
+
+def test_requests_are_signed_for_the_region(xprofs_build, store, logs, creds, tmp_path):
+    """The credential scope names AWS_REGION, else the profile's region
+    (~/.aws/config), else us-east-1; the proxy recomputes each signature
+    with that scope, so a request signed for another region is refused."""
+    r = cli(xprofs_build, store, tmp_path / "c1", "ls", "s3://logs/logs",
+            env={"AWS_REGION": "eu-west-3"})
+    assert r.returncode == 0, r.stderr
+    assert store.regions == {"eu-west-3"}
+    store.regions.clear()
+    aws = tmp_path / "home" / ".aws"
+    aws.mkdir(parents=True)
+    (aws / "config").write_text("[default]\nregion = ap-south-1\n\n"
+                                "[profile team]\nregion = sa-east-1\n")
+    (aws / "credentials").write_text(f"[team]\naws_access_key_id = {KEY_ID}\n"
+                                     f"aws_secret_access_key = {SECRET}\n")
+    r = cli(xprofs_build, store, tmp_path / "c2", "ls", "s3://logs/logs",
+            env={"AWS_PROFILE": "team", "AWS_REGION": "", "AWS_DEFAULT_REGION": ""})
+    assert r.returncode == 0, r.stderr
+    assert store.regions == {"sa-east-1"}
+    store.regions.clear()
+    r = cli(xprofs_build, store, tmp_path / "c3", "ls", "s3://logs/logs",
+            env={"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "HOME": str(tmp_path / "nohome")})
+    assert r.returncode == 0, r.stderr
+    assert store.regions == {"us-east-1"}
+
+
+def test_at_most_8_ranges_in_flight(xprofs_build, store, creds, mount, tmp_path):
+    """An 80 MiB object comes in ten 8 MiB ranges, 8 at a time at most
+    (and several at once)."""
+    data = os.urandom(1 << 20) * 80
+    key = f"logs/wide/plugins/profile/{RUN}/h.xplane.pb"
+    store.put(key, data)
+    store.slow["/logs/" + key] = 1.0  # each range waits: they pile up
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    got = (mnt / "wide" / RUN / "raw" / "h.xplane.pb").read_bytes()
+    assert hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
+    ranges = sorted(r for _, _, r in store.gets("h.xplane.pb"))
+    assert len(ranges) == 10
+    assert 2 <= store.key_max["/logs/" + key] <= 8, store.key_max
+    assert store.key_max["/logs/" + key] == 8
+
+
+def test_ui_proxy_over_a_store_mount_writes_nothing(xprofs_build, store, logs, creds, mount,
+                                                    tmp_path):
+    """xprofs-ui over a mount of the store: its pages read, nothing is
+    written to the store (the module's nothing_written checks every test)."""
+    exe = xprofs_build / "xprofs-ui"
+    if not exe.exists():
+        pytest.skip(f"{exe} missing")
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint,
+                "cache_dir=" + str(tmp_path / "cache"))
+    log = tmp_path / "ui.log"
+    with open(log, "wb") as lf:
+        proc = subprocess.Popen([str(exe), str(mnt), "--port", "0"], stdout=subprocess.DEVNULL,
+                                stderr=lf)
+    try:
+        import re
+        port = None
+        deadline = time.time() + 20
+        while port is None and time.time() < deadline:
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/", log.read_text(errors="replace"))
+            port = int(m.group(1)) if m else None
+            time.sleep(0.05)
+        assert port, log.read_text()
+        run = urllib.parse.quote("jax/" + RUN, safe="")
+        for path in ("/runs", f"/run_tools?run={run}",
+                     f"/data?run={run}&tag=overview_page", f"/data?run={run}&tag=kernel_stats"):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            assert r.status in (200, 404), (path, r.status)
+            c.close()
+        assert store.object_gets(), "the UI read nothing from the store"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert not [e for e in store.log if e[0] not in ("GET", "HEAD")]
