@@ -583,6 +583,91 @@ def test_trace_search_details_zoom_and_url(page):
     no_errors(p)
 
 
+def html_text(s):
+    """The text of hlo_stats' source_info cell (HTML-escaped, tags dropped)."""
+    import html
+    return html.unescape(re.sub(r"<[^>]*>", "", s)).strip()
+
+
+def hlo_source(p, run, op, module):
+    """What the files hold about HLO op of module: (program id, source
+    file:line and stack of hlo_stats.json, file:line of op_profile.json)."""
+    ids = [m.group(2) for n in p.json(run, "module_list.json")
+           for m in [re.match(r"^(.*)\((\d+)\)$", n)] if m and m.group(1) == module]
+    hlo = p.json(run, "hlo_stats.json")
+    cols = [c["id"] for c in hlo["cols"]]
+    col = lambda r, k: r["c"][cols.index(k)]["v"]  # noqa: E731
+    rows = [r for r in hlo["rows"] if col(r, "hlo_op_name") == op and str(col(r, "program_id")) in ids]
+    assert rows, (run, op, module)
+    cell = col(rows[0], "source_info")
+    title = re.search(r"title='([^']*)'", cell)
+    program = str(col(rows[0], "program_id"))
+    found = []
+
+    def walk(n, under):
+        if n.get("name") == op and under and (n.get("xla") or {}).get("sourceInfo"):
+            si = n["xla"]["sourceInfo"]
+            found.append(f"{si['fileName']}:{si['lineNumber']}")
+        for k in n.get("children", []):
+            walk(k, under or k.get("name") == f"{module}({program})")
+    walk(p.json(run, "op_profile.json")["byProgram"], False)
+    return program, html_text(cell), html_text(title.group(1)) if title else "", found
+
+
+def test_trace_details_show_hlo_op_and_source(page):
+    """A click on a kernel of a JAX run with HLO protos: the details panel
+    names the kernel's HLO op and module and the op's source file:line and
+    stack, as hlo_stats.json and op_profile.json hold them."""
+    p = page
+    b = p.b
+    tl = "document.querySelector('#timeline .section-body')"
+    det = "document.querySelector('#event-details .section-body')"
+    for run, prefix in ((TRACE_RUN, "Cijk"), ("jax08_gemm_rocm/s1", "Cijk")):
+        if not (p.mnt / run).is_dir():
+            continue
+        p.open(run, "trace", "q=" + prefix)
+        b.wait(tl + ".dataset.state === 'ready'", 60)
+        res = "document.querySelector('#search-results .section-body')"
+        b.wait(res + ".dataset.state === 'ready'", 30)
+        b.eval("document.querySelector('#search-results .hit').click()")
+        b.wait(det + ".dataset.state === 'ready'", 30)
+        time.sleep(0.4)  # the jump's window is asked for after 250 ms: let it come
+        b.wait(tl + ".querySelectorAll('.tl-progress .progress').length === 0", 30)
+        sel = b.eval(tl + ".xpTimeline.selected.name")
+        ts = b.eval(tl + ".xpTimeline.selected.ts")
+        # now click it on the canvas, as a person would
+        b.eval(f"{tl}.xpTimeline.select(null, null)")
+        where = (f"(() => {{ const t = {tl}.xpTimeline; const e = t.tracks.flatMap(x => x.events)"
+                 f".find(e => e.name === {json.dumps(sel)} && e.ts === {ts}); return t.pointOf(e); }})()")
+        pt = b.eval(where)
+        b.eval(f"window.scrollBy(0, {pt['y']} - 300)")
+        pt = b.eval(where)
+        b.click(pt["x"], pt["y"])
+        b.wait(tl + f".dataset.selected === {json.dumps(sel)}", 10)
+        b.wait(det + ".dataset.state === 'ready'", 30)
+        hlo = "document.getElementById('event-hlo')"
+        b.wait(f"{hlo} && {hlo}.dataset.state === 'ready'", 30)
+        url = b.eval(det + ".dataset.url")
+        q = [(k, v) for k, v in urllib.parse.parse_qsl(urllib.parse.urlparse(url).query)
+             if k not in ("run", "tag")]
+        doc = json.loads(p.read(run, "trace_viewer.json?" + urllib.parse.urlencode(
+            q, quote_via=urllib.parse.quote)))
+        event = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] == sel
+                 and abs(e["ts"] - ts) < 1e-3][0]
+        op, module = event["args"]["hlo_op"], event["args"]["hlo_module"]
+        shown = lambda k: b.eval(f"{hlo}.querySelector('[data-key={k}]').textContent")  # noqa: E731
+        assert shown("hlo_op") == op, run
+        program, line, stack, from_profile = hlo_source(p, run, op, module)
+        assert shown("hlo_module") == f"{module}({program})", run
+        assert re.match(r"^.+\.py:\d+$", line), (run, line)
+        assert shown("source") == line, run
+        assert line in from_profile, (run, line, from_profile)
+        assert b.eval(f"{hlo}.querySelector('pre.stack').textContent") == stack
+        assert stack.startswith(line), (run, stack)
+        p.shot(f"{run}-trace-hlo-details")
+    no_errors(p)
+
+
 def test_host_selector_reads_one_host(page):
     """A run of two hosts: the trace's host choice asks for hosts=H."""
     p = page
