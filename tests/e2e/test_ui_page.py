@@ -810,6 +810,59 @@ def test_trace_flows(page, tmp_path):
     no_errors(p)
 
 
+UNITS = {"s": 1e6, "ms": 1e3, "µs": 1.0, "ns": 1e-3}
+
+
+def check_round_ticks(b, tl):
+    """The time axis labels are round multiples of its step, one step apart."""
+    step = float(b.eval("document.querySelector('#timeline canvas.tl-axis').dataset.step"))
+    labels = json.loads(b.eval("document.querySelector('#timeline canvas.tl-axis').dataset.ticks"))
+    assert len(labels) >= 3, labels
+    vals = []
+    for lab in labels:
+        num, unit = lab.rsplit(" ", 1)
+        vals.append(float(num.replace(",", "")) * UNITS[unit])
+    for v in vals:
+        assert abs(v / step - round(v / step)) < 1e-6, (labels, step)
+    for a, c in zip(vals, vals[1:]):
+        assert math.isclose(c - a, step, rel_tol=1e-6), (labels, step)
+    assert int(math.log10(step)) == math.log10(step) or \
+        round(step / 10 ** math.floor(math.log10(step)), 6) in (1, 2, 5), step
+    return labels
+
+
+def test_trace_axis_ticks_and_dense_flows(page):
+    """Zoomed out, the arrows of a corpus run are thinned to one per few
+    pixels (the note says so); zoomed in on one they are all drawn; the
+    axis labels round values at every zoom ("1,646.2 ms", not "999.977 ms")."""
+    p = page
+    b = p.b
+    p.open(TRACE_RUN, "trace")
+    tl = "document.querySelector('#timeline .section-body')"
+    want = check_flows_drawn(p, TRACE_RUN, p.mnt)
+    painted = int(b.eval(tl + ".dataset.flowsPainted"))
+    width = b.eval(f"{tl}.xpTimeline.plotWidth()")
+    assert painted <= max(60, round(width / 4)) and painted < len(want), (painted, len(want))
+    assert b.eval("document.querySelector('.tl-flow-note').textContent") == \
+        f"{painted} of {len(want)} arrows drawn: zoom in for all"
+    check_round_ticks(b, tl)
+    p.shot("trace-flows-thinned")
+    # a view that starts at an odd time: still round ticks
+    full = b.eval(f"[{tl}.xpTimeline.full.start, {tl}.xpTimeline.full.end]")
+    for start, span in ((999977.3, 1234.5), (12.345, 0.777), (full[1] - full[0] - 3e5, 2.5e5)):
+        b.eval(f"{tl}.xpTimeline.setView({full[0] + start}, {full[0] + start + span})")
+        check_round_ticks(b, tl)
+    # zoomed in on one arrow's ends: every arrow in view is drawn
+    a, c = want[len(want) // 2]
+    lo, hi = min(a["ts"], c["ts"]), max(a["ts"] + a.get("dur", 0), c["ts"] + c.get("dur", 0))
+    b.eval(f"{tl}.xpTimeline.setView({lo - 1}, {hi + 1})")
+    assert b.eval(tl + ".dataset.flowsPainted") == b.eval(tl + ".dataset.flowsDrawn")
+    assert int(b.eval(tl + ".dataset.flowsDrawn")) >= 1
+    assert b.eval("document.querySelector('.tl-flow-note').textContent") == ""
+    p.shot("trace-flows-zoomed")
+    no_errors(p)
+
+
 def fresh(p, run, tab, query=""):
     """Opens the URL in a new document (no page cache), as a shared link is."""
     p.b.goto("about:blank")
