@@ -908,6 +908,87 @@ def test_views_keep_their_choices_in_the_url(page):
     no_errors(p)
 
 
+def choose(p, sel_id, value):
+    p.js(f"(() => {{ const s = document.getElementById({json.dumps(sel_id)}); s.value = {json.dumps(value)};"
+         " s.dispatchEvent(new Event('change')); })()")
+
+
+def test_pytorch_choices_in_the_url(page):
+    """The PyTorch tab's chosen kernel (call tree) and kernel launcher: a
+    copied URL opens the same choices, with the text of the files they read."""
+    p = page
+    run = "pytorch/h100_bert_small"
+    if run not in mount_runs(p.mnt):
+        pytest.skip(f"{run} not in the corpus")
+    p.open(run, "pytorch")
+    p.b.wait("document.getElementById('call-path').dataset.uid && "
+             "document.getElementById('launcher-subtree').dataset.uid", 30)
+    kernels = p.js("[...document.querySelectorAll('#call-kernel option')].map(o => o.value)")
+    launchers = p.js("[...document.querySelectorAll('#launcher-op option')].map(o => o.value)")
+    rows = p.csv_rows(run, "kernel_launchers.csv")
+    assert sorted(launchers) == sorted(r["UID"] for r in rows)
+    assert len(kernels) > 2 and len(launchers) > 2
+    kernel, launcher = kernels[2], launchers[-1]
+    choose(p, "call-kernel", kernel)
+    choose(p, "launcher-op", launcher)
+    p.b.wait(f"document.getElementById('call-path').dataset.uid === {json.dumps(kernel)} && "
+             f"document.getElementById('launcher-subtree').dataset.uid === {json.dumps(launcher)}", 30)
+    frag = p.js("location.hash")
+    params = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1]))
+    assert params.get("kernel") == kernel and params.get("launcher") == launcher, frag
+    fresh(p, run, "pytorch", frag.split("?", 1)[1])
+    p.b.wait(f"document.getElementById('call-path').dataset.uid === {json.dumps(kernel)} && "
+             f"document.getElementById('launcher-subtree').dataset.uid === {json.dumps(launcher)}", 30)
+    assert p.js("document.getElementById('call-kernel').value") == kernel
+    assert p.js("document.getElementById('launcher-op').value") == launcher
+    text = lambda i: p.js(f"document.getElementById({json.dumps(i)}).textContent")  # noqa: E731
+    assert text("call-path") == p.read(run, f"call_tree.txt?parents_of={kernel}").decode()
+    assert text("launcher-subtree") == p.read(run, f"call_tree.txt?uid={launcher}").decode()
+    assert text("launcher-parents") == p.read(run, f"call_tree.txt?parents_of={launcher}").decode()
+    row = next(r for r in rows if r["UID"] == launcher)
+    assert p.js("document.querySelector('#pt-launchers [data-key=name]').textContent") == row["name"]
+    assert f"UID: {launcher}," in text("launcher-subtree")
+    p.shot("pytorch-shared")
+    no_errors(p)
+
+
+def test_memory_host_and_allocator_in_the_url(page):
+    """A run of two hosts: the memory profile's host and allocator choices
+    are in the URL; opened afresh it shows that host's file and allocator."""
+    p = page
+    run = next((r for r in mount_runs(p.mnt) if len(p.json(r, "hosts.json")) > 1
+                and "memory_profile.json" not in plain_files(p.mnt, r)
+                and all((p.mnt / r / "hosts" / h["hostname"] / "memory_profile.json").is_file()
+                        for h in p.json(r, "hosts.json"))), None)
+    if run is None:
+        pytest.skip("no corpus run has a memory profile per host")
+    hosts = sorted(h["hostname"] for h in p.json(run, "hosts.json"))
+    host = hosts[1]
+    p.open(run, "memory")
+    mp = "document.querySelector('#memory-profile [data-key=peakBytesInUse]')"
+    p.b.wait(mp, 30)
+    assert p.js("document.getElementById('memory-host').value") == hosts[0]
+    choose(p, "memory-host", host)
+    link = "document.querySelector('#memory-profile a[data-file]').dataset.file"
+    want_file = f"hosts/{host}/memory_profile.json"
+    p.b.wait(f"{link} === {json.dumps(want_file)} && {mp}", 30)
+    prof = json.loads((p.mnt / run / want_file).read_bytes())
+    alloc = prof["memoryIds"][1]
+    choose(p, "memory-allocator", alloc)
+    frag = p.js("location.hash")
+    params = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1]))
+    assert params.get("host") == host and params.get("allocator") == alloc, frag
+    fresh(p, run, "memory", frag.split("?", 1)[1])
+    p.b.wait(mp, 30)
+    assert p.js("document.getElementById('memory-host').value") == host
+    assert p.js("document.getElementById('memory-allocator').value") == alloc
+    assert p.js(link) == want_file
+    peak = prof["memoryProfilePerAllocator"][alloc]["profileSummary"]["peakStats"]["peakBytesInUse"]
+    assert p.js(mp + ".dataset.v") == str(peak)
+    p.shot("memory-shared")
+    no_errors(p)
+
+
 def test_long_loads_show_progress(page):
     """While the trace loads, a progress line gives the bytes so far and the
     seconds; it goes away once the timeline is drawn."""
