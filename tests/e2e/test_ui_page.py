@@ -441,6 +441,83 @@ CHECKS = {"overview": check_overview, "ops": check_ops, "steps": check_steps,
           "compare": check_compare}
 
 
+# The page's box and what lies on the tab bar, from the top of the page:
+# [scrollWidth, clientWidth, innerWidth, [elements over the tab bar]].
+FIT_JS = """(() => {
+  window.scrollTo(0, 0);
+  const d = document.documentElement;
+  const nav = document.getElementById('tabs');
+  const over = [];
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
+  if (nav) {
+    const r = nav.getBoundingClientRect();
+    /* the topmost element at points across the bar and on every tab is the bar's */
+    const pts = [];
+    for (let x = r.left + 1; x < r.right - 1; x += 24) pts.push([x, r.top + r.height / 2]);
+    nav.querySelectorAll('a').forEach(a => {
+      const b = a.getBoundingClientRect();
+      pts.push([b.left + 2, b.top + 2], [b.left + b.width / 2, b.top + b.height / 2], [b.right - 2, b.bottom - 2]);
+    });
+    pts.forEach(([x, y]) => {
+      const e = document.elementFromPoint(x, y);
+      if (e && !nav.contains(e) && !e.contains(nav)) over.push(name(e) + ' at ' + Math.round(x) + ',' + Math.round(y));
+    });
+    /* and no element of the view starts above the bar's bottom */
+    const view = document.querySelector('main .view');
+    if (view) view.querySelectorAll('*').forEach(e => {
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && b.height > 0 && b.top < r.bottom - 0.5 && b.bottom > r.top &&
+          b.left < r.right && b.right > r.left) over.push(name(e) + ' top ' + b.top);
+    });
+  }
+  return [d.scrollWidth, d.clientWidth, window.innerWidth, over.slice(0, 20)];
+})()"""
+
+
+def check_fits(p, run, tab):
+    """No sideways scroll of the page, nothing over the tab bar."""
+    sw, cw, iw, over = p.js(FIT_JS)
+    assert sw <= cw <= iw, (run, tab, sw, cw, iw)
+    assert over == [], (run, tab, over)
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1280, 720)], ids=["1366x768", "1280x720"])
+def test_laptop_screens(page, size):
+    """Every view of every run on a laptop screen: the page is no wider
+    than the window and nothing overlaps the tab bar."""
+    p = page
+    runs = mount_runs(p.mnt)
+    p.b.set_viewport(*size)
+    try:
+        assert p.js("window.innerWidth") == size[0]
+        for run in runs:
+            for tab in tabs_of(p.mnt, run, len(runs)):
+                p.open(run, tab)
+                if tab == "trace":
+                    p.b.wait("['ready', 'empty', 'unavailable'].includes(document.querySelector("
+                             "'#timeline .section-body').dataset.state)", 60)
+                if tab == "compare":
+                    p.b.wait("document.querySelector('#compare .section-body').dataset.state", 60)
+                check_fits(p, run, tab)
+            p.shot(f"{size[0]}x{size[1]}-{run}")
+        # the trace with an event's details, its HLO op and a search listed
+        p.open(TRACE_RUN, "trace", "q=Cijk")
+        p.b.wait("document.querySelector('#search-results .section-body').dataset.state === 'ready'", 30)
+        p.js("document.querySelector('#search-results .hit').click()")
+        p.b.wait("document.getElementById('event-hlo') && "
+                 "document.getElementById('event-hlo').dataset.state === 'ready'", 30)
+        check_fits(p, TRACE_RUN, "trace with details")
+        p.shot(f"{size[0]}x{size[1]}-trace-details")
+        # the runs page too
+        p.open()
+        sw, cw, iw, _ = p.js(FIT_JS)
+        assert sw <= cw <= iw, ("runs", sw, cw, iw)
+    finally:
+        p.b.set_viewport(1280, 900)
+    no_errors(p)
+
+
 def test_every_view_of_every_run(page):
     p = page
     runs = mount_runs(p.mnt)
@@ -476,7 +553,9 @@ def test_every_view_of_every_run(page):
                 if re.match(r"^[\w.]+\.(json|csv|txt)[?:]", text):
                     assert text in log, (run, tab, text)
             # at 1280 px nothing is wider than the window (no sideways scroll)
+            # and nothing lies over the tab bar
             assert p.js("document.documentElement.scrollWidth") <= 1280, (run, tab)
+            check_fits(p, run, tab)
             p.shot(f"{run}-{tab}")
         assert p.b.errors() == [], run
     no_errors(p)

@@ -393,7 +393,7 @@ XP.Timeline.prototype.drawAxis = function (w) {
   axis.ticks.forEach(function (tk) {
     var x = LABEL_W + tk.t * scale - (v.start - this.full.start) * scale;
     g.beginPath(); g.moveTo(x, 14); g.lineTo(x, 22); g.stroke();
-    g.fillText(tk.label, x + 2, 11);
+    if (x + 2 + g.measureText(tk.label).width <= LABEL_W + w) g.fillText(tk.label, x + 2, 11); /* no cut label at the end */
   }, this);
   this.axis.dataset.step = String(axis.step);
   this.axis.dataset.ticks = JSON.stringify(axis.ticks.map(function (tk) { return tk.label; }));
