@@ -130,6 +130,15 @@ XP.Timeline.prototype.build = function () {
   this.canvas.addEventListener('dblclick', function () { self.setView(self.full.start, self.full.end); });
   this.canvas.addEventListener('keydown', function (ev) { self.onKey(ev); });
   window.addEventListener('resize', function () { self.draw(); });
+  /* the box also changes width without a resize of the window (the page's
+   * scrollbar comes or goes as the details panel grows): draw again, or the
+   * canvas and the hit tests would use two widths */
+  if (window.ResizeObserver) {
+    var lastWidth = -1;
+    new ResizeObserver(function () {
+      if (self.box.clientWidth !== lastWidth) { lastWidth = self.box.clientWidth; self.draw(); }
+    }).observe(this.box);
+  }
 };
 
 /* Pixels available for time. */
@@ -491,7 +500,7 @@ XP.Timeline.prototype.onDown = function (ev) {
   if (!this.base || ev.button !== 0) return;
   this.drag = { x: ev.clientX, y: ev.clientY, start: this.view.start, end: this.view.end,
     measure: ev.shiftKey, moved: false };
-  this.canvas.focus();
+  this.canvas.focus({ preventScroll: true });
   ev.preventDefault();
 };
 
