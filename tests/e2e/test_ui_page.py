@@ -441,6 +441,83 @@ CHECKS = {"overview": check_overview, "ops": check_ops, "steps": check_steps,
           "compare": check_compare}
 
 
+# The page's box and what lies on the tab bar, from the top of the page:
+# [scrollWidth, clientWidth, innerWidth, [elements over the tab bar]].
+FIT_JS = """(() => {
+  window.scrollTo(0, 0);
+  const d = document.documentElement;
+  const nav = document.getElementById('tabs');
+  const over = [];
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
+  if (nav) {
+    const r = nav.getBoundingClientRect();
+    /* the topmost element at points across the bar and on every tab is the bar's */
+    const pts = [];
+    for (let x = r.left + 1; x < r.right - 1; x += 24) pts.push([x, r.top + r.height / 2]);
+    nav.querySelectorAll('a').forEach(a => {
+      const b = a.getBoundingClientRect();
+      pts.push([b.left + 2, b.top + 2], [b.left + b.width / 2, b.top + b.height / 2], [b.right - 2, b.bottom - 2]);
+    });
+    pts.forEach(([x, y]) => {
+      const e = document.elementFromPoint(x, y);
+      if (e && !nav.contains(e) && !e.contains(nav)) over.push(name(e) + ' at ' + Math.round(x) + ',' + Math.round(y));
+    });
+    /* and no element of the view starts above the bar's bottom */
+    const view = document.querySelector('main .view');
+    if (view) view.querySelectorAll('*').forEach(e => {
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && b.height > 0 && b.top < r.bottom - 0.5 && b.bottom > r.top &&
+          b.left < r.right && b.right > r.left) over.push(name(e) + ' top ' + b.top);
+    });
+  }
+  return [d.scrollWidth, d.clientWidth, window.innerWidth, over.slice(0, 20)];
+})()"""
+
+
+def check_fits(p, run, tab):
+    """No sideways scroll of the page, nothing over the tab bar."""
+    sw, cw, iw, over = p.js(FIT_JS)
+    assert sw <= cw <= iw, (run, tab, sw, cw, iw)
+    assert over == [], (run, tab, over)
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1280, 720)], ids=["1366x768", "1280x720"])
+def test_laptop_screens(page, size):
+    """Every view of every run on a laptop screen: the page is no wider
+    than the window and nothing overlaps the tab bar."""
+    p = page
+    runs = mount_runs(p.mnt)
+    p.b.set_viewport(*size)
+    try:
+        assert p.js("window.innerWidth") == size[0]
+        for run in runs:
+            for tab in tabs_of(p.mnt, run, len(runs)):
+                p.open(run, tab)
+                if tab == "trace":
+                    p.b.wait("['ready', 'empty', 'unavailable'].includes(document.querySelector("
+                             "'#timeline .section-body').dataset.state)", 60)
+                if tab == "compare":
+                    p.b.wait("document.querySelector('#compare .section-body').dataset.state", 60)
+                check_fits(p, run, tab)
+            p.shot(f"{size[0]}x{size[1]}-{run}")
+        # the trace with an event's details, its HLO op and a search listed
+        p.open(TRACE_RUN, "trace", "q=Cijk")
+        p.b.wait("document.querySelector('#search-results .section-body').dataset.state === 'ready'", 30)
+        p.js("document.querySelector('#search-results .hit').click()")
+        p.b.wait("document.getElementById('event-hlo') && "
+                 "document.getElementById('event-hlo').dataset.state === 'ready'", 30)
+        check_fits(p, TRACE_RUN, "trace with details")
+        p.shot(f"{size[0]}x{size[1]}-trace-details")
+        # the runs page too
+        p.open()
+        sw, cw, iw, _ = p.js(FIT_JS)
+        assert sw <= cw <= iw, ("runs", sw, cw, iw)
+    finally:
+        p.b.set_viewport(1280, 900)
+    no_errors(p)
+
+
 def test_every_view_of_every_run(page):
     p = page
     runs = mount_runs(p.mnt)
@@ -476,7 +553,9 @@ def test_every_view_of_every_run(page):
                 if re.match(r"^[\w.]+\.(json|csv|txt)[?:]", text):
                     assert text in log, (run, tab, text)
             # at 1280 px nothing is wider than the window (no sideways scroll)
+            # and nothing lies over the tab bar
             assert p.js("document.documentElement.scrollWidth") <= 1280, (run, tab)
+            check_fits(p, run, tab)
             p.shot(f"{run}-{tab}")
         assert p.b.errors() == [], run
     no_errors(p)
@@ -580,6 +659,91 @@ def test_trace_search_details_zoom_and_url(page):
     b.wait(det + ".dataset.state === 'ready'", 30)
     b.wait(res + ".dataset.state === 'ready'", 30)
     assert b.eval(tl + ".dataset.measure")
+    no_errors(p)
+
+
+def html_text(s):
+    """The text of hlo_stats' source_info cell (HTML-escaped, tags dropped)."""
+    import html
+    return html.unescape(re.sub(r"<[^>]*>", "", s)).strip()
+
+
+def hlo_source(p, run, op, module):
+    """What the files hold about HLO op of module: (program id, source
+    file:line and stack of hlo_stats.json, file:line of op_profile.json)."""
+    ids = [m.group(2) for n in p.json(run, "module_list.json")
+           for m in [re.match(r"^(.*)\((\d+)\)$", n)] if m and m.group(1) == module]
+    hlo = p.json(run, "hlo_stats.json")
+    cols = [c["id"] for c in hlo["cols"]]
+    col = lambda r, k: r["c"][cols.index(k)]["v"]  # noqa: E731
+    rows = [r for r in hlo["rows"] if col(r, "hlo_op_name") == op and str(col(r, "program_id")) in ids]
+    assert rows, (run, op, module)
+    cell = col(rows[0], "source_info")
+    title = re.search(r"title='([^']*)'", cell)
+    program = str(col(rows[0], "program_id"))
+    found = []
+
+    def walk(n, under):
+        if n.get("name") == op and under and (n.get("xla") or {}).get("sourceInfo"):
+            si = n["xla"]["sourceInfo"]
+            found.append(f"{si['fileName']}:{si['lineNumber']}")
+        for k in n.get("children", []):
+            walk(k, under or k.get("name") == f"{module}({program})")
+    walk(p.json(run, "op_profile.json")["byProgram"], False)
+    return program, html_text(cell), html_text(title.group(1)) if title else "", found
+
+
+def test_trace_details_show_hlo_op_and_source(page):
+    """A click on a kernel of a JAX run with HLO protos: the details panel
+    names the kernel's HLO op and module and the op's source file:line and
+    stack, as hlo_stats.json and op_profile.json hold them."""
+    p = page
+    b = p.b
+    tl = "document.querySelector('#timeline .section-body')"
+    det = "document.querySelector('#event-details .section-body')"
+    for run, prefix in ((TRACE_RUN, "Cijk"), ("jax08_gemm_rocm/s1", "Cijk")):
+        if not (p.mnt / run).is_dir():
+            continue
+        p.open(run, "trace", "q=" + prefix)
+        b.wait(tl + ".dataset.state === 'ready'", 60)
+        res = "document.querySelector('#search-results .section-body')"
+        b.wait(res + ".dataset.state === 'ready'", 30)
+        b.eval("document.querySelector('#search-results .hit').click()")
+        b.wait(det + ".dataset.state === 'ready'", 30)
+        time.sleep(0.4)  # the jump's window is asked for after 250 ms: let it come
+        b.wait(tl + ".querySelectorAll('.tl-progress .progress').length === 0", 30)
+        sel = b.eval(tl + ".xpTimeline.selected.name")
+        ts = b.eval(tl + ".xpTimeline.selected.ts")
+        # now click it on the canvas, as a person would
+        b.eval(f"{tl}.xpTimeline.select(null, null)")
+        where = (f"(() => {{ const t = {tl}.xpTimeline; const e = t.tracks.flatMap(x => x.events)"
+                 f".find(e => e.name === {json.dumps(sel)} && e.ts === {ts}); return t.pointOf(e); }})()")
+        pt = b.eval(where)
+        b.eval(f"window.scrollBy(0, {pt['y']} - 300)")
+        pt = b.eval(where)
+        b.click(pt["x"], pt["y"])
+        b.wait(tl + f".dataset.selected === {json.dumps(sel)}", 10)
+        b.wait(det + ".dataset.state === 'ready'", 30)
+        hlo = "document.getElementById('event-hlo')"
+        b.wait(f"{hlo} && {hlo}.dataset.state === 'ready'", 30)
+        url = b.eval(det + ".dataset.url")
+        q = [(k, v) for k, v in urllib.parse.parse_qsl(urllib.parse.urlparse(url).query)
+             if k not in ("run", "tag")]
+        doc = json.loads(p.read(run, "trace_viewer.json?" + urllib.parse.urlencode(
+            q, quote_via=urllib.parse.quote)))
+        event = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] == sel
+                 and abs(e["ts"] - ts) < 1e-3][0]
+        op, module = event["args"]["hlo_op"], event["args"]["hlo_module"]
+        shown = lambda k: b.eval(f"{hlo}.querySelector('[data-key={k}]').textContent")  # noqa: E731
+        assert shown("hlo_op") == op, run
+        program, line, stack, from_profile = hlo_source(p, run, op, module)
+        assert shown("hlo_module") == f"{module}({program})", run
+        assert re.match(r"^.+\.py:\d+$", line), (run, line)
+        assert shown("source") == line, run
+        assert line in from_profile, (run, line, from_profile)
+        assert b.eval(f"{hlo}.querySelector('pre.stack').textContent") == stack
+        assert stack.startswith(line), (run, stack)
+        p.shot(f"{run}-trace-hlo-details")
     no_errors(p)
 
 
@@ -725,6 +889,58 @@ def test_trace_flows(page, tmp_path):
     no_errors(p)
 
 
+UNITS = {"s": 1e6, "ms": 1e3, "µs": 1.0, "ns": 1e-3}
+
+
+def check_round_ticks(b):
+    """The time axis labels are round multiples of its step, one step apart."""
+    step = float(b.eval("document.querySelector('#timeline canvas.tl-axis').dataset.step"))
+    labels = json.loads(b.eval("document.querySelector('#timeline canvas.tl-axis').dataset.ticks"))
+    assert len(labels) >= 3, labels
+    vals = []
+    for lab in labels:
+        num, unit = lab.rsplit(" ", 1)
+        vals.append(float(num.replace(",", "")) * UNITS[unit])
+    for v in vals:
+        assert abs(v / step - round(v / step)) < 1e-6, (labels, step)
+    for a, c in zip(vals, vals[1:]):
+        assert math.isclose(c - a, step, rel_tol=1e-6), (labels, step)
+    assert round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) in (1, 2, 5), step  # 1-2-5
+    return labels
+
+
+def test_trace_axis_ticks_and_dense_flows(page):
+    """Zoomed out, the arrows of a corpus run are thinned to one per few
+    pixels (the note says so); zoomed in on one they are all drawn; the
+    axis labels round values at every zoom ("1,646.2 ms", not "999.977 ms")."""
+    p = page
+    b = p.b
+    p.open(TRACE_RUN, "trace")
+    tl = "document.querySelector('#timeline .section-body')"
+    want = check_flows_drawn(p, TRACE_RUN, p.mnt)
+    painted = int(b.eval(tl + ".dataset.flowsPainted"))
+    width = b.eval(f"{tl}.xpTimeline.plotWidth()")
+    assert painted <= max(60, round(width / 4)) and painted < len(want), (painted, len(want))
+    assert b.eval("document.querySelector('.tl-flow-note').textContent") == \
+        f"{painted} of {len(want)} arrows drawn: zoom in for all"
+    check_round_ticks(b)
+    p.shot("trace-flows-thinned")
+    # a view that starts at an odd time: still round ticks
+    full = b.eval(f"[{tl}.xpTimeline.full.start, {tl}.xpTimeline.full.end]")
+    for start, span in ((999977.3, 1234.5), (12.345, 0.777), (full[1] - full[0] - 3e5, 2.5e5)):
+        b.eval(f"{tl}.xpTimeline.setView({full[0] + start}, {full[0] + start + span})")
+        check_round_ticks(b)
+    # zoomed in on one arrow's ends: every arrow in view is drawn
+    a, c = want[len(want) // 2]
+    lo, hi = min(a["ts"], c["ts"]), max(a["ts"] + a.get("dur", 0), c["ts"] + c.get("dur", 0))
+    b.eval(f"{tl}.xpTimeline.setView({lo - 1}, {hi + 1})")
+    assert b.eval(tl + ".dataset.flowsPainted") == b.eval(tl + ".dataset.flowsDrawn")
+    assert int(b.eval(tl + ".dataset.flowsDrawn")) >= 1
+    assert b.eval("document.querySelector('.tl-flow-note').textContent") == ""
+    p.shot("trace-flows-zoomed")
+    no_errors(p)
+
+
 def fresh(p, run, tab, query=""):
     """Opens the URL in a new document (no page cache), as a shared link is."""
     p.b.goto("about:blank")
@@ -767,6 +983,87 @@ def test_views_keep_their_choices_in_the_url(page):
     want = p.json(run, "memory_viewer.json?module_name=" + urllib.parse.quote(mods[0], safe=""))
     assert float(p.js("document.querySelector('#memory-viewer [data-key=peakHeapMib]')"
                       ".dataset.v")) == want["peakHeapMib"]
+    no_errors(p)
+
+
+def choose(p, sel_id, value):
+    p.js(f"(() => {{ const s = document.getElementById({json.dumps(sel_id)}); s.value = {json.dumps(value)};"
+         " s.dispatchEvent(new Event('change')); })()")
+
+
+def test_pytorch_choices_in_the_url(page):
+    """The PyTorch tab's chosen kernel (call tree) and kernel launcher: a
+    copied URL opens the same choices, with the text of the files they read."""
+    p = page
+    run = "pytorch/h100_bert_small"
+    if run not in mount_runs(p.mnt):
+        pytest.skip(f"{run} not in the corpus")
+    p.open(run, "pytorch")
+    p.b.wait("document.getElementById('call-path').dataset.uid && "
+             "document.getElementById('launcher-subtree').dataset.uid", 30)
+    kernels = p.js("[...document.querySelectorAll('#call-kernel option')].map(o => o.value)")
+    launchers = p.js("[...document.querySelectorAll('#launcher-op option')].map(o => o.value)")
+    rows = p.csv_rows(run, "kernel_launchers.csv")
+    assert sorted(launchers) == sorted(r["UID"] for r in rows)
+    assert len(kernels) > 2 and len(launchers) > 2
+    kernel, launcher = kernels[2], launchers[-1]
+    choose(p, "call-kernel", kernel)
+    choose(p, "launcher-op", launcher)
+    p.b.wait(f"document.getElementById('call-path').dataset.uid === {json.dumps(kernel)} && "
+             f"document.getElementById('launcher-subtree').dataset.uid === {json.dumps(launcher)}", 30)
+    frag = p.js("location.hash")
+    params = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1]))
+    assert params.get("kernel") == kernel and params.get("launcher") == launcher, frag
+    fresh(p, run, "pytorch", frag.split("?", 1)[1])
+    p.b.wait(f"document.getElementById('call-path').dataset.uid === {json.dumps(kernel)} && "
+             f"document.getElementById('launcher-subtree').dataset.uid === {json.dumps(launcher)}", 30)
+    assert p.js("document.getElementById('call-kernel').value") == kernel
+    assert p.js("document.getElementById('launcher-op').value") == launcher
+    text = lambda i: p.js(f"document.getElementById({json.dumps(i)}).textContent")  # noqa: E731
+    assert text("call-path") == p.read(run, f"call_tree.txt?parents_of={kernel}").decode()
+    assert text("launcher-subtree") == p.read(run, f"call_tree.txt?uid={launcher}").decode()
+    assert text("launcher-parents") == p.read(run, f"call_tree.txt?parents_of={launcher}").decode()
+    row = next(r for r in rows if r["UID"] == launcher)
+    assert p.js("document.querySelector('#pt-launchers [data-key=name]').textContent") == row["name"]
+    assert f"UID: {launcher}," in text("launcher-subtree")
+    p.shot("pytorch-shared")
+    no_errors(p)
+
+
+def test_memory_host_and_allocator_in_the_url(page):
+    """A run of two hosts: the memory profile's host and allocator choices
+    are in the URL; opened afresh it shows that host's file and allocator."""
+    p = page
+    run = next((r for r in mount_runs(p.mnt) if len(p.json(r, "hosts.json")) > 1
+                and "memory_profile.json" not in plain_files(p.mnt, r)
+                and all((p.mnt / r / "hosts" / h["hostname"] / "memory_profile.json").is_file()
+                        for h in p.json(r, "hosts.json"))), None)
+    if run is None:
+        pytest.skip("no corpus run has a memory profile per host")
+    hosts = sorted(h["hostname"] for h in p.json(run, "hosts.json"))
+    host = hosts[1]
+    p.open(run, "memory")
+    mp = "document.querySelector('#memory-profile [data-key=peakBytesInUse]')"
+    p.b.wait(mp, 30)
+    assert p.js("document.getElementById('memory-host').value") == hosts[0]
+    choose(p, "memory-host", host)
+    link = "document.querySelector('#memory-profile a[data-file]').dataset.file"
+    want_file = f"hosts/{host}/memory_profile.json"
+    p.b.wait(f"{link} === {json.dumps(want_file)} && {mp}", 30)
+    prof = json.loads((p.mnt / run / want_file).read_bytes())
+    alloc = prof["memoryIds"][1]
+    choose(p, "memory-allocator", alloc)
+    frag = p.js("location.hash")
+    params = dict(urllib.parse.parse_qsl(frag.split("?", 1)[1]))
+    assert params.get("host") == host and params.get("allocator") == alloc, frag
+    fresh(p, run, "memory", frag.split("?", 1)[1])
+    p.b.wait(mp, 30)
+    assert p.js("document.getElementById('memory-host').value") == host
+    assert p.js("document.getElementById('memory-allocator').value") == alloc
+    assert p.js(link) == want_file
+    peak = prof["memoryProfilePerAllocator"][alloc]["profileSummary"]["peakStats"]["peakBytesInUse"]
+    assert p.js(mp + ".dataset.v") == str(peak)
+    p.shot("memory-shared")
     no_errors(p)
 
 

@@ -22,6 +22,8 @@ var PROC_H = 18;      /* px of a process header */
 var MAX_DEPTH = 24;   /* deeper events share the last row */
 var MAX_HEIGHT = 30000;
 var WINDOW_DELAY = 250; /* ms of quiet before a window is asked for */
+var FLOW_CELL = 4;    /* px: arrows whose two ends share cells this wide look like one */
+var FLOW_COLUMN = 8;  /* arrows drawn at most from one such cell (the rest would be a smear) */
 
 /* Reads a trace viewer document into events, names and the time span (µs). */
 XP.parseTrace = function (doc) {
@@ -101,6 +103,7 @@ XP.Timeline.prototype.build = function () {
     btn('reset', 'whole trace (0)', function () { self.setView(self.full.start, self.full.end); }),
     XP.el('label', { cls: 'small', title: 'arrows of the flows (launch to kernel, send to receive)' }, [
       XP.el('input', { type: 'checkbox', id: 'tl-flows', checked: 'checked', onchange: function (ev) { self.showFlows = ev.target.checked; self.draw(); } }), ' flows']),
+    this.flowNote = XP.el('span', { cls: 'small muted tl-flow-note' }),
     this.status
   ]);
   this.axis = XP.el('canvas', { cls: 'tl-axis' });
@@ -127,6 +130,15 @@ XP.Timeline.prototype.build = function () {
   this.canvas.addEventListener('dblclick', function () { self.setView(self.full.start, self.full.end); });
   this.canvas.addEventListener('keydown', function (ev) { self.onKey(ev); });
   window.addEventListener('resize', function () { self.draw(); });
+  /* the box also changes width without a resize of the window (the page's
+   * scrollbar comes or goes as the details panel grows): draw again, or the
+   * canvas and the hit tests would use two widths */
+  if (window.ResizeObserver) {
+    var lastWidth = -1;
+    new ResizeObserver(function () {
+      if (self.box.clientWidth !== lastWidth) { lastWidth = self.box.clientWidth; self.draw(); }
+    }).observe(this.box);
+  }
 };
 
 /* Pixels available for time. */
@@ -257,19 +269,62 @@ XP.Timeline.prototype.flowsOf = function (e) {
   return this.flows.filter(function (a) { return same(a.from) || same(a.to); });
 };
 
-/* Draws the arrows with an end or their line in the view; those of the selection darker. */
+/*
+ * The arrows to paint among those in the view: zoomed out, many start and
+ * end within a few pixels of each other on the same rows and would pile up
+ * as one dark smear, so one arrow stands for each cell of FLOW_CELL px at
+ * both ends, at most FLOW_COLUMN start in one cell, and cells double until
+ * at most one arrow per 4 px of width is left. The selection's arrows are
+ * always painted.
+ */
+XP.Timeline.prototype.thinFlows = function (list, sel, w, scale) {
+  var v = this.view;
+  var cap = Math.max(60, Math.round(w / 4));
+  var cell = FLOW_CELL;
+  var kept = list;
+  while (cell <= w) {
+    var seen = new Set();
+    var perColumn = new Map();
+    kept = list.filter(function (a) {
+      if (sel.has(a)) return true;
+      var c0 = Math.floor((a.from.ts - v.start) * scale / cell);
+      var k = c0 + ':' + Math.floor((a.to.ts - v.start) * scale / cell) + ':' +
+        a.from.track.key + ':' + a.from.depth + ':' + a.to.track.key + ':' + a.to.depth;
+      var n = perColumn.get(c0) || 0;
+      if (seen.has(k) || n >= FLOW_COLUMN) return false;
+      seen.add(k);
+      perColumn.set(c0, n + 1);
+      return true;
+    });
+    if (kept.length <= cap) break;
+    cell *= 2;
+  }
+  return kept;
+};
+
+/* Draws the arrows with an end or their line in the view (thinned when dense); those of the selection darker. */
 XP.Timeline.prototype.drawFlows = function (g, w, scale) {
   var v = this.view;
   var sel = new Set(this.flowsOf(this.selected));
-  var drawn = 0;
-  if (!this.showFlows) { this.box.dataset.flowsDrawn = '0'; return; }
+  if (!this.showFlows) {
+    this.box.dataset.flowsDrawn = '0';
+    this.box.dataset.flowsPainted = '0';
+    this.flowNote.textContent = '';
+    return;
+  }
+  var inView = this.flows.filter(function (a) {
+    return !(Math.max(a.from.ts, a.to.ts) < v.start || Math.min(a.from.ts, a.to.ts) > v.end);
+  });
+  var paint = this.thinFlows(inView, sel, w, scale);
+  this.box.dataset.flowsDrawn = String(inView.length);
+  this.box.dataset.flowsPainted = String(paint.length);
+  this.flowNote.textContent = paint.length < inView.length ? paint.length + ' of ' + inView.length + ' arrows drawn: zoom in for all' : '';
   g.save();
   g.beginPath();
   g.rect(LABEL_W, 0, w, this.height);
   g.clip();
-  for (var i = 0; i < this.flows.length; i++) {
-    var a = this.flows[i];
-    if (Math.max(a.from.ts, a.to.ts) < v.start || Math.min(a.from.ts, a.to.ts) > v.end) continue;
+  for (var i = 0; i < paint.length; i++) {
+    var a = paint[i];
     var x0 = LABEL_W + (a.from.ts - v.start) * scale;
     var x1 = LABEL_W + (a.to.ts - v.start) * scale;
     var y0 = a.from.track.y + a.from.depth * ROW_H + ROW_H / 2;
@@ -288,10 +343,8 @@ XP.Timeline.prototype.drawFlows = function (g, w, scale) {
     g.lineTo(x1 - 6 * dir, y1 + 3);
     g.closePath();
     g.fill();
-    drawn++;
   }
   g.restore();
-  this.box.dataset.flowsDrawn = String(drawn);
 };
 
 function niceStep(span, n) {
@@ -315,20 +368,44 @@ function setupCanvas(canvas, w, h) {
   return g;
 }
 
+/*
+ * The ticks of the time axis over [a, b] µs from the trace's start: round
+ * multiples of a 1-2-5 step, each label in the unit of the step with as
+ * many decimals as the step needs ("1,646.2 ms", never "999.977 ms").
+ */
+XP.axisTicks = function (a, b, n) {
+  var step = niceStep(b - a, n);
+  var top = Math.max(Math.abs(a), Math.abs(b));
+  var decimals = function (u) { return Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9)); };
+  /* the largest unit the labels reach that needs at most 3 decimals */
+  var unit = [[1e6, 's'], [1e3, 'ms'], [1, 'µs'], [1e-3, 'ns']].find(function (u) {
+    return (top >= u[0] || u[0] === 1e-3) && decimals(u[0]) <= 3;
+  }) || [1e-3, 'ns'];
+  var digits = decimals(unit[0]);
+  var out = [];
+  for (var k = Math.ceil(a / step - 1e-9); k * step <= b + 1e-9 * step; k++) {
+    var t = k * step || 0; /* never -0 */
+    out.push({ t: t, label: (t / unit[0]).toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) + ' ' + unit[1] });
+  }
+  return { step: step, ticks: out };
+};
+
 XP.Timeline.prototype.drawAxis = function (w) {
   var g = setupCanvas(this.axis, w + LABEL_W, 22);
   var v = this.view;
   var scale = w / (v.end - v.start);
-  var step = niceStep(v.end - v.start, w / 110);
+  var axis = XP.axisTicks(v.start - this.full.start, v.end - this.full.start, w / 110);
   g.font = '11px sans-serif';
   g.fillStyle = '#333';
   g.fillText(XP.fmtUs(v.end - v.start) + ' shown', 4, 14);
   g.strokeStyle = '#bbb';
-  for (var t = Math.ceil(v.start / step) * step; t <= v.end; t += step) {
-    var x = LABEL_W + (t - v.start) * scale;
+  axis.ticks.forEach(function (tk) {
+    var x = LABEL_W + tk.t * scale - (v.start - this.full.start) * scale;
     g.beginPath(); g.moveTo(x, 14); g.lineTo(x, 22); g.stroke();
-    g.fillText(XP.fmtUs(t - this.full.start), x + 2, 11);
-  }
+    if (x + 2 + g.measureText(tk.label).width <= LABEL_W + w) g.fillText(tk.label, x + 2, 11); /* no cut label at the end */
+  }, this);
+  this.axis.dataset.step = String(axis.step);
+  this.axis.dataset.ticks = JSON.stringify(axis.ticks.map(function (tk) { return tk.label; }));
 };
 
 /* Draws the visible window. */
@@ -423,7 +500,7 @@ XP.Timeline.prototype.onDown = function (ev) {
   if (!this.base || ev.button !== 0) return;
   this.drag = { x: ev.clientX, y: ev.clientY, start: this.view.start, end: this.view.end,
     measure: ev.shiftKey, moved: false };
-  this.canvas.focus();
+  this.canvas.focus({ preventScroll: true });
   ev.preventDefault();
 };
 

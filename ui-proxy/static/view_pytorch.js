@@ -2,8 +2,11 @@
 /*
  * xprofs page, the PyTorch tab (TraceLens's files): modules.txt as a
  * collapsible nn.Module tree with CPU and GPU time, call_tree.txt around
- * a chosen kernel (call_tree.txt?parents_of=UID: the ops above it), and
- * roofline.csv (GEMM, conv and SDPA FLOPs, bytes, rates) as a table.
+ * a chosen kernel (call_tree.txt?parents_of=UID: the ops above it), a
+ * chosen kernel launcher of kernel_launchers.csv (its subtree and the ops
+ * above it), and roofline.csv (GEMM, conv and SDPA FLOPs, bytes, rates) as
+ * a table. The fragment keeps the kernel (kernel=UID) and the launcher
+ * (launcher=UID).
  */
 'use strict';
 
@@ -90,6 +93,67 @@
     await show();
   }
 
+  /*
+   * The kernel launchers (kernel_launchers.csv: CPU ops that launch kernels,
+   * their GPU time and inputs): one chosen (launcher=UID in the fragment)
+   * shows its subtree (call_tree.txt?uid=UID: the launch and its kernels)
+   * and the ops above it (call_tree.txt?parents_of=UID).
+   */
+  async function launchers(ctx, box) {
+    var body = XP.section(box, 'pt-launchers', 'Kernel launchers', [XP.fileLink(ctx.run, 'kernel_launchers.csv')]);
+    var r = await XP.loadText(body, XP.fileUrl(ctx.run, 'kernel_launchers.csv'), 'loading kernel_launchers.csv');
+    if (!r.ok) return XP.unavailable(body, r.error);
+    var t = XP.parseCSV(r.text);
+    if (!t || !t.rows.length) return XP.explain(ctx, body, 'kernel_launchers.csv', 'no CPU op launched a kernel');
+    var c = function (id) { return XP.colIndex(t, id); };
+    var uidAt = c('UID'), nameAt = c('name'), timeAt = c('total_direct_kernel_time');
+    if (uidAt < 0) return XP.note(body, 'kernel_launchers.csv has no UID column');
+    var rows = t.rows.slice().sort(function (a, b) { return (+b[timeAt] || 0) - (+a[timeAt] || 0); });
+    body.dataset.rows = String(rows.length);
+    var pick = XP.el('select', { id: 'launcher-op' }, rows.slice(0, 1000).map(function (x) {
+      return XP.el('option', { value: String(x[uidAt]), text: XP.fmtUs(+x[timeAt] || 0) + ' · #' + x[uidAt] + ' · ' + x[nameAt] });
+    }));
+    var fields = XP.el('div', { cls: 'launcher-fields' });
+    var linkBox = XP.el('div', { cls: 'small' });
+    var sub = XP.el('pre', { cls: 'code', id: 'launcher-subtree' });
+    var up = XP.el('pre', { cls: 'code', id: 'launcher-parents' });
+    var show = async function () {
+      var uid = pick.value;
+      XP.setHashParams({ launcher: uid });
+      var row = rows.find(function (x) { return String(x[uidAt]) === uid; });
+      fields.textContent = '';
+      var d = XP.el('dl', { cls: 'kvlist' });
+      ['name', 'op category', 'total_direct_kernel_time', 'direct_kernel_count', 'Input Dims', 'Input type', 'Concrete Inputs', 'thread_name'].forEach(function (k) {
+        var i = c(k);
+        if (i < 0 || row[i] === null || row[i] === '') return;
+        d.appendChild(XP.el('dt', { text: k }));
+        d.appendChild(XP.el('dd', { 'data-key': k, text: String(row[i]) }));
+      });
+      fields.appendChild(d);
+      linkBox.textContent = '';
+      linkBox.appendChild(XP.fileLink(ctx.run, 'call_tree.txt', { uid: uid }));
+      linkBox.appendChild(document.createTextNode(' '));
+      linkBox.appendChild(XP.fileLink(ctx.run, 'call_tree.txt', { parents_of: uid }));
+      var a = await XP.loadText(body, XP.fileUrl(ctx.run, 'call_tree.txt', { uid: uid }), 'loading the subtree of #' + uid);
+      var b = await XP.loadText(body, XP.fileUrl(ctx.run, 'call_tree.txt', { parents_of: uid }), 'loading the ops above #' + uid);
+      if (pick.value !== uid) return; /* another choice came first */
+      sub.textContent = a.ok ? a.text : 'not available: ' + a.error;
+      up.textContent = b.ok ? b.text : 'not available: ' + b.error;
+      sub.dataset.uid = up.dataset.uid = uid;
+    };
+    pick.addEventListener('change', show);
+    body.appendChild(XP.el('div', { cls: 'toolbar' }, [XP.el('label', {}, [rows.length + ' launchers, most GPU time first: ', pick])]));
+    body.appendChild(fields);
+    body.appendChild(linkBox);
+    body.appendChild(XP.el('h3', { text: 'Its launches and kernels' }));
+    body.appendChild(sub);
+    body.appendChild(XP.el('h3', { text: 'The ops above it' }));
+    body.appendChild(up);
+    var wanted = ctx.params.get('launcher');
+    if (wanted && rows.some(function (x) { return String(x[uidAt]) === wanted; })) pick.value = wanted;
+    await show();
+  }
+
   async function rooflineCsv(ctx, box) {
     var body = XP.section(box, 'pt-roofline', 'Roofline of GEMM, conv and attention ops', [XP.fileLink(ctx.run, 'roofline.csv')]);
     var r = await XP.loadText(body, XP.fileUrl(ctx.run, 'roofline.csv'), 'loading roofline.csv');
@@ -102,7 +166,9 @@
 
   XP.views.pytorch = {
     render: async function (ctx, box) {
-      var parts = [['modules.txt', modules], ['call_tree.txt', callTree], ['roofline.csv', rooflineCsv]].filter(function (p) { return ctx.files.has(p[0]); });
+      var parts = [['modules.txt', modules], ['call_tree.txt', callTree], ['kernel_launchers.csv', launchers], ['roofline.csv', rooflineCsv]].filter(function (p) {
+        return ctx.files.has(p[0]) && (p[1] !== launchers || ctx.files.has('call_tree.txt'));
+      });
       await Promise.all(parts.map(function (p) {
         var slot = XP.el('div');
         box.appendChild(slot);

@@ -4,7 +4,8 @@
  * trace_viewer.json, a host selector (hosts=), a search by name prefix
  * (search_prefix=, results listed and jumpable), the details of a clicked
  * event (XProf's event-details request: event_name, start_time_ms,
- * duration_ms, unique_id) with the event's flows (arrows on the
+ * duration_ms, unique_id) with its HLO op and the op's source line
+ * (hlo_stats.json), the event's flows (arrows on the
  * timeline, each listed and jumpable) and a measured span. The fragment keeps the
  * window (start, end in ms), host, search, selection and span.
  */
@@ -95,6 +96,8 @@
     panel.dataset.url = url;
     var args = full.args || {};
     var keys = Object.keys(args);
+    var hloSlot = XP.el('div', { cls: 'hlo-slot' });
+    panel.appendChild(hloSlot);
     panel.appendChild(XP.el('h3', { text: 'Arguments (' + keys.length + ')' }));
     var argList = dl(keys.map(function (k) { return [k, args[k]]; }));
     argList.className = 'args';
@@ -107,6 +110,109 @@
     }
     panel.dataset.state = 'ready';
     panel.dataset.args = String(keys.length);
+    if (args.hlo_op !== undefined && args.hlo_op !== '') await hloOp(ctx, hloSlot, e, args, tl);
+  }
+
+  /* Text of an HTML-escaped snippet (entities only; tags are dropped). */
+  function unescapeHtml(s) {
+    return String(s).replace(/<[^>]*>/g, '').replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, function (all, k) {
+      var named = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+      if (named[k.toLowerCase()]) return named[k.toLowerCase()];
+      var code = k[1] === 'x' || k[1] === 'X' ? parseInt(k.slice(2), 16) : parseInt(k.slice(1), 10);
+      return isFinite(code) ? String.fromCodePoint(code) : all;
+    });
+  }
+
+  /* hlo_stats' source_info cell, "<div class='source-info-cell' title='STACK'>FILE:LINE</div>":
+   * {line: 'FILE:LINE', stack} or null. */
+  XP.parseSourceCell = function (html) {
+    if (!html) return null;
+    var t = /title='([^']*)'/.exec(String(html));
+    var line = unescapeHtml(html).trim();
+    return line ? { line: line, stack: t ? unescapeHtml(t[1]).trim() : '' } : null;
+  };
+
+  /* The event of a derived line ("XLA Modules", "Source code": XProf's derived
+   * timeline of a device) of e's device that spans e's middle. */
+  function derivedAt(tl, e, prefix) {
+    var mid = e.ts + e.dur / 2;
+    var hit = null;
+    tl.tracks.forEach(function (t) {
+      if (hit || t.pid !== e.pid || t.name.indexOf(prefix) !== 0) return;
+      hit = t.events.find(function (x) { return x.ts <= mid && x.ts + x.dur >= mid; }) || null;
+    });
+    return hit;
+  }
+
+  /*
+   * The event's HLO op (args hlo_op, hlo_module), and its source line: the
+   * event's own source / source_stack args when the profile has them, else
+   * the op's row of hlo_stats.json (the HLO instruction's metadata
+   * source_file:source_line and its stack, the module's program id from the
+   * derived XLA Modules line or module_list.json), else the derived Source
+   * code line (file name and line only).
+   */
+  async function hloOp(ctx, slot, e, args, tl) {
+    var op = String(args.hlo_op);
+    var module = args.hlo_module ? String(args.hlo_module) : '';
+    var box = XP.el('div', { id: 'event-hlo', cls: 'hlo-op' });
+    box.dataset.state = 'loading';
+    box.dataset.op = op;
+    slot.appendChild(XP.el('h3', { text: 'HLO op' }));
+    slot.appendChild(box);
+    var program = null;
+    var mod = derivedAt(tl, e, 'XLA Modules');
+    var m = mod && /^(.*)\((\d+)\)$/.exec(mod.name);
+    if (m && (!module || m[1] === module)) program = m[2];
+    var row = null;
+    var link = null;
+    if (args.source === undefined && ctx.files.has('hlo_stats.json')) {
+      var r = await XP.cachedJSON(XP.fileUrl(ctx.run, 'hlo_stats.json'));
+      var t = r.ok ? XP.toTable(r.data) : null;
+      if (t) {
+        var c = function (id) { return XP.colIndex(t, id); };
+        var rows = t.rows.filter(function (x) { return x[c('hlo_op_name')] === op; });
+        if (program === null && rows.length > 1 && module && ctx.files.has('module_list.json')) {
+          var ml = await XP.cachedJSON(XP.fileUrl(ctx.run, 'module_list.json'));
+          var ids = (ml.ok && Array.isArray(ml.data) ? ml.data : []).map(function (n) {
+            var k = /^(.*)\((\d+)\)$/.exec(String(n));
+            return k && k[1] === module ? k[2] : null;
+          }).filter(function (x) { return x !== null; });
+          rows = rows.filter(function (x) { return ids.indexOf(String(x[c('program_id')])) >= 0; }).concat(rows);
+        }
+        row = (program === null ? rows : rows.filter(function (x) { return String(x[c('program_id')]) === program; }))[0] || null;
+        if (row) {
+          if (program === null) program = String(row[c('program_id')]);
+          row = { category: row[c('category')], expression: row[c('hlo_op_expression')], source: XP.parseSourceCell(row[c('source_info')]) };
+          link = XP.fileLink(ctx.run, 'hlo_stats.json');
+        }
+      }
+    }
+    if (tl.selected !== e && tl.selected && tl.selected.ts !== e.ts) return; /* another click came first */
+    var source = null;
+    if (args.source !== undefined) source = { line: String(args.source), stack: args.source_stack ? String(args.source_stack) : '', from: 'args' };
+    else if (row && row.source) source = { line: row.source.line, stack: row.source.stack, from: 'hlo_stats.json' };
+    else {
+      var d = derivedAt(tl, e, 'Source code');
+      if (d) source = { line: d.name, stack: '', from: 'the Source code line' };
+    }
+    var d2 = XP.el('dl');
+    var pair = function (k, key, v) {
+      d2.appendChild(XP.el('dt', { text: k }));
+      d2.appendChild(XP.el('dd', { 'data-key': key, text: v }));
+    };
+    pair('op', 'hlo_op', op);
+    if (module) pair('module', 'hlo_module', module + (program !== null ? '(' + program + ')' : ''));
+    if (row && row.category) pair('category', 'category', row.category);
+    pair('source', 'source', source ? source.line : 'not in the HLO metadata');
+    box.appendChild(d2);
+    if (source && source.stack) box.appendChild(XP.el('pre', { cls: 'code stack', title: 'source stack', text: source.stack }));
+    if (row && row.expression) box.appendChild(XP.el('pre', { cls: 'code hlo-expr', text: row.expression }));
+    if (link) box.appendChild(XP.el('div', { cls: 'small' }, ['from ', link]));
+    if (program !== null) box.dataset.program = program;
+    box.dataset.source = source ? source.line : '';
+    box.dataset.sourceFrom = source ? source.from : '';
+    box.dataset.state = 'ready';
   }
 
   async function runSearch(ctx, box, prefix, hostParams, tl) {
