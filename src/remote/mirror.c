@@ -26,6 +26,7 @@ struct mobj {
     char *rel;           /* key below the prefix */
     int64_t size;        /* listed size */
     char etag[128];      /* listed ETag */
+    int64_t mtime;       /* listed LastModified (s), 0: unknown */
     int64_t have_size;   /* the copy's size, -1 when there is none */
     char have_etag[128]; /* the copy's ETag */
 };
@@ -222,6 +223,7 @@ static int install_locked(struct mirror *m, struct s3_object *so, size_t n, stru
         }
         objs[k].size = so[i].size;
         snprintf(objs[k].etag, sizeof(objs[k].etag), "%s", so[i].etag);
+        objs[k].mtime = so[i].mtime;
         objs[k].have_size = -1;
         k++;
     }
@@ -356,6 +358,12 @@ static int copy_obj(struct mirror *m, struct mobj *o, struct xp_err *err)
     if (fd < 0)
         return xp_err_set(err, -EIO, "%s: cannot make a copy: %s", local, strerror(errno));
     rc = s3_download(&m->conf, key, o->size, o->etag[0] ? o->etag : NULL, fd, err);
+    /* The copy has the object's time: a whole object is not a profile still
+     * being written (snapshot_is_fresh), and its produced files are kept. */
+    if (rc == 0 && o->mtime > 0) {
+        struct timespec ts[2] = {{(time_t)o->mtime, 0}, {(time_t)o->mtime, 0}};
+        (void)futimens(fd, ts);
+    }
     if (close(fd) != 0 && rc == 0)
         rc = xp_err_set(err, -EIO, "%s: %s", tmp, strerror(errno));
     if (rc == 0 && rename(tmp, local) != 0)

@@ -401,6 +401,25 @@ void s3_objects_free(struct s3_object *objs, size_t n)
     free(objs);
 }
 
+/* A listed object's LastModified ("2026-12-07T23:40:00.000Z") in seconds
+ * since the epoch, 0 when absent or not of that form. */
+static int64_t last_modified(const char *p, const char *end)
+{
+    char text[64];
+    struct tm tm;
+    time_t t;
+
+    memset(&tm, 0, sizeof(tm));
+    if (xml_get(p, end, "LastModified", text, sizeof(text)) == NULL ||
+        sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    t = timegm(&tm);
+    return t > 0 ? (int64_t)t : 0;
+}
+
 int s3_list(const struct s3_conf *c, const char *prefix, struct s3_object **objsp, size_t *np,
             struct xp_err *err)
 {
@@ -449,6 +468,7 @@ int s3_list(const struct s3_conf *c, const char *prefix, struct s3_object **objs
                 }
                 objs[n].key = strdup(key);
                 objs[n].size = strtoll(size, NULL, 10);
+                objs[n].mtime = last_modified(p, ce);
                 snprintf(objs[n].etag, sizeof(objs[n].etag), "%s", etag);
                 if (objs[n].key == NULL) {
                     rc = xp_err_set(err, -ENOMEM, "out of memory");

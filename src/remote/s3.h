@@ -41,6 +41,7 @@ struct s3_object {
     char *key;      /* full key */
     int64_t size;   /* bytes */
     char etag[128]; /* ETag without its quotes */
+    int64_t mtime;  /* LastModified, seconds since the epoch; 0 when not given */
 };
 
 /* Fill c for bucket: credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /

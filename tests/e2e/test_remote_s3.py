@@ -21,6 +21,7 @@ the account's public key (openssl), exchanged for the bearer token the
 proxy wants; and the metadata server's token.
 """
 import hashlib
+import json
 import hmac
 import http.client
 import http.server
@@ -367,6 +368,15 @@ def test_mount_matches_local(xprofs_build, store, logs, creds, mount, xcat, tmp_
     n = len(store.log)
     assert (mnt / FILES[0]).read_bytes() == xcat(logs, FILES[0])
     assert store.gets(big.name) == [r for r in store.log[:n] if big.name in r[1] and r[0] == "GET"]
+    # The same cache_dir is the persistent cache: the produced files are kept
+    # beside the copies, and a new mount serves them without a profile.
+    assert any((cache / "produced" / "entries").iterdir())
+    subprocess.run(["fusermount3", "-u", str(mnt)], check=True)
+    mnt = mount("s3://logs/logs", "endpoint=" + store.endpoint, "cache_dir=" + str(cache))
+    assert (mnt / FILES[0]).read_bytes() == xcat(logs, FILES[0])
+    run = FILES[0].split("/")[0] + "/" + RUN
+    stats = json.loads((mnt / run / "cache_stats.json").read_bytes())
+    assert stats["profiles_decoded"] == 0 and stats["cache"]["hits"] >= 1, stats
 
 
 def test_cli_matches_local_and_keeps_its_copy(xprofs_build, store, logs, creds, xcat, tmp_path):
