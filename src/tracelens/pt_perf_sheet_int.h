@@ -14,7 +14,7 @@
 #include "pt_perf_model.h"
 #include "pt_pyrepr.h"
 
-#define MAX_PARAMS 16
+#define MAX_PARAMS 20
 
 /* One op row. */
 struct grow {
@@ -62,7 +62,18 @@ int pt_sheet_transpose(const char *name, char *out, size_t n);
  * is then left out), -ENOMEM. */
 int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r);
 int pt_sheet_sdpa_params(const char *name, const cJSON *args, struct grow *r);
-int pt_sheet_conv_params(const cJSON *args, struct grow *r);
+int pt_sheet_conv_params(const cJSON *args, int bwd, struct grow *r);
+
+/* The attention models pt_perf_sdpa.c adds to the SDPA sheets: flash_attn's
+ * backward and varlen ops, flash_attn_3::fwd and the aiter attention ops
+ * (pt_sdpa_known: 1 when name is one). pt_sdpa_model: flops, bytes,
+ * category, sheet and precision into *p and, when r is not NULL, the params
+ * (B, N_Q, H_Q, N_KV, H_KV, d_h_qk, d_h_v, q/k/v_stride, dropout, causal,
+ * flash_impl, dtype_A_B, num_seqs_q, num_seqs_kv, max_seqlen_q,
+ * max_seqlen_kv, the indexes of the SDPA sheet's names) into r. 0, -EINVAL
+ * when TraceLens's model raises (the op is left out), -ENOMEM. */
+int pt_sdpa_known(const char *name);
+int pt_sdpa_model(const char *name, const cJSON *args, struct pt_perf *p, struct grow *r);
 
 /* TraceLens's name2bpe (bytes per element of a dtype name, 0 for None)
  * and torch_dtype_map (precision name or NULL), pt_perf_model.c. */
