@@ -1,11 +1,14 @@
 /*
- * pt_perf_sheet.c - perf_report/GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv of PyTorch runs:
- * those roofline sheets of TraceLens's generate_perf_report_pytorch,
- * build_df_perf_metrics(bwd=False, include_kernel_details, include_args) over
- * the ops with a perf model of that category (pt_perf_model.h: aten::mm,
- * addmm, bmm, baddbmm; aten::convolution; the scaled-dot-product and flash
- * attention ops), then
- * summarize_df_perf_metrics with the report's mean, median, std, min and max.
+ * pt_perf_sheet.c - perf_report/GEMM.csv, SDPA_fwd.csv, SDPA_bwd.csv, CONV_fwd.csv,
+ * CONV_bwd.csv and the vector sheets of PyTorch runs: those roofline sheets of
+ * TraceLens's generate_perf_report_pytorch, build_df_perf_metrics(bwd=False,
+ * include_kernel_details, include_args) over the ops with a perf model of
+ * that family (pt_perf_model.h), then summarize_df_perf_metrics with the
+ * report's mean, median, std, min and max. The SDPA and CONV families make
+ * one table, split by op name into the _fwd sheet and the _bwd one (the
+ * backward ops TraceLens's bwd=False pass models: varlen flash backward,
+ * convolution_backward); TraceLens's bwd=True rows (forward ops linked to
+ * their autograd backward) are not made.
  *
  * Per op: the model's params (pt_perf_params.c; GEMM: M, N, K, bias, stride_A, stride_B,
  * dtype_A_B, B, and transpose when a kernel name below the op is a ROCm
