@@ -23,6 +23,8 @@ enum model {
     M_BADDBMM,
     M_SCALED_MM, /* aten::_scaled_mm and the ops TraceLens models as it */
     M_TEV2,      /* Transformer Engine v2 pseudo GEMMs (tev2_pseudo_gemm) */
+    M_TE_GEMM,   /* tex_ts::te_gemm_ts */
+    M_VLLM_DQ,   /* vllm::gemm_with_dynamic_quant */
     M_CONV,
     M_CONV_BWD,       /* aten::convolution_backward (aten_conv_bwd) */
     M_SDPA_FLASH,     /* aten::_scaled_dot_product_flash_attention */
@@ -42,6 +44,8 @@ static const struct {
     {"aten::_scaled_mm", M_SCALED_MM},
     {"trtllm::cublas_scaled_mm", M_SCALED_MM},
     {"bitsandbytes::int8_linear_matmul", M_SCALED_MM},
+    {"tex_ts::te_gemm_ts", M_TE_GEMM},
+    {"vllm::gemm_with_dynamic_quant", M_VLLM_DQ},
     {"_Linear_yfwd_mm", M_TEV2},
     {"_LinearBackward_xgrad_mm", M_TEV2},
     {"_LinearBackward_wgrad_mm", M_TEV2},
@@ -294,6 +298,97 @@ static int prod(const int64_t *v, int n, int64_t *r)
 }
 
 /* ---- GEMM -------------------------------------------------------------------- */
+
+int pt_gemm_layout(const char *name, const cJSON *args, struct pt_gemm_layout *l)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs");
+    const cJSON *x;
+    enum model m = model_of(name);
+    struct shape a, b;
+    int i, n = 0;
+
+    memset(l, 0, sizeof(*l));
+    if (m == M_TE_GEMM) {
+        /* A = dims[0], B = dims[5] (C = dims[10]), transa / transb at
+         * ci[4] / ci[9], a bias unless ci[14] is ""; dtypes of A, B, C and
+         * the bias at 0, 5, 10, 18 */
+        const char *tra = get_str(ci, 4), *trb = get_str(ci, 9), *bs = get_str(ci, 14);
+        if (cJSON_GetArraySize(dims) <= 10 || tra == NULL || trb == NULL || bs == NULL ||
+            get_shape(dims, 0, &a) || get_shape(dims, 5, &b) || a.n < 2 || b.n < 2)
+            return -EINVAL;
+        l->ia = l->sa = 0, l->ib = l->sb = 5;
+        l->M = strcmp(tra, "1") == 0 ? a.d[0] : a.d[1];
+        l->K = strcmp(tra, "1") == 0 ? a.d[1] : a.d[0];
+        l->N = strcmp(trb, "1") == 0 ? b.d[1] : b.d[0];
+        l->bias = bs[0] != '\0';
+        l->dt[0] = 0, l->dt[1] = 5, l->dt[2] = 10, l->dt[3] = 18, l->ndt = 4;
+        return 0;
+    }
+    if (m == M_VLLM_DQ) {
+        /* A, B: the first two 2-D shapes; out[M, N] = x[M, K] @ w[N, K].T */
+        int at[2] = {-1, -1};
+        for (i = 0; i < cJSON_GetArraySize(dims) && n < 2; i++) {
+            x = cJSON_GetArrayItem(dims, i);
+            if (cJSON_IsArray(x) && cJSON_GetArraySize(x) == 2)
+                at[n++] = i;
+        }
+        if (n < 2 || get_shape(dims, at[0], &a) || get_shape(dims, at[1], &b))
+            return -EINVAL;
+        l->ia = at[0], l->ib = at[1], l->sa = 0, l->sb = 1;
+        l->M = a.d[0], l->K = a.d[1], l->N = b.d[0];
+        l->dt[0] = 0, l->dt[1] = 1, l->ndt = 2;
+        return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args, "Input type")) < 2
+                   ? -EINVAL
+                   : 0;
+    }
+    return -EINVAL;
+}
+
+/* tex_ts::te_gemm_ts and vllm::gemm_with_dynamic_quant: a GEMM whose A and B
+ * sit elsewhere in the args (pt_gemm_layout), bytes by each dtype's size
+ * (te_gemm_ts: A, B, output, bias) or the first one's (vLLM). */
+static int gemm_other(enum model m, const char *name, const cJSON *args, struct pt_perf *p)
+{
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    struct pt_gemm_layout l;
+    int64_t t, flops, bytes, bpe[4];
+    const char *dt[4];
+    int i;
+
+    if (pt_gemm_layout(name, args, &l) != 0)
+        return -EINVAL;
+    for (i = 0; i < l.ndt; i++) {
+        if (cJSON_GetArrayItem(types, l.dt[i]) == NULL)
+            return -EINVAL; /* IndexError */
+        dt[i] = get_str(types, l.dt[i]);
+    }
+    if (st != NULL && (!cJSON_IsArray(cJSON_GetArrayItem(st, l.sa)) ||
+                       !cJSON_IsArray(cJSON_GetArrayItem(st, l.sb))))
+        return -EINVAL;
+    if (mul(2, l.M, &t) || mul(t, l.N, &t) || mul(t, l.K, &flops))
+        return -EINVAL;
+    if (l.bias && (mul(l.M, l.N, &t) || add(flops, t, &flops)))
+        return -EINVAL;
+    p->flops = (double)flops;
+    for (i = 0; i < 4; i++)
+        bpe[i] = name2bpe(m == M_TE_GEMM ? dt[i] : dt[0]);
+    p->has_bytes = bpe[0] && bpe[1] && bpe[2] && bpe[3];
+    if (p->has_bytes) {
+        /* M*K*bpe_a + K*N*bpe_b + M*N*bpe_out + (N if bias)*bpe_bias */
+        if (mul(l.M, l.K, &bytes) || mul(bytes, bpe[0], &bytes) || mul(l.K, l.N, &t) ||
+            mul(t, bpe[1], &t) || add(bytes, t, &bytes) || mul(l.M, l.N, &t) ||
+            mul(t, bpe[2], &t) || add(bytes, t, &bytes) || mul(l.bias ? l.N : 0, bpe[3], &t) ||
+            add(bytes, t, &bytes))
+            return -EINVAL;
+        p->bytes = (double)bytes;
+    }
+    p->category = p->sheet = "GEMM";
+    p->maf = "matrix";
+    p->precision = dt[0] != NULL && dt[0][0] != '\0' ? torch_dtype_map(dt[0]) : NULL;
+    return 0;
+}
 
 static int gemm(enum model m, const cJSON *args, struct pt_perf *p)
 {
@@ -587,6 +682,9 @@ int pt_perf_model(const char *name, const cJSON *args, struct pt_perf *p)
     case M_SCALED_MM:
     case M_TEV2:
         return gemm(m, args, p);
+    case M_TE_GEMM:
+    case M_VLLM_DQ:
+        return gemm_other(m, name, args, p);
     case M_CONV:
     case M_CONV_BWD:
         return conv(m, args, p);

@@ -12,6 +12,7 @@
  *   bitsandbytes::int8_linear_matmul                     GEMM (aten_scaled_mm)
  *   _Linear_yfwd_mm, _LinearBackward_{x,w}grad_mm,
  *   _LayerNormLinear{_yfwd,Backward_xgrad,Backward_wgrad}_mm  GEMM (tev2_pseudo_gemm)
+ *   tex_ts::te_gemm_ts, vllm::gemm_with_dynamic_quant    GEMM (their classes)
  *   aten::convolution                                    CONV_fwd (aten_conv)
  *   aten::convolution_backward                           CONV_bwd (aten_conv_bwd)
  *   aten::_scaled_dot_product_flash_attention,

@@ -134,6 +134,8 @@ int pt_sheet_transpose(const char *name, char *out, size_t n)
     return 0;
 }
 
+static int other_gemm_params(const cJSON *args, const struct pt_gemm_layout *l, struct grow *r);
+
 /* The GEMM params of op name on args into r (get_param_details). Returns
  * 0, -EINVAL when TraceLens's model would raise, -ENOMEM. */
 int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r)
@@ -153,6 +155,10 @@ int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r)
     struct pt_buf b;
     int rc;
 
+    struct pt_gemm_layout l;
+
+    if (pt_gemm_layout(name, args, &l) == 0)
+        return other_gemm_params(args, &l, r);
     memset(&b, 0, sizeof(b));
     if (!cJSON_IsArray(A) || !cJSON_IsArray(B))
         return -EINVAL;
@@ -199,6 +205,56 @@ int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r)
     rc = rc ? rc : pt_sheet_set_param(r, 6, b.p);
     if (!batched)
         rc = rc ? rc : pt_sheet_set_param(r, 7, "1");
+    pt_buf_free(&b);
+    return rc;
+bad:
+    pt_buf_free(&b);
+    return -EINVAL;
+}
+
+/* The GEMM params of tex_ts::te_gemm_ts and vllm::gemm_with_dynamic_quant
+ * (operands where pt_gemm_layout says). 0, -EINVAL, -ENOMEM. */
+static int other_gemm_params(const cJSON *args, const struct pt_gemm_layout *l, struct grow *r)
+{
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    char num[32], st[2][256] = {"None", "None"};
+    struct pt_buf b;
+    int k, rc = 0;
+
+    memset(&b, 0, sizeof(b));
+    for (k = 0; strides != NULL && k < 2; k++) {
+        const cJSON *x = cJSON_GetArrayItem(strides, k == 0 ? l->sa : l->sb);
+        b.n = 0;
+        if (x == NULL || pt_sheet_tuple_repr(x, 0, cJSON_GetArraySize(x), &b) != 0)
+            goto bad;
+        snprintf(st[k], sizeof(st[k]), "%s", b.p);
+    }
+    b.n = 0;
+    pt_buf_putc(&b, '(');
+    for (k = 0; k < l->ndt; k++) {
+        const cJSON *x = cJSON_GetArrayItem(types, l->dt[k]);
+        if (!cJSON_IsString(x))
+            goto bad;
+        if (k > 0)
+            pt_buf_puts(&b, ", ");
+        pt_str_repr(&b, x->valuestring, strlen(x->valuestring));
+    }
+    pt_buf_puts(&b, ")");
+    pt_buf_putc(&b, '\0');
+    if (b.oom)
+        rc = -ENOMEM;
+    snprintf(num, sizeof(num), "%lld", (long long)l->M);
+    rc = rc ? rc : pt_sheet_set_param(r, 0, num);
+    snprintf(num, sizeof(num), "%lld", (long long)l->N);
+    rc = rc ? rc : pt_sheet_set_param(r, 1, num);
+    snprintf(num, sizeof(num), "%lld", (long long)l->K);
+    rc = rc ? rc : pt_sheet_set_param(r, 2, num);
+    rc = rc ? rc : pt_sheet_set_param(r, 3, l->bias ? "True" : "False");
+    rc = rc ? rc : pt_sheet_set_param(r, 4, st[0]);
+    rc = rc ? rc : pt_sheet_set_param(r, 5, st[1]);
+    rc = rc ? rc : pt_sheet_set_param(r, 6, b.p);
+    rc = rc ? rc : pt_sheet_set_param(r, 7, "1");
     pt_buf_free(&b);
     return rc;
 bad:

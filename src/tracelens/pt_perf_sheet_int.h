@@ -75,6 +75,20 @@ int pt_sheet_conv_params(const cJSON *args, int bwd, struct grow *r);
 int pt_sdpa_known(const char *name);
 int pt_sdpa_model(const char *name, const cJSON *args, struct pt_perf *p, struct grow *r);
 
+/* Where a GEMM op other than the aten ones keeps its operands
+ * (tex_ts::te_gemm_ts, vllm::gemm_with_dynamic_quant; pt_perf_model.c):
+ * A and B at Input Dims[ia], [ib], the sizes, the bias, and the Input type
+ * indexes of dtype_A_B. 0, or -EINVAL when TraceLens's get_param_details
+ * raises or name is another op. */
+struct pt_gemm_layout {
+    int ia, ib;      /* A, B in Input Dims */
+    int sa, sb;      /* stride_A, stride_B in Input Strides */
+    int64_t M, N, K; /* sizes */
+    int bias;        /* a bias is added */
+    int dt[4], ndt;  /* dtype_A_B: Input type indexes */
+};
+int pt_gemm_layout(const char *name, const cJSON *args, struct pt_gemm_layout *l);
+
 /* TraceLens's name2bpe (bytes per element of a dtype name, 0 for None)
  * and torch_dtype_map (precision name or NULL), pt_perf_model.c. */
 int pt_name2bpe(const char *t);

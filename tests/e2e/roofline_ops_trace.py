@@ -1,7 +1,8 @@
 """A generated Kineto trace of the matrix ops of TraceLens's perf models that
 the corpus lacks: convolution backward (CONV_bwd), the flash-attention and
 aiter attention variants, forward and backward (SDPA_fwd / SDPA_bwd), and
-the scaled and Transformer Engine pseudo GEMMs (GEMM).
+the scaled, Transformer Engine (pseudo and te_gemm_ts) and vLLM dynamic-quant
+GEMMs (GEMM).
 
 Args are spelled as PyTorch's profiler writes them (record_shapes): a tensor
 has its shape in Input Dims and its dtype in Input type, a scalar or list
@@ -194,6 +195,31 @@ def te_gemm(name, m, k, n, ta, tb=None):
     return (name, [[m, k], [k, n]], [ta, tb or ta], [[k, 1], [n, 1]], ["", ""])
 
 
+def te_gemm_ts(a, transa, b, transb, d, bias="", wtype="unsigned char"):
+    """tex_ts::te_gemm_ts(A, A_scale_inverse, A_fp8_tensor, A_type, transa, B,
+    B_scale_inverse, B_fp8_tensor, B_type, transb, D, D_scale, D_type, D_amax, bias,
+    bias_type, pre_gelu_out, grad, workspace, workspaceSize, accumulate,
+    use_split_accumulator)."""
+    dims = [a, [], [], [], [], b, [], [], [], [], d, [], [], [], [], [], [], [], [33554432],
+            [], [], []]
+    types = [B, "", S, S, S, B, "", S, S, S, B, "", S, "", "", S, "", S, wtype, S, S, S]
+    strides = [[a[1], 1], [], [], [], [], [b[1], 1], [], [], [], [], [d[1], 1], [], [], [], [],
+               [], [], [], [1], [], [], []]
+    ci = ["", "", "0", "7", transa, "", "", "0", "7", transb, "", "", "7", "", bias, "7", "",
+          "False", "", "33554432", "False", "False"]
+    return ("tex_ts::te_gemm_ts", dims, types, strides, ci)
+
+
+def vllm_dq(x, n):
+    """vllm::gemm_with_dynamic_quant(x, weight, weight_scale, x_scales, use_asm, out_dtype):
+    an MXFP4 weight [N, K / 2] with its scales [N, K / 32]."""
+    k = x[-1]
+    dims = [x, [n, k // 2], [n, k // 32], [], [], []]
+    types = [B, "unsigned char", "unsigned char", "", S, S]
+    strides = [[k, 1] if len(x) == 2 else [x[1] * k, k, 1], [k // 2, 1], [k // 32, 1], [], [], []]
+    return ("vllm::gemm_with_dynamic_quant", dims, types, strides, ["", "", "", "", "True", "15"])
+
+
 OPS = [
     # CONV forward and backward
     conv_fwd([8, 64, 56, 56], [64, 64, 3, 3], "[1, 1]", "[1, 1]"),
@@ -245,6 +271,10 @@ OPS = [
     te_gemm("_LayerNormLinear_yfwd_mm", 8192, 4096, 12288, E4),
     te_gemm("_LayerNormLinearBackward_xgrad_mm", 8192, 12288, 4096, E4),
     te_gemm("_LayerNormLinearBackward_wgrad_mm", 4096, 8192, 12288, B, F),  # mixed: left out
+    te_gemm_ts([4096, 1024], "1", [2048, 1024], "0", [2048, 4096]),
+    te_gemm_ts([1024, 4096], "0", [1024, 2048], "1", [2048, 4096], bias="0", wtype=""),
+    vllm_dq([128, 4096], 8192),
+    vllm_dq([1, 128, 4096], 8192),  # 3-D x: the weight and its scales are A and B
 ]
 
 GEMM_KERNELS = ["Cijk_Alik_Bljk_BBS_BH_MT128x128x64_MI16x16x1", "nvjet_tst_128x256_64x4_2x1_v_bz_TNT",

@@ -2,7 +2,8 @@
 
 roofline_ops_trace.py writes a Kineto trace of convolution_backward, the
 flash_attn backward and varlen ops, flash_attn_3::fwd, the aiter attention
-ops, aten::_scaled_mm and the Transformer Engine pseudo GEMMs, with a few
+ops, aten::_scaled_mm, the Transformer Engine GEMMs (pseudo ops and
+tex_ts::te_gemm_ts) and vLLM's dynamic-quant GEMM, with a few
 that TraceLens's models reject. tracelens_ref/gen_roofline_ops/ holds what
 TraceLens 171dd747 wrote for it (generate_perf_report_pytorch's CSVs, and
 roofline.csv's columns from its build_df_perf_metrics via
@@ -26,7 +27,7 @@ import tracelens_live  # noqa: E402
 HERE = pathlib.Path(__file__).resolve().parent
 REF = HERE / "tracelens_ref"
 GEN = "gen_roofline_ops"
-GEN_MD5 = "e9808f035dd9ac4ebe15b100c75746a9"
+GEN_MD5 = "c7453f36518c66b73aba4370fd9e91d6"
 SHEETS = ["GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "ops_unique_args",
           "ops_summary", "ops_summary_by_category", "gpu_timeline"]
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
@@ -78,7 +79,8 @@ def test_sheets_split_and_left_out(tmp_path, xcat):
     assert names["SDPA_bwd"] == {"flash_attn::_flash_attn_varlen_backward"}
     assert {"flash_attn::_flash_attn_backward", "aiter::mha_bwd", "aiter::_flash_attn_backward",
             "aiter::wrapper_fmha_v3_bwd", "flash_attn_3::fwd"} <= names["SDPA_fwd"]
-    assert {"aten::_scaled_mm", "_Linear_yfwd_mm", "_LinearBackward_wgrad_mm"} <= names["GEMM"]
+    assert {"aten::_scaled_mm", "_Linear_yfwd_mm", "_LinearBackward_wgrad_mm",
+            "tex_ts::te_gemm_ts", "vllm::gemm_with_dynamic_quant"} <= names["GEMM"]
     # mixed input dtypes raise in tev2_pseudo_gemm.bytes()
     assert "_LayerNormLinearBackward_wgrad_mm" not in names["GEMM"]
     roof = rows_of(xcat(logdir, f"{GEN}/roofline.csv"))
