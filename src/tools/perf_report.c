@@ -4,14 +4,17 @@
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
  * unique-args table with the report's statistics and kernel details) and
- * GEMM.csv, SDPA_fwd.csv, CONV_fwd.csv, BinaryElementwise.csv,
- * UnaryElementwise.csv, Normalization.csv and Reduce_fwd.csv (roofline
- * sheets, pt_perf_sheet.c; the vector models are pt_perf_vector.c's),
+ * GEMM.csv, SDPA_fwd.csv, SDPA_bwd.csv, CONV_fwd.csv, CONV_bwd.csv,
+ * BinaryElementwise.csv, UnaryElementwise.csv, Normalization.csv and
+ * Reduce_fwd.csv (roofline sheets, pt_perf_sheet.c; the vector models are
+ * pt_perf_vector.c's, the flash / aiter attention ones pt_perf_sdpa.c's),
  * short_kernel_histogram.csv and short_kernels_summary.csv (its short_kernel_study,
  * on here as in TraceLens's own regression references, pt_short_kernels.c),
  * coll_analysis.csv (NcclAnalyser's summary of the collectives; ranks = hosts).
- * Not yet: the backward roofline sheets (SDPA_bwd, CONV_bwd, Reduce_bwd:
- * they need the forward/backward op links), unified_perf_summary.
+ * SDPA_bwd and CONV_bwd hold the backward ops TraceLens models directly
+ * (convolution_backward, flash_attn's varlen backward). Not yet: their rows
+ * from TraceLens's bwd=True pass (forward ops linked to their autograd
+ * backward by sequence number; Reduce_bwd too), unified_perf_summary.
  */
 #include <errno.h>
 
@@ -90,6 +93,16 @@ static int roofline_sheet(struct tool_ctx *ctx, struct out *o, const char *sheet
     int rc = pt_hosts(ctx, &hl);
 
     return rc != 0 ? rc : pt_perf_sheet_csv(&hl, sheet, o, ctx->err);
+}
+
+static int sdpa_bwd_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return roofline_sheet(ctx, o, "SDPA_bwd");
+}
+
+static int conv_bwd_csv(struct tool_ctx *ctx, struct out *o)
+{
+    return roofline_sheet(ctx, o, "CONV_bwd");
 }
 
 static int binary_csv(struct tool_ctx *ctx, struct out *o)
@@ -193,6 +206,20 @@ const struct tool tool_perf_report_conv_fwd_csv = {
     .produce = conv_fwd_csv,
 };
 
+const struct tool tool_perf_report_sdpa_bwd_csv = {
+    .file = "perf_report/SDPA_bwd.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = sdpa_bwd_csv,
+};
+
+const struct tool tool_perf_report_conv_bwd_csv = {
+    .file = "perf_report/CONV_bwd.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = conv_bwd_csv,
+};
+
 const struct tool tool_perf_report_binary_csv = {
     .file = "perf_report/BinaryElementwise.csv",
     .scope = TOOL_RUN | TOOL_HOST,
@@ -250,7 +277,9 @@ const struct tool *const perf_report_sheets[] = {
     &tool_perf_report_ops_unique_args_csv,
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
+    &tool_perf_report_sdpa_bwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_conv_bwd_csv,
     &tool_perf_report_binary_csv,
     &tool_perf_report_unary_csv,
     &tool_perf_report_norm_csv,
@@ -268,7 +297,9 @@ const char *const perf_report_sheet_names[] = {
     "ops_unique_args",
     "GEMM",
     "SDPA_fwd",
+    "SDPA_bwd",
     "CONV_fwd",
+    "CONV_bwd",
     "BinaryElementwise",
     "UnaryElementwise",
     "Normalization",

@@ -12,8 +12,9 @@
  *   host               the worker
  *   UID                the op's position in traceEvents
  *   name               the op name
- *   category           the model's category: GEMM, CONV_fwd, SDPA_fwd,
- *                      elementwise, NORM_fwd, NORM_bwd or reduce
+ *   category           the model's category: GEMM, CONV_fwd, CONV_bwd,
+ *                      SDPA_fwd, SDPA_bwd, elementwise, NORM_fwd, NORM_bwd
+ *                      or reduce
  *   Input Dims         its args, as kernel_launchers.csv prints them
  *   Input type
  *   GFLOPS             flops() / 1e9

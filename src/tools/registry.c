@@ -59,7 +59,9 @@ extern const struct tool tool_perf_report_ops_summary_csv;
 extern const struct tool tool_perf_report_ops_unique_args_csv;
 extern const struct tool tool_perf_report_gemm_csv;
 extern const struct tool tool_perf_report_sdpa_fwd_csv;
+extern const struct tool tool_perf_report_sdpa_bwd_csv;
 extern const struct tool tool_perf_report_conv_fwd_csv;
+extern const struct tool tool_perf_report_conv_bwd_csv;
 extern const struct tool tool_perf_report_binary_csv;
 extern const struct tool tool_perf_report_unary_csv;
 extern const struct tool tool_perf_report_norm_csv;
@@ -149,7 +151,9 @@ const struct tool *const tool_table[] = {
     &tool_perf_report_ops_unique_args_csv,
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
+    &tool_perf_report_sdpa_bwd_csv,
     &tool_perf_report_conv_fwd_csv,
+    &tool_perf_report_conv_bwd_csv,
     &tool_perf_report_binary_csv,
     &tool_perf_report_unary_csv,
     &tool_perf_report_norm_csv,

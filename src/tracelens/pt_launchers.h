@@ -51,8 +51,9 @@ int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *
                        struct xp_err *err);
 
 /* perf_report/<sheet>.csv of the hosts of hl: TraceLens's roofline sheet
- * "GEMM", "SDPA_fwd" or "CONV_fwd" (pt_perf_sheet.c). -ENOENT when no op of the sheet
- * has a perf model (or for another sheet). */
+ * "GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd" or a vector sheet
+ * (pt_perf_sheet.c). -ENOENT when no op of the sheet has a perf model (or
+ * for another sheet). */
 int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
                       struct xp_err *err);
 

@@ -21,7 +21,12 @@ enum model {
     M_ADDMM,
     M_BMM,
     M_BADDBMM,
+    M_SCALED_MM, /* aten::_scaled_mm and the ops TraceLens models as it */
+    M_TEV2,      /* Transformer Engine v2 pseudo GEMMs (tev2_pseudo_gemm) */
+    M_TE_GEMM,   /* tex_ts::te_gemm_ts */
+    M_VLLM_DQ,   /* vllm::gemm_with_dynamic_quant */
     M_CONV,
+    M_CONV_BWD,       /* aten::convolution_backward (aten_conv_bwd) */
     M_SDPA_FLASH,     /* aten::_scaled_dot_product_flash_attention */
     M_SDPA_EFFICIENT, /* aten::_scaled_dot_product_efficient_attention */
     M_SDPA_CUDNN,     /* aten::_scaled_dot_product_cudnn_attention */
@@ -36,7 +41,19 @@ static const struct {
     {"aten::addmm", M_ADDMM},
     {"aten::bmm", M_BMM},
     {"aten::baddbmm", M_BADDBMM},
+    {"aten::_scaled_mm", M_SCALED_MM},
+    {"trtllm::cublas_scaled_mm", M_SCALED_MM},
+    {"bitsandbytes::int8_linear_matmul", M_SCALED_MM},
+    {"tex_ts::te_gemm_ts", M_TE_GEMM},
+    {"vllm::gemm_with_dynamic_quant", M_VLLM_DQ},
+    {"_Linear_yfwd_mm", M_TEV2},
+    {"_LinearBackward_xgrad_mm", M_TEV2},
+    {"_LinearBackward_wgrad_mm", M_TEV2},
+    {"_LayerNormLinear_yfwd_mm", M_TEV2},
+    {"_LayerNormLinearBackward_xgrad_mm", M_TEV2},
+    {"_LayerNormLinearBackward_wgrad_mm", M_TEV2},
     {"aten::convolution", M_CONV},
+    {"aten::convolution_backward", M_CONV_BWD},
     {"aten::_scaled_dot_product_flash_attention", M_SDPA_FLASH},
     {"aten::_scaled_dot_product_efficient_attention", M_SDPA_EFFICIENT},
     {"aten::_scaled_dot_product_cudnn_attention", M_SDPA_CUDNN},
@@ -57,7 +74,7 @@ static enum model model_of(const char *name)
 
 int pt_perf_model_known(const char *name)
 {
-    return model_of(name) != M_NONE || pt_vector_known(name);
+    return model_of(name) != M_NONE || pt_vector_known(name) || pt_sdpa_known(name);
 }
 
 /* ---- reading args ------------------------------------------------------------ */
@@ -282,12 +299,103 @@ static int prod(const int64_t *v, int n, int64_t *r)
 
 /* ---- GEMM -------------------------------------------------------------------- */
 
+int pt_gemm_layout(const char *name, const cJSON *args, struct pt_gemm_layout *l)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs");
+    const cJSON *x;
+    enum model m = model_of(name);
+    struct shape a, b;
+    int i, n = 0;
+
+    memset(l, 0, sizeof(*l));
+    if (m == M_TE_GEMM) {
+        /* A = dims[0], B = dims[5] (C = dims[10]), transa / transb at
+         * ci[4] / ci[9], a bias unless ci[14] is ""; dtypes of A, B, C and
+         * the bias at 0, 5, 10, 18 */
+        const char *tra = get_str(ci, 4), *trb = get_str(ci, 9), *bs = get_str(ci, 14);
+        if (cJSON_GetArraySize(dims) <= 10 || tra == NULL || trb == NULL || bs == NULL ||
+            get_shape(dims, 0, &a) || get_shape(dims, 5, &b) || a.n < 2 || b.n < 2)
+            return -EINVAL;
+        l->ia = l->sa = 0, l->ib = l->sb = 5;
+        l->M = strcmp(tra, "1") == 0 ? a.d[0] : a.d[1];
+        l->K = strcmp(tra, "1") == 0 ? a.d[1] : a.d[0];
+        l->N = strcmp(trb, "1") == 0 ? b.d[1] : b.d[0];
+        l->bias = bs[0] != '\0';
+        l->dt[0] = 0, l->dt[1] = 5, l->dt[2] = 10, l->dt[3] = 18, l->ndt = 4;
+        return 0;
+    }
+    if (m == M_VLLM_DQ) {
+        /* A, B: the first two 2-D shapes; out[M, N] = x[M, K] @ w[N, K].T */
+        int at[2] = {-1, -1};
+        for (i = 0; i < cJSON_GetArraySize(dims) && n < 2; i++) {
+            x = cJSON_GetArrayItem(dims, i);
+            if (cJSON_IsArray(x) && cJSON_GetArraySize(x) == 2)
+                at[n++] = i;
+        }
+        if (n < 2 || get_shape(dims, at[0], &a) || get_shape(dims, at[1], &b))
+            return -EINVAL;
+        l->ia = at[0], l->ib = at[1], l->sa = 0, l->sb = 1;
+        l->M = a.d[0], l->K = a.d[1], l->N = b.d[0];
+        l->dt[0] = 0, l->dt[1] = 1, l->ndt = 2;
+        return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args, "Input type")) < 2
+                   ? -EINVAL
+                   : 0;
+    }
+    return -EINVAL;
+}
+
+/* tex_ts::te_gemm_ts and vllm::gemm_with_dynamic_quant: a GEMM whose A and B
+ * sit elsewhere in the args (pt_gemm_layout), bytes by each dtype's size
+ * (te_gemm_ts: A, B, output, bias) or the first one's (vLLM). */
+static int gemm_other(enum model m, const char *name, const cJSON *args, struct pt_perf *p)
+{
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    struct pt_gemm_layout l;
+    int64_t t, flops, bytes, bpe[4];
+    const char *dt[4];
+    int i;
+
+    if (pt_gemm_layout(name, args, &l) != 0)
+        return -EINVAL;
+    for (i = 0; i < l.ndt; i++) {
+        if (cJSON_GetArrayItem(types, l.dt[i]) == NULL)
+            return -EINVAL; /* IndexError */
+        dt[i] = get_str(types, l.dt[i]);
+    }
+    if (st != NULL && (!cJSON_IsArray(cJSON_GetArrayItem(st, l.sa)) ||
+                       !cJSON_IsArray(cJSON_GetArrayItem(st, l.sb))))
+        return -EINVAL;
+    if (mul(2, l.M, &t) || mul(t, l.N, &t) || mul(t, l.K, &flops))
+        return -EINVAL;
+    if (l.bias && (mul(l.M, l.N, &t) || add(flops, t, &flops)))
+        return -EINVAL;
+    p->flops = (double)flops;
+    for (i = 0; i < 4; i++)
+        bpe[i] = name2bpe(m == M_TE_GEMM ? dt[i] : dt[0]);
+    p->has_bytes = bpe[0] && bpe[1] && bpe[2] && bpe[3];
+    if (p->has_bytes) {
+        /* M*K*bpe_a + K*N*bpe_b + M*N*bpe_out + (N if bias)*bpe_bias */
+        if (mul(l.M, l.K, &bytes) || mul(bytes, bpe[0], &bytes) || mul(l.K, l.N, &t) ||
+            mul(t, bpe[1], &t) || add(bytes, t, &bytes) || mul(l.M, l.N, &t) ||
+            mul(t, bpe[2], &t) || add(bytes, t, &bytes) || mul(l.bias ? l.N : 0, bpe[3], &t) ||
+            add(bytes, t, &bytes))
+            return -EINVAL;
+        p->bytes = (double)bytes;
+    }
+    p->category = p->sheet = "GEMM";
+    p->maf = "matrix";
+    p->precision = dt[0] != NULL && dt[0][0] != '\0' ? torch_dtype_map(dt[0]) : NULL;
+    return 0;
+}
+
 static int gemm(enum model m, const cJSON *args, struct pt_perf *p)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
     int batched = m == M_BMM || m == M_BADDBMM, first = (m == M_ADDMM || m == M_BADDBMM);
-    int bias = first, bpe;
+    int bias = first || (m == M_SCALED_MM && cJSON_GetArraySize(dims) == 3), bpe, out_bpe;
     struct shape a, b;
     int64_t B = 1, M, N, K, t, flops, bytes, x;
     const char *ta, *tb;
@@ -324,11 +432,30 @@ static int gemm(enum model m, const cJSON *args, struct pt_perf *p)
         return -EINVAL;
     p->flops = (double)flops;
     bpe = name2bpe(ta);
-    p->has_bytes = bpe != 0;
-    if (bpe != 0) {
+    out_bpe = bpe;
+    if (m == M_SCALED_MM) {
+        /* asserts both sizes known; fp8 writes fp16, 2- and 4-byte types
+         * write their own, anything else an unknown size */
+        if (bpe == 0 || name2bpe(tb) == 0)
+            return -EINVAL;
+        out_bpe = bpe == 1 ? 2 : (bpe == 2 || bpe == 4) ? bpe : 0;
+    } else if (m == M_TEV2) {
+        if (strcmp(ta, tb) != 0) /* raises on mixed input dtypes */
+            return -EINVAL;
+        out_bpe = 2; /* always writes fp16 / bf16 */
+    }
+    p->has_bytes = bpe != 0 && out_bpe != 0;
+    if (p->has_bytes && out_bpe == bpe) {
         if (mul(M, K, &bytes) || mul(K, N, &t) || add(bytes, t, &bytes) || mul(M, N, &t) ||
             add(bytes, t, &bytes) || add(bytes, bias ? N : 0, &bytes) || mul(bytes, bpe, &bytes) ||
             mul(bytes, B, &x))
+            return -EINVAL;
+        p->bytes = (double)x;
+    } else if (p->has_bytes) {
+        /* M*K*bpe + K*N*bpe + M*N*out_bpe + (N if bias)*bpe */
+        if (mul(M, K, &bytes) || mul(K, N, &t) || add(bytes, t, &bytes) ||
+            add(bytes, bias ? N : 0, &bytes) || mul(bytes, bpe, &bytes) || mul(M, N, &t) ||
+            mul(t, out_bpe, &t) || add(bytes, t, &x))
             return -EINVAL;
         p->bytes = (double)x;
     }
@@ -340,32 +467,46 @@ static int gemm(enum model m, const cJSON *args, struct pt_perf *p)
 
 /* ---- CONV -------------------------------------------------------------------- */
 
-static int conv(const cJSON *args, struct pt_perf *p)
+/* The bias of aten_conv_bwd: Input Dims[3] (bias_sizes) a non-empty list. A
+ * profiler records an int list as [], so this is mostly false. */
+static int conv_bwd_bias(const cJSON *dims)
+{
+    const cJSON *b = cJSON_GetArrayItem(dims, 3);
+
+    if (cJSON_GetArraySize(dims) <= 3 || b == NULL || cJSON_IsNull(b))
+        return 0;
+    return cJSON_IsArray(b) && cJSON_GetArraySize(b) > 0;
+}
+
+/* aten::convolution (CONV_fwd) and, with m M_CONV_BWD, aten::convolution_backward:
+ * the same model on args shifted by one (grad_output comes first), with
+ * flops_bwd() and bytes_bwd() (CONV_bwd). */
+static int conv(enum model m, const cJSON *args, struct pt_perf *p)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
     const cJSON *ci = cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs");
     struct shape x, w;
-    int64_t param[4][MAX_RANK], groups, out[MAX_RANK + 2], px, pw, po, flops, t, bytes;
-    int nparam[4], ndims, i, bias, transposed, bpe, nout;
+    int64_t param[4][MAX_RANK], groups, out[MAX_RANK + 2], px, pw, po, flops, t, u, bytes;
+    int nparam[4], ndims, i, bias, transposed, bpe, nout, o = m == M_CONV_BWD;
     static const int64_t dflt[4] = {1, 0, 1, 0}; /* stride, padding, dilation, output_padding */
     static const int ci_index[4] = {3, 4, 5, 7};
     const char *t0, *t1, *s;
 
-    if (dims == NULL || ci == NULL || types == NULL || get_shape(dims, 0, &x) != 0 ||
-        get_shape(dims, 1, &w) != 0)
+    if (dims == NULL || ci == NULL || types == NULL || get_shape(dims, o, &x) != 0 ||
+        get_shape(dims, o + 1, &w) != 0)
         return -EINVAL;
     ndims = x.n - 2;
-    bias = cJSON_GetArraySize(dims) == 3;
+    bias = o ? conv_bwd_bias(dims) : cJSON_GetArraySize(dims) == 3;
     for (i = 0; i < 4; i++) {
-        s = get_str(ci, ci_index[i]);
+        s = get_str(ci, ci_index[i] + o);
         if (s == NULL || conv_tuple(s, dflt[i], ndims, param[i], &nparam[i]) != 0)
             return -EINVAL;
     }
-    s = get_str(ci, 6);
+    s = get_str(ci, 6 + o);
     if (s == NULL || py_truth(s, &transposed) != 0)
         return -EINVAL;
-    s = get_str(ci, 8);
+    s = get_str(ci, 8 + o);
     if (s == NULL || py_int(s, &groups) != 0)
         return -EINVAL;
     /* Length-1 tuples are repeated to the spatial rank. */
@@ -379,11 +520,11 @@ static int conv(const cJSON *args, struct pt_perf *p)
             nparam[i] = ndims > 0 ? ndims : 0;
         }
     }
-    t0 = get_str(types, 0);
-    t1 = get_str(types, 1);
+    t0 = get_str(types, o);
+    t1 = get_str(types, o + 1);
     if (t0 == NULL || t1 == NULL || strcmp(t0, t1) != 0)
         return -EINVAL;
-    if (check_strides(args, 0, 1, 0) != 0 || x.n < 3 || x.n > 5)
+    if (check_strides(args, o, o + 1, 0) != 0 || x.n < 3 || x.n > 5)
         return -EINVAL;
     /* Output shape. */
     if (w.n < 2 || w.n - 2 < ndims)
@@ -410,21 +551,42 @@ static int conv(const cJSON *args, struct pt_perf *p)
     }
     nout = 2 + ndims;
     (void)groups;
-    /* flops = 2 * prod(w[1:]) * prod(out or x) + (prod(out) if bias) */
-    if (prod(x.d, x.n, &px) || prod(w.d, w.n, &pw) || prod(out, nout, &po) ||
-        prod(w.d + 1, w.n - 1, &t) || mul(t, 2, &t) || mul(t, transposed ? px : po, &flops) ||
-        add(flops, bias ? po : 0, &flops))
+    if (prod(x.d, x.n, &px) || prod(w.d, w.n, &pw) || prod(out, nout, &po))
         return -EINVAL;
+    if (!o) {
+        /* flops = 2 * prod(w[1:]) * prod(out or x) + (prod(out) if bias) */
+        if (prod(w.d + 1, w.n - 1, &t) || mul(t, 2, &t) || mul(t, transposed ? px : po, &flops) ||
+            add(flops, bias ? po : 0, &flops))
+            return -EINVAL;
+    } else {
+        /* flops_bwd: input grad 2 * prod(w[1:]) * prod(out or x), weight grad
+         * 2 * prod(w) * (N * prod(spatial of x or out)), bias grad prod(out) */
+        int64_t sp = 1;
+        const int64_t *g = transposed ? x.d : out;
+        if (prod(w.d + 1, w.n - 1, &t) || mul(t, 2, &t) || mul(t, transposed ? px : po, &flops))
+            return -EINVAL;
+        if (prod(g + 2, nout - 2, &sp) || mul(sp, g[0], &sp) || mul(sp, 2, &u) || mul(pw, u, &u) ||
+            add(flops, u, &flops) || add(flops, bias ? po : 0, &flops))
+            return -EINVAL;
+    }
     p->flops = (double)flops;
     bpe = name2bpe(t0);
     p->has_bytes = bpe != 0;
-    if (bpe != 0) {
+    if (bpe != 0 && !o) {
         if (add(px, pw, &bytes) || add(bytes, bias ? out[1] : 0, &bytes) ||
             add(bytes, po, &bytes) || mul(bytes, bpe, &bytes))
             return -EINVAL;
         p->bytes = (double)bytes;
+    } else if (bpe != 0) {
+        /* bytes_bwd: (out + w + x) * bpe twice (input and weight grads), and
+         * prod(out) + C_out elements (not bytes) for the bias grad */
+        if (add(po, pw, &bytes) || add(bytes, px, &bytes) || mul(bytes, bpe, &bytes) ||
+            mul(bytes, 2, &bytes) || add(po, out[1], &t) || add(bytes, bias ? t : 0, &bytes))
+            return -EINVAL;
+        p->bytes = (double)bytes;
     }
-    p->category = p->sheet = "CONV_fwd";
+    p->category = o ? "CONV_bwd" : "CONV_fwd";
+    p->sheet = "CONV_fwd";
     p->maf = "matrix";
     p->precision = torch_dtype_map(t0);
     return 0;
@@ -517,9 +679,15 @@ int pt_perf_model(const char *name, const cJSON *args, struct pt_perf *p)
     case M_ADDMM:
     case M_BMM:
     case M_BADDBMM:
+    case M_SCALED_MM:
+    case M_TEV2:
         return gemm(m, args, p);
+    case M_TE_GEMM:
+    case M_VLLM_DQ:
+        return gemm_other(m, name, args, p);
     case M_CONV:
-        return conv(args, p);
+    case M_CONV_BWD:
+        return conv(m, args, p);
     case M_SDPA_FLASH:
     case M_SDPA_EFFICIENT:
     case M_SDPA_CUDNN:
@@ -530,5 +698,7 @@ int pt_perf_model(const char *name, const cJSON *args, struct pt_perf *p)
     }
     if (pt_vector_known(name))
         return pt_vector_model(name, args, p, NULL);
+    if (pt_sdpa_known(name))
+        return pt_sdpa_model(name, args, p, NULL);
     return -EINVAL;
 }

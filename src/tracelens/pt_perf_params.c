@@ -134,6 +134,8 @@ int pt_sheet_transpose(const char *name, char *out, size_t n)
     return 0;
 }
 
+static int other_gemm_params(const cJSON *args, const struct pt_gemm_layout *l, struct grow *r);
+
 /* The GEMM params of op name on args into r (get_param_details). Returns
  * 0, -EINVAL when TraceLens's model would raise, -ENOMEM. */
 int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r)
@@ -142,14 +144,21 @@ int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r)
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
     const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
     int batched = strcmp(name, "aten::bmm") == 0 || strcmp(name, "aten::baddbmm") == 0;
-    int bias = strcmp(name, "aten::addmm") == 0 || strcmp(name, "aten::baddbmm") == 0;
-    int ia = bias ? 1 : 0;
+    int ia = strcmp(name, "aten::addmm") == 0 || strcmp(name, "aten::baddbmm") == 0;
+    int scaled = strcmp(name, "aten::_scaled_mm") == 0 ||
+                 strcmp(name, "trtllm::cublas_scaled_mm") == 0 ||
+                 strcmp(name, "bitsandbytes::int8_linear_matmul") == 0;
+    int bias = ia || (scaled && cJSON_GetArraySize(dims) == 3);
     const cJSON *A = cJSON_GetArrayItem(dims, ia), *B = cJSON_GetArrayItem(dims, ia + 1);
     long long Bd = 1, M, N, K;
     char num[32], sa[256] = "None", sb[256] = "None";
     struct pt_buf b;
     int rc;
 
+    struct pt_gemm_layout l;
+
+    if (pt_gemm_layout(name, args, &l) == 0)
+        return other_gemm_params(args, &l, r);
     memset(&b, 0, sizeof(b));
     if (!cJSON_IsArray(A) || !cJSON_IsArray(B))
         return -EINVAL;
@@ -196,6 +205,56 @@ int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r)
     rc = rc ? rc : pt_sheet_set_param(r, 6, b.p);
     if (!batched)
         rc = rc ? rc : pt_sheet_set_param(r, 7, "1");
+    pt_buf_free(&b);
+    return rc;
+bad:
+    pt_buf_free(&b);
+    return -EINVAL;
+}
+
+/* The GEMM params of tex_ts::te_gemm_ts and vllm::gemm_with_dynamic_quant
+ * (operands where pt_gemm_layout says). 0, -EINVAL, -ENOMEM. */
+static int other_gemm_params(const cJSON *args, const struct pt_gemm_layout *l, struct grow *r)
+{
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    char num[32], st[2][256] = {"None", "None"};
+    struct pt_buf b;
+    int k, rc = 0;
+
+    memset(&b, 0, sizeof(b));
+    for (k = 0; strides != NULL && k < 2; k++) {
+        const cJSON *x = cJSON_GetArrayItem(strides, k == 0 ? l->sa : l->sb);
+        b.n = 0;
+        if (x == NULL || pt_sheet_tuple_repr(x, 0, cJSON_GetArraySize(x), &b) != 0)
+            goto bad;
+        snprintf(st[k], sizeof(st[k]), "%s", b.p);
+    }
+    b.n = 0;
+    pt_buf_putc(&b, '(');
+    for (k = 0; k < l->ndt; k++) {
+        const cJSON *x = cJSON_GetArrayItem(types, l->dt[k]);
+        if (!cJSON_IsString(x))
+            goto bad;
+        if (k > 0)
+            pt_buf_puts(&b, ", ");
+        pt_str_repr(&b, x->valuestring, strlen(x->valuestring));
+    }
+    pt_buf_puts(&b, ")");
+    pt_buf_putc(&b, '\0');
+    if (b.oom)
+        rc = -ENOMEM;
+    snprintf(num, sizeof(num), "%lld", (long long)l->M);
+    rc = rc ? rc : pt_sheet_set_param(r, 0, num);
+    snprintf(num, sizeof(num), "%lld", (long long)l->N);
+    rc = rc ? rc : pt_sheet_set_param(r, 1, num);
+    snprintf(num, sizeof(num), "%lld", (long long)l->K);
+    rc = rc ? rc : pt_sheet_set_param(r, 2, num);
+    rc = rc ? rc : pt_sheet_set_param(r, 3, l->bias ? "True" : "False");
+    rc = rc ? rc : pt_sheet_set_param(r, 4, st[0]);
+    rc = rc ? rc : pt_sheet_set_param(r, 5, st[1]);
+    rc = rc ? rc : pt_sheet_set_param(r, 6, b.p);
+    rc = rc ? rc : pt_sheet_set_param(r, 7, "1");
     pt_buf_free(&b);
     return rc;
 bad:
@@ -357,16 +416,18 @@ static int conv_pt_sheet_tuple_repr(const char *s, long long dflt, int ndims, ch
     return 0;
 }
 
-/* The CONV params of aten::convolution on args into r (aten_conv's
- * get_param_details). Returns 0, -EINVAL, -ENOMEM. */
-int pt_sheet_conv_params(const cJSON *args, struct grow *r)
+/* The CONV params of aten::convolution (bwd 0) or aten::convolution_backward
+ * (bwd 1: every arg one later, grad_output first) on args into r (aten_conv's
+ * and aten_conv_bwd's get_param_details). Returns 0, -EINVAL, -ENOMEM. */
+int pt_sheet_conv_params(const cJSON *args, int bwd, struct grow *r)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
     const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
     const cJSON *ci = cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs");
-    const cJSON *x = cJSON_GetArrayItem(dims, 0), *w = cJSON_GetArrayItem(dims, 1);
+    const cJSON *x = cJSON_GetArrayItem(dims, bwd), *w = cJSON_GetArrayItem(dims, bwd + 1);
     static const int ci_index[4] = {3, 4, 5, 7};
+    const char *bias;
     static const long long dflt[4] = {1, 0, 1, 0};
     char tup[4][256], shape[2][256], st[2][256] = {"None", "None"}, num[32], *end;
     const char *tr, *gs;
@@ -389,14 +450,15 @@ int pt_sheet_conv_params(const cJSON *args, struct grow *r)
         pt_buf_free(&b);
     }
     for (k = 0; k < 4; k++) {
-        if (conv_pt_sheet_tuple_repr(cJSON_GetStringValue(cJSON_GetArrayItem(ci, ci_index[k])),
-                                     dflt[k], ndims, tup[k], sizeof(tup[k])) != 0)
+        if (conv_pt_sheet_tuple_repr(
+                cJSON_GetStringValue(cJSON_GetArrayItem(ci, ci_index[k] + bwd)), dflt[k], ndims,
+                tup[k], sizeof(tup[k])) != 0)
             return -EINVAL;
     }
-    tr = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 6));
+    tr = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 6 + bwd));
     if (tr == NULL || (strcmp(tr, "True") != 0 && strcmp(tr, "False") != 0))
         return -EINVAL;
-    gs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 8));
+    gs = cJSON_GetStringValue(cJSON_GetArrayItem(ci, 8 + bwd));
     if (gs == NULL)
         return -EINVAL;
     groups = strtoll(gs, &end, 10);
@@ -404,7 +466,7 @@ int pt_sheet_conv_params(const cJSON *args, struct grow *r)
         return -EINVAL;
     if (strides != NULL) {
         for (k = 0; k < 2; k++) {
-            const cJSON *y = cJSON_GetArrayItem(strides, k);
+            const cJSON *y = cJSON_GetArrayItem(strides, k + bwd);
             memset(&b, 0, sizeof(b));
             if (y == NULL || pt_sheet_tuple_repr(y, 0, cJSON_GetArraySize(y), &b) != 0) {
                 pt_buf_free(&b);
@@ -415,9 +477,24 @@ int pt_sheet_conv_params(const cJSON *args, struct grow *r)
         }
     }
     memset(&b, 0, sizeof(b));
-    if (pt_sheet_tuple_repr(types, 0, 2, &b) != 0) {
+    if (pt_sheet_tuple_repr(types, bwd, bwd + 2, &b) != 0) {
         pt_buf_free(&b);
         return -EINVAL;
+    }
+    if (!bwd) {
+        bias = cJSON_GetArraySize(dims) == 3 ? "True" : "False";
+    } else {
+        /* len(dims) > 3 and dims[3] and len(dims[3]) > 0: the falsy value
+         * itself when dims[3] is [] or None */
+        const cJSON *bs = cJSON_GetArrayItem(dims, 3);
+        if (cJSON_GetArraySize(dims) <= 3)
+            bias = "False";
+        else if (bs == NULL || cJSON_IsNull(bs))
+            bias = "None";
+        else if (!cJSON_IsArray(bs))
+            return -EINVAL;
+        else
+            bias = cJSON_GetArraySize(bs) > 0 ? "True" : "[]";
     }
     snprintf(num, sizeof(num), "conv%dd", ndims);
     rc = pt_sheet_set_param(r, 0, num);
@@ -426,7 +503,7 @@ int pt_sheet_conv_params(const cJSON *args, struct grow *r)
     rc = rc ? rc : pt_sheet_set_param(r, 3, b.p);
     rc = rc ? rc : pt_sheet_set_param(r, 4, st[0]);
     rc = rc ? rc : pt_sheet_set_param(r, 5, st[1]);
-    rc = rc ? rc : pt_sheet_set_param(r, 6, cJSON_GetArraySize(dims) == 3 ? "True" : "False");
+    rc = rc ? rc : pt_sheet_set_param(r, 6, bias);
     rc = rc ? rc : pt_sheet_set_param(r, 7, tup[0]);
     rc = rc ? rc : pt_sheet_set_param(r, 8, tup[1]);
     rc = rc ? rc : pt_sheet_set_param(r, 9, tup[2]);

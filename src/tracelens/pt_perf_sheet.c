@@ -1,11 +1,14 @@
 /*
- * pt_perf_sheet.c - perf_report/GEMM.csv, SDPA_fwd.csv and CONV_fwd.csv of PyTorch runs:
- * those roofline sheets of TraceLens's generate_perf_report_pytorch,
- * build_df_perf_metrics(bwd=False, include_kernel_details, include_args) over
- * the ops with a perf model of that category (pt_perf_model.h: aten::mm,
- * addmm, bmm, baddbmm; aten::convolution; the scaled-dot-product and flash
- * attention ops), then
- * summarize_df_perf_metrics with the report's mean, median, std, min and max.
+ * pt_perf_sheet.c - perf_report/GEMM.csv, SDPA_fwd.csv, SDPA_bwd.csv, CONV_fwd.csv,
+ * CONV_bwd.csv and the vector sheets of PyTorch runs: those roofline sheets of
+ * TraceLens's generate_perf_report_pytorch, build_df_perf_metrics(bwd=False,
+ * include_kernel_details, include_args) over the ops with a perf model of
+ * that family (pt_perf_model.h), then summarize_df_perf_metrics with the
+ * report's mean, median, std, min and max. The SDPA and CONV families make
+ * one table, split by op name into the _fwd sheet and the _bwd one (the
+ * backward ops TraceLens's bwd=False pass models: varlen flash backward,
+ * convolution_backward); TraceLens's bwd=True rows (forward ops linked to
+ * their autograd backward) are not made.
  *
  * Per op: the model's params (pt_perf_params.c; GEMM: M, N, K, bias, stride_A, stride_B,
  * dtype_A_B, B, and transpose when a kernel name below the op is a ROCm
@@ -52,9 +55,29 @@ static const char *const conv_names[] = {"convNd",
                                          "groups",
                                          NULL};
 
-static const char *const sdpa_names[] = {"B",       "N_Q",    "H_Q",        "N_KV",      "H_KV",
-                                         "d_h_qk",  "d_h_v",  "q_stride",   "k_stride",  "v_stride",
-                                         "dropout", "causal", "flash_impl", "dtype_A_B", NULL};
+static const char *const sdpa_names[] = {
+    "B",           "N_Q",          "H_Q",           "N_KV",      "H_KV",
+    "d_h_qk",      "d_h_v",        "q_stride",      "k_stride",  "v_stride",
+    "dropout",     "causal",       "flash_impl",    "dtype_A_B", "num_seqs_q",
+    "num_seqs_kv", "max_seqlen_q", "max_seqlen_kv", NULL};
+
+/* The ops generate_perf_report_pytorch moves from a family's forward table
+ * to its backward sheet (SDPA_bwd, CONV_bwd): its bwd=False pass models them,
+ * the bwd=True pass would not. */
+static const char *const bwd_op_names[] = {"flash_attn::_flash_attn_varlen_backward",
+                                           "aten::convolution_backward", "ConvBias_Backward",
+                                           "ConvBiasReLU_Backward", NULL};
+
+static int is_bwd_op(const char *name)
+{
+    int i;
+
+    for (i = 0; bwd_op_names[i] != NULL; i++) {
+        if (strcmp(bwd_op_names[i], name) == 0)
+            return 1;
+    }
+    return 0;
+}
 
 static void grow_free(struct grow *r)
 {
@@ -116,10 +139,12 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const
     }
     if (pt_vector_known(name))
         rc = pt_vector_model(name, args, &p, r);
+    else if (pt_sdpa_known(name))
+        rc = pt_sdpa_model(name, args, &p, r);
     else if (strcmp(sheet, "GEMM") == 0)
         rc = pt_sheet_gemm_params(name, args, r);
     else if (strcmp(sheet, "CONV_fwd") == 0)
-        rc = pt_sheet_conv_params(args, r);
+        rc = pt_sheet_conv_params(args, strcmp(name, "aten::convolution_backward") == 0, r);
     else
         rc = pt_sheet_sdpa_params(name, args, r);
     cJSON_Delete(args);
@@ -456,9 +481,15 @@ static int collect(const struct host_list *hl, const char *sheet, struct grow **
     return rc;
 }
 
-int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
+int pt_perf_sheet_csv(const struct host_list *hl, const char *name, struct out *o,
                       struct xp_err *err)
 {
+    /* A backward sheet holds the rows of its forward family's table that
+     * is_bwd_op names; the forward sheet the others. Columns, dtypes and
+     * order come from the whole family's table. */
+    int bwd = strcmp(name, "SDPA_bwd") == 0 || strcmp(name, "CONV_bwd") == 0;
+    int split = bwd || strcmp(name, "SDPA_fwd") == 0 || strcmp(name, "CONV_fwd") == 0;
+    const char *sheet = !bwd ? name : name[0] == 'S' ? "SDPA_fwd" : "CONV_fwd";
     const char *const *param_names = strcmp(sheet, "GEMM") == 0       ? gemm_names
                                      : strcmp(sheet, "CONV_fwd") == 0 ? conv_names
                                      : strcmp(sheet, "SDPA_fwd") == 0
@@ -475,11 +506,10 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out 
 
     memset(&b, 0, sizeof(b));
     if (param_names == NULL)
-        return xp_err_set(err, -ENOENT, "perf_report/%s.csv: not made yet", sheet);
+        return xp_err_set(err, -ENOENT, "perf_report/%s.csv: not made yet", name);
     rc = collect(hl, sheet, &v, &n, err);
     if (rc == 0 && n == 0)
-        rc = xp_err_set(err, -ENOENT, "perf_report/%s.csv: no %s op with a perf model", sheet,
-                        sheet);
+        rc = xp_err_set(err, -ENOENT, "perf_report/%s.csv: no %s op with a perf model", name, name);
     if (rc == 0 && pt_sheet_float_columns(v, n) != 0)
         rc = xp_err_set(err, -ENOMEM, "out of memory");
     if (rc != 0)
@@ -514,12 +544,18 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out 
         for (size_t q = i; q < j; q++)
             vals[q - i] = v[q].busy;
         nan_stats(vals, j - i, scratch, &st);
+        if (split && is_bwd_op(ctrace_str(v[i].nd->ct, v[i].nd->ct->events[v[i].uid].name)) != bwd)
+            continue;
         g[ng].first = (uint32_t)i;
         g[ng].n = (uint32_t)(j - i);
         g[ng].sum = st.sum;
         g[ng].uid = v[i].uid;
         g[ng].host = v[i].host;
         ng++;
+    }
+    if (ng == 0) {
+        rc = xp_err_set(err, -ENOENT, "perf_report/%s.csv: no %s op with a perf model", name, name);
+        goto out;
     }
     xp_qsort(g, ng, sizeof(*g), ggroup_cmp);
     out_puts(o, "name");

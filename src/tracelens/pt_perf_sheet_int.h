@@ -14,7 +14,7 @@
 #include "pt_perf_model.h"
 #include "pt_pyrepr.h"
 
-#define MAX_PARAMS 16
+#define MAX_PARAMS 20
 
 /* One op row. */
 struct grow {
@@ -62,7 +62,32 @@ int pt_sheet_transpose(const char *name, char *out, size_t n);
  * is then left out), -ENOMEM. */
 int pt_sheet_gemm_params(const char *name, const cJSON *args, struct grow *r);
 int pt_sheet_sdpa_params(const char *name, const cJSON *args, struct grow *r);
-int pt_sheet_conv_params(const cJSON *args, struct grow *r);
+int pt_sheet_conv_params(const cJSON *args, int bwd, struct grow *r);
+
+/* The attention models pt_perf_sdpa.c adds to the SDPA sheets: flash_attn's
+ * backward and varlen ops, flash_attn_3::fwd and the aiter attention ops
+ * (pt_sdpa_known: 1 when name is one). pt_sdpa_model: flops, bytes,
+ * category, sheet and precision into *p and, when r is not NULL, the params
+ * (B, N_Q, H_Q, N_KV, H_KV, d_h_qk, d_h_v, q/k/v_stride, dropout, causal,
+ * flash_impl, dtype_A_B, num_seqs_q, num_seqs_kv, max_seqlen_q,
+ * max_seqlen_kv, the indexes of the SDPA sheet's names) into r. 0, -EINVAL
+ * when TraceLens's model raises (the op is left out), -ENOMEM. */
+int pt_sdpa_known(const char *name);
+int pt_sdpa_model(const char *name, const cJSON *args, struct pt_perf *p, struct grow *r);
+
+/* Where a GEMM op other than the aten ones keeps its operands
+ * (tex_ts::te_gemm_ts, vllm::gemm_with_dynamic_quant; pt_perf_model.c):
+ * A and B at Input Dims[ia], [ib], the sizes, the bias, and the Input type
+ * indexes of dtype_A_B. 0, or -EINVAL when TraceLens's get_param_details
+ * raises or name is another op. */
+struct pt_gemm_layout {
+    int ia, ib;      /* A, B in Input Dims */
+    int sa, sb;      /* stride_A, stride_B in Input Strides */
+    int64_t M, N, K; /* sizes */
+    int bias;        /* a bias is added */
+    int dt[4], ndt;  /* dtype_A_B: Input type indexes */
+};
+int pt_gemm_layout(const char *name, const cJSON *args, struct pt_gemm_layout *l);
 
 /* TraceLens's name2bpe (bytes per element of a dtype name, 0 for None)
  * and torch_dtype_map (precision name or NULL), pt_perf_model.c. */

@@ -51,8 +51,9 @@ RECORDED = {
 }
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
 SHEETS = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args", "GEMM",
-          "SDPA_fwd", "CONV_fwd", "BinaryElementwise", "UnaryElementwise", "Normalization",
-          "Reduce_fwd", "short_kernel_histogram", "short_kernels_summary", "coll_analysis"]
+          "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "BinaryElementwise",
+          "UnaryElementwise", "Normalization", "Reduce_fwd", "short_kernel_histogram",
+          "short_kernels_summary", "coll_analysis"]
 SHORT = ["short_kernel_histogram", "short_kernels_summary"]
 BASE = SHEETS[:5]
 # The sheets TraceLens writes for each corpus run, of those xprofs makes, in its order.

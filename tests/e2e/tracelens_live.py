@@ -45,6 +45,30 @@ df = NcclAnalyser(sys.argv[1:], None).build_df_summary_long()
 sys.stdout.write("\\x00" + df.to_csv(index=False))
 """
 
+# roofline.csv's columns as TraceLens computes them: build_df_perf_metrics(bwd=False)
+# over every event whose name has a perf model, by UID, numbers by repr.
+ROOFLINE = """
+import csv, io, math, sys
+from TraceLens import TreePerfAnalyzer
+from TraceLens.PerfModel.torch_op_mapping import get_perf_model_category
+from TraceLens.PerfModel.torch_op_mapping import op_to_perf_model_class_map as m
+pa = TreePerfAnalyzer.from_file(sys.argv[1])
+evs = sorted((e for e in pa.tree.events if e["name"] in m), key=lambda e: e["UID"])
+df = pa.build_df_perf_metrics(evs, bwd=False)
+cols = ["GFLOPS", "Kernel Time (\u00b5s)", "TFLOPS/s", "Data Moved (MB)", "FLOPS/Byte", "TB/s"]
+out = io.StringIO()
+w = csv.writer(out, lineterminator="\\n")
+w.writerow(["UID", "name", "category"] + cols + ["Compute Spec"])
+def num(v):
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(float(v))
+for r in df.to_dict("records"):
+    w.writerow([r["UID"], r["name"], get_perf_model_category(m[r["name"]])]
+               + [num(r[c]) for c in cols] + [r["Compute Spec"]])
+sys.stdout.write("\\x00" + out.getvalue())
+"""
+ROOFLINE_COLS = ["UID", "name", "category", "GFLOPS", "Kernel Time (\u00b5s)", "TFLOPS/s",
+                 "Data Moved (MB)", "FLOPS/Byte", "TB/s", "Compute Spec"]
+
 
 def available():
     if not SRC or not (pathlib.Path(SRC) / "TraceLens").is_dir():
