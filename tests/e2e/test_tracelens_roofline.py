@@ -29,7 +29,8 @@ REF = HERE / "tracelens_ref"
 GEN = "gen_roofline_ops"
 GEN_MD5 = "c7453f36518c66b73aba4370fd9e91d6"
 SHEETS = ["GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "ops_unique_args",
-          "ops_summary", "ops_summary_by_category", "gpu_timeline"]
+          "ops_summary", "ops_summary_by_category", "gpu_timeline", "short_kernel_histogram",
+          "short_kernels_summary"]
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
 
 
