@@ -41,7 +41,8 @@ struct tpu_cat_time {
     uint64_t ps;      /* self time */
 };
 
-/* One group's op sums on one TensorCore (its per-core db's sums). */
+/* One group's op sums on a TensorCore (its per-core db's sums), then on
+ * all of the host's (merge_sums: one core's at a time are held apart). */
 struct tpu_group_sums {
     int64_t group;       /* step (group id) */
     struct op_sums ops;  /* innermost ops but infeed/outfeed */
@@ -101,7 +102,7 @@ struct tpu_core_steps {
     uint32_t ngroups, groups_cap;
     struct group_all_reduce *all_reduce; /* sorted by group, line order within one */
     uint32_t nall_reduce, all_reduce_cap;
-    struct tpu_group_sums *sums; /* TensorCores: sorted by group, summed */
+    struct tpu_group_sums *sums; /* TensorCores: sorted by group, summed (until merged) */
     uint32_t nsums, sums_cap;
     struct tpu_op_info *info; /* OP_INFO_SLOTS entries, NULL on a SparseCore */
 };
@@ -584,7 +585,7 @@ static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs,
 
 /* One step's core: category_ps of its op metrics db after
  * SetTotalTimePs(step time) and AddIdleOp, and its all-reduce ops; a
- * TensorCore's db, as sums, added to hlo (the step's combined db). */
+ * TensorCore's total time added to hlo (the step's combined db). */
 static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g, int64_t begin,
                      int64_t dur, struct step_core *out, struct op_db_sums *hlo)
 {
@@ -601,15 +602,8 @@ static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64
     for (i = 0; i < n; i++)
         op_ps += cs->times[t + i].ps;
     idle = (uint64_t)dur > op_ps ? (uint64_t)dur - op_ps : 0;
-    if (!cs->sparse) {
-        /* SetTotalTimePs, then OpMetricsDbCombiner::Combine */
-        uint32_t k = group_first(cs->sums, cs->nsums, sizeof(*cs->sums), g);
-        hlo->total_time_ps += op_ps + idle;
-        if (k < cs->nsums && cs->sums[k].group == g) {
-            op_sums_add(&hlo->ops, &cs->sums[k].ops);
-            op_sums_add(&hlo->feed, &cs->sums[k].feed);
-        }
-    }
+    if (!cs->sparse)
+        hlo->total_time_ps += op_ps + idle; /* SetTotalTimePs, then the combiner */
     for (i = 0; i < n; i++) {
         const struct tpu_cat_time *ct = &cs->times[t + i];
         cats[j].name = arena_strndup(&os->arena, ct->name, ct->len);
@@ -662,11 +656,17 @@ static void longest_marker(const struct tpu_core_steps *cs, int64_t g, int64_t *
     }
 }
 
+/* The op sums of the TensorCores with step events, by group. */
+struct tpu_host_sums {
+    struct tpu_group_sums *v; /* sorted by group, unique */
+    uint32_t n, cap;
+};
+
 /* One step of the db: every core with step events has the group; step
  * time is the longest marker over all cores (markers in plane order); a
  * SparseCore's is its own longest marker. os->steps has room for it. */
 static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
-                        uint32_t nonempty, int64_t g)
+                        uint32_t nonempty, const struct tpu_host_sums *sums, int64_t g)
 {
     struct step_core *sc;
     struct op_db_sums *hlo;
@@ -703,6 +703,11 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
     }
     if (xp_sort_runs(sc, k, sizeof(*sc), step_core_cmp, NULL) != 0)
         return -ENOMEM;
+    c = group_first(sums->v, sums->n, sizeof(*sums->v), g);
+    if (c < sums->n && sums->v[c].group == g) {
+        op_sums_add(&hlo->ops, &sums->v[c].ops);
+        op_sums_add(&hlo->feed, &sums->v[c].feed);
+    }
     os->steps[os->nsteps].step_num = (uint32_t)g;
     os->steps[os->nsteps].cores = sc;
     os->steps[os->nsteps].ncores = k;
@@ -715,7 +720,8 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
 
 /* The step db of the TensorCore and SparseCore planes (in plane order): the steps that
  * every core with step events has, in ascending group order. */
-static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores)
+static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
+                       const struct tpu_host_sums *sums)
 {
     const struct tpu_core_steps *base = NULL;
     struct step_entry *steps;
@@ -739,10 +745,67 @@ static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, 
         return -ENOMEM;
     os->steps = steps;
     for (i = 0; i < base->ngroups; i++) {
-        if ((rc = tpu_one_step(os, cores, ncores, nonempty, base->groups[i])) != 0)
+        if ((rc = tpu_one_step(os, cores, ncores, nonempty, sums, base->groups[i])) != 0)
             return rc;
     }
     return 0;
+}
+
+/* A TensorCore's sums (sorted, unique groups) merged into the host's in
+ * place, from the back, the host's array grown to the merged length only;
+ * the core's are freed. Returns 0 or -ENOMEM. */
+static int merge_sums(struct tpu_host_sums *h, struct tpu_core_steps *cs)
+{
+    uint32_t i = 0, j = 0, k = 0;
+    int rc = 0;
+
+    if (cs->nsums == 0 || cs->ngroups == 0)
+        goto out;
+    /* the merged length */
+    while (i < h->n || j < cs->nsums) {
+        if (j == cs->nsums || (i < h->n && h->v[i].group < cs->sums[j].group)) {
+            i++;
+        } else {
+            if (i < h->n && h->v[i].group == cs->sums[j].group)
+                i++;
+            j++;
+        }
+        k++;
+    }
+    if (k > h->cap) {
+        struct tpu_group_sums *v = realloc(h->v, (size_t)k * sizeof(*v));
+        if (v == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        h->v = v;
+        h->cap = k;
+    }
+    /* k - i is the number of the core's groups not yet written that the
+     * host lacks: a write never lands on an entry still to be read */
+    i = h->n;
+    j = cs->nsums;
+    h->n = k;
+    while (j > 0) {
+        const struct tpu_group_sums *src = &cs->sums[j - 1];
+        if (i > 0 && h->v[i - 1].group > src->group) {
+            h->v[--k] = h->v[--i];
+        } else if (i > 0 && h->v[i - 1].group == src->group) {
+            struct tpu_group_sums t = h->v[--i];
+            op_sums_add(&t.ops, &src->ops);
+            op_sums_add(&t.feed, &src->feed);
+            h->v[--k] = t;
+            j--;
+        } else {
+            h->v[--k] = *src;
+            j--;
+        }
+    }
+out:
+    free(cs->sums);
+    cs->sums = NULL;
+    cs->nsums = cs->sums_cap = 0;
+    return rc;
 }
 
 /* Where the groups of plane p's events come from. */
@@ -765,6 +828,7 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
 {
     const struct xspace *xs = ctx->xs;
     struct tpu_core_steps *cores = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*cores));
+    struct tpu_host_sums sums = {NULL, 0, 0};
     uint32_t p, n = 0;
     int rc = 0;
 
@@ -780,9 +844,11 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
             ctx->os->has_sparse_core = 1;
         struct group_source gs = source_of(ctx->groups, p);
         rc = tpu_core_steps(&gs, pl, sparse, 1, &cores[n++]);
+        if (rc == 0)
+            rc = merge_sums(&sums, &cores[n - 1]);
     }
     if (rc == 0)
-        rc = tpu_step_db(ctx->os, cores, n);
+        rc = tpu_step_db(ctx->os, cores, n, &sums);
     for (p = 0; p < n; p++) {
         free(cores[p].markers);
         free(cores[p].times);
@@ -792,6 +858,7 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
         free(cores[p].info);
     }
     free(cores);
+    free(sums.v);
     return rc;
 }
 

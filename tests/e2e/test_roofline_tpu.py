@@ -390,3 +390,24 @@ def test_no_steps_empty_average(xprofs_build, tmp_path, xcat):
     assert len(avg) == 2 and all(r["total_time"] == 0 and r["bound_by"] == "Unknown"
                                  for r in avg)
     assert {r["step"] for r in got} == {"Total", "Average"}
+
+
+def test_step_missing_on_one_core(xprofs_build, tmp_path, xcat):
+    """Core 0 without ops in step 1: the step is not in the db (the cores'
+    intersection), and core 1's ops of it count nowhere."""
+    src = _synth(xprofs_build, tmp_path, "r", "--steps", "5")
+    space = xplane_py.load(src)
+    for plane in space.planes:
+        if plane.name != "/device:TPU:0":
+            continue
+        gid = next(m.key for m in plane.stat_metadata if m.value.name == "group_id")
+        line = next(li for li in plane.lines if li.name == "XLA Ops")
+        for i in reversed(range(len(line.events))):
+            if any(s.metadata_id == gid and s.int64_value == 1 for s in line.events[i].stats):
+                del line.events[i]
+    want = expected_steps(space)
+    assert [g for g, _ in want] == [0, 2, 3, 4]
+    run = tmp_path / "plugins/profile/x"
+    run.mkdir(parents=True)
+    (run / "a.xplane.pb").write_bytes(space.SerializeToString())
+    check_roofline(json.loads(xcat(tmp_path, "x/roofline_model.json")), want)
