@@ -164,11 +164,38 @@ struct step_core {
     uint32_t nall_reduce;
 };
 
+/* A sum over ops of what the roofline's Program record takes from each
+ * (GenerateRooflineModelProgramRecord). */
+struct op_sums {
+    uint64_t flops;              /* sum of flops */
+    uint64_t model_flops;        /* sum of model_flops */
+    double flops_v2;             /* sum of flops_v2 */
+    double model_flops_v2;       /* sum of model_flops_v2 */
+    uint64_t bytes_accessed;     /* sum of bytes_accessed */
+    uint64_t time_ps;            /* sum of time_ps */
+    struct op_mem_access mem[8]; /* CombineMemoryAccessedBreakdown of theirs */
+    uint32_t nmem;               /* entries in mem */
+};
+
+/* An op metrics db reduced to what XProf reads of the step db's per-step
+ * databases (PerCoreStepInfo.hlo_metrics_db) and of their combination
+ * (hlo_metrics_db_complete_steps_only): its total time and the sums of
+ * its innermost ops (MayHaveInnerOps false), apart for infeed/outfeed
+ * ones. A constant size per step, whatever the ops. */
+struct op_db_sums {
+    uint64_t total_time_ps; /* total_time_ps */
+    struct op_sums ops;     /* innermost ops, infeed/outfeed ones excepted */
+    struct op_sums feed;    /* innermost infeed/outfeed ops (IsInfeedOrOutfeed) */
+};
+
 /* PerCoreStepInfo. */
 struct step_entry {
     uint32_t step_num;       /* step number (group id; 0.. after combining) */
     struct step_core *cores; /* step_info_per_core, sorted by core id */
     uint32_t ncores;         /* entries in cores */
+    /* TPU: hlo_metrics_db, the step's TensorCore op dbs combined (in the
+     * arena); NULL elsewhere (XProf's is empty there) */
+    struct op_db_sums *hlo;
 };
 
 /* KernelReport with its aggregated value. */
@@ -190,18 +217,19 @@ struct kernel_report {
 };
 
 struct op_stats {
-    struct arena arena;             /* every string */
-    struct arena *plane_arenas;     /* strings made by GPU planes in parallel */
-    uint32_t nplane_arenas;         /* entries in plane_arenas */
-    struct op_metrics_db device_db; /* device_op_metrics_db */
-    struct op_metrics_db host_db;   /* host_op_metrics_db */
-    struct step_entry *steps;       /* step_db.step_sequence */
-    uint32_t nsteps;                /* entries in steps */
-    int empty_intersect;            /* step_db.empty_intersect */
-    uint32_t num_steps_dropped;     /* step_db.num_steps_dropped */
-    int use_incomplete_step;        /* step_db.use_incomplete_step */
-    struct kernel_report *kernels;  /* kernel_stats_db, sorted, <= 1000 */
-    uint32_t nkernels;              /* entries in kernels */
+    struct arena arena;               /* every string */
+    struct arena *plane_arenas;       /* strings made by GPU planes in parallel */
+    uint32_t nplane_arenas;           /* entries in plane_arenas */
+    struct op_metrics_db device_db;   /* device_op_metrics_db */
+    struct op_metrics_db host_db;     /* host_op_metrics_db */
+    struct step_entry *steps;         /* step_db.step_sequence */
+    uint32_t nsteps;                  /* entries in steps */
+    int empty_intersect;              /* step_db.empty_intersect */
+    uint32_t num_steps_dropped;       /* step_db.num_steps_dropped */
+    int use_incomplete_step;          /* step_db.use_incomplete_step */
+    struct op_db_sums complete_steps; /* hlo_metrics_db_complete_steps_only (TPU; combined) */
+    struct kernel_report *kernels;    /* kernel_stats_db, sorted, <= 1000 */
+    uint32_t nkernels;                /* entries in kernels */
     /* run_environment */
     const char **hostnames; /* sorted, unique */
     uint32_t nhostnames;
@@ -251,6 +279,16 @@ struct op_metrics *op_db_row(struct op_metrics_db *db, struct arena *arena, uint
                              const char *name, size_t name_len);
 /* CombineMemoryAccessedBreakdown: src's memory breakdown added to dst's. */
 void op_db_combine_mem(struct op_metrics *dst, const struct op_metrics *src);
+/* The same over arrays: n entries of src added to dst's *ndst (at most 8). */
+void op_mem_combine(struct op_mem_access *dst, uint32_t *ndst, const struct op_mem_access *src,
+                    uint32_t n);
+/* MayHaveInnerOps / IsInfeedOrOutfeed of a category of len bytes. */
+int op_may_have_inner_ops(const char *category, size_t len);
+int op_is_infeed_or_outfeed(const char *category, size_t len);
+/* src's sums added to dst's (OpMetricsDbCombiner::Combine, as far as the
+ * sums go). */
+void op_sums_add(struct op_sums *dst, const struct op_sums *src);
+void op_db_sums_add(struct op_db_sums *dst, const struct op_db_sums *src);
 /* AddIdleOp: an IDLE row of total_time - total_op_time. */
 void op_db_add_idle(struct op_metrics_db *db, struct arena *arena);
 /* SetTotalTimePs: max(total_op_time, t). */

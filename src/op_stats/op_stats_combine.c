@@ -186,6 +186,7 @@ static int combine_step(struct op_stats *dst, const struct op_stats *const *src,
 {
     uint32_t ncores = 0, h, j;
     struct step_core *cores;
+    struct op_db_sums *hlo = NULL;
 
     dst->steps[i].step_num = i;
     for (h = 0; h < n; h++) {
@@ -201,6 +202,18 @@ static int combine_step(struct op_stats *dst, const struct op_stats *const *src,
         if (!counts_steps(src[h], no_accel))
             continue;
         s = &src[h]->steps[al[h].begin_sub + (begin - al[h].begin_chief) + i];
+        if (s->hlo != NULL) {
+            /* the per-step and complete-steps combiners (CombinePerCoreStepInfo) */
+            if (hlo == NULL && (hlo = arena_alloc(&dst->arena, sizeof(*hlo))) == NULL)
+                return -ENOMEM;
+            if (dst->steps[i].hlo == NULL) {
+                memset(hlo, 0, sizeof(*hlo));
+                dst->steps[i].hlo = hlo;
+            }
+            op_db_sums_add(hlo, s->hlo);
+            if (!src[h]->use_incomplete_step)
+                op_db_sums_add(&dst->complete_steps, s->hlo);
+        }
         for (j = 0; j < s->ncores; j++) {
             cores[ncores] = s->cores[j];
             cores[ncores].core_id = h * 1000 + s->cores[j].core_id;

@@ -154,25 +154,77 @@ void op_db_add_idle(struct op_metrics_db *db, struct arena *arena)
 }
 
 /* CombineMemoryAccessedBreakdown. */
-void op_db_combine_mem(struct op_metrics *dst, const struct op_metrics *src)
+void op_mem_combine(struct op_mem_access *dst, uint32_t *ndst, const struct op_mem_access *src,
+                    uint32_t n)
 {
     uint32_t i, j;
 
-    for (i = 0; i < src->nmem; i++) {
-        for (j = 0; j < dst->nmem; j++) {
-            if (dst->mem[j].memory_space == src->mem[i].memory_space &&
-                dst->mem[j].op_type == src->mem[i].op_type)
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < *ndst; j++) {
+            if (dst[j].memory_space == src[i].memory_space && dst[j].op_type == src[i].op_type)
                 break;
         }
-        if (j == dst->nmem) {
-            if (dst->nmem == sizeof(dst->mem) / sizeof(dst->mem[0]))
+        if (j == *ndst) {
+            if (*ndst == 8)
                 continue;
-            dst->mem[j] = src->mem[i];
-            dst->mem[j].bytes = 0;
-            dst->nmem++;
+            dst[j] = src[i];
+            dst[j].bytes = 0;
+            (*ndst)++;
         }
-        dst->mem[j].bytes += src->mem[i].bytes;
+        dst[j].bytes += src[i].bytes;
     }
+}
+
+void op_db_combine_mem(struct op_metrics *dst, const struct op_metrics *src)
+{
+    op_mem_combine(dst->mem, &dst->nmem, src->mem, src->nmem);
+}
+
+/* 1 if the len bytes at s are the NUL-terminated word. */
+static int cat_is(const char *s, size_t len, const char *word)
+{
+    return strlen(word) == len && memcmp(s, word, len) == 0;
+}
+
+/* 1 if the len bytes at s hold word. */
+static int cat_has(const char *s, size_t len, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (size_t i = 0; i + n <= len; i++) {
+        if (memcmp(s + i, word, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int op_may_have_inner_ops(const char *category, size_t len)
+{
+    return cat_is(category, len, "call") || cat_is(category, len, "conditional") ||
+           cat_is(category, len, "while") || cat_is(category, len, "megacore fusion");
+}
+
+int op_is_infeed_or_outfeed(const char *category, size_t len)
+{
+    return cat_has(category, len, "infeed") || cat_has(category, len, "outfeed");
+}
+
+void op_sums_add(struct op_sums *dst, const struct op_sums *src)
+{
+    dst->flops += src->flops;
+    dst->model_flops += src->model_flops;
+    dst->flops_v2 += src->flops_v2;
+    dst->model_flops_v2 += src->model_flops_v2;
+    dst->bytes_accessed += src->bytes_accessed;
+    dst->time_ps += src->time_ps;
+    op_mem_combine(dst->mem, &dst->nmem, src->mem, src->nmem);
+}
+
+void op_db_sums_add(struct op_db_sums *dst, const struct op_db_sums *src)
+{
+    dst->total_time_ps += src->total_time_ps;
+    op_sums_add(&dst->ops, &src->ops);
+    op_sums_add(&dst->feed, &src->feed);
 }
 
 void op_db_combine(struct op_metrics_db *dst, struct arena *arena, const struct op_metrics_db *src,

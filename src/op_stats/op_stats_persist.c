@@ -7,7 +7,7 @@
  *
  * Format (native byte order, little-endian machines; a header names the
  * layout, so that bytes written by another build of different structs are
- * refused, not misread): "OPSTATS1", then u32 sizeof of op_metrics,
+ * refused, not misread): "OPSTATS2", then u32 sizeof of op_metrics,
  * step_core, kernel_report and op_stats and EV_NTYPES; then every field in
  * declaration order. A string is u32 length and bytes, 0xffffffff for
  * NULL; an array its u32 count then its entries. Loading checks every
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PERSIST_MAGIC "OPSTATS1"
+#define PERSIST_MAGIC "OPSTATS2"
 #define NULL_STR 0xffffffffu
 
 /* ---- saving --------------------------------------------------------------- */
@@ -132,6 +132,29 @@ static void put_core(struct out *o, const struct step_core *c)
     }
 }
 
+static void put_sums(struct out *o, const struct op_sums *s)
+{
+    put_u64(o, s->flops);
+    put_u64(o, s->model_flops);
+    put_f64(o, s->flops_v2);
+    put_f64(o, s->model_flops_v2);
+    put_u64(o, s->bytes_accessed);
+    put_u64(o, s->time_ps);
+    put_u32(o, s->nmem);
+    for (uint32_t i = 0; i < s->nmem && i < 8; i++) {
+        put_u64(o, s->mem[i].memory_space);
+        put_u32(o, (uint32_t)s->mem[i].op_type);
+        put_u64(o, s->mem[i].bytes);
+    }
+}
+
+static void put_db_sums(struct out *o, const struct op_db_sums *d)
+{
+    put_u64(o, d->total_time_ps);
+    put_sums(o, &d->ops);
+    put_sums(o, &d->feed);
+}
+
 static void put_kernel(struct out *o, const struct kernel_report *k)
 {
     put_str(o, k->name);
@@ -168,7 +191,11 @@ void op_stats_save(const struct op_stats *os, struct out *o)
         put_u32(o, os->steps[i].ncores);
         for (uint32_t j = 0; j < os->steps[i].ncores; j++)
             put_core(o, &os->steps[i].cores[j]);
+        put_u32(o, os->steps[i].hlo != NULL);
+        if (os->steps[i].hlo != NULL)
+            put_db_sums(o, os->steps[i].hlo);
     }
+    put_db_sums(o, &os->complete_steps);
     put_u32(o, (uint32_t)os->empty_intersect);
     put_u32(o, os->num_steps_dropped);
     put_u32(o, (uint32_t)os->use_incomplete_step);
@@ -398,6 +425,34 @@ static void get_core(struct cur *c, struct step_core *k)
     k->all_reduce = k->nall_reduce ? ar : NULL;
 }
 
+static void get_sums(struct cur *c, struct op_sums *s)
+{
+    s->flops = get_u64(c);
+    s->model_flops = get_u64(c);
+    s->flops_v2 = get_f64(c);
+    s->model_flops_v2 = get_f64(c);
+    s->bytes_accessed = get_u64(c);
+    s->time_ps = get_u64(c);
+    s->nmem = get_u32(c);
+    if (s->nmem > 8) {
+        c->bad = 1;
+        s->nmem = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < s->nmem; i++) {
+        s->mem[i].memory_space = get_u64(c);
+        s->mem[i].op_type = (int)get_u32(c);
+        s->mem[i].bytes = get_u64(c);
+    }
+}
+
+static void get_db_sums(struct cur *c, struct op_db_sums *d)
+{
+    d->total_time_ps = get_u64(c);
+    get_sums(c, &d->ops);
+    get_sums(c, &d->feed);
+}
+
 static void get_kernel(struct cur *c, struct kernel_report *k)
 {
     k->name = get_str(c);
@@ -453,7 +508,13 @@ int op_stats_load(const char *p, size_t n, struct op_stats **osp)
         s->cores = get_array(&c, s->ncores, sizeof(*s->cores), 40);
         for (uint32_t j = 0; s->cores != NULL && j < s->ncores && !c.bad; j++)
             get_core(&c, &s->cores[j]);
+        if (get_u32(&c) != 0 && !c.bad) {
+            s->hlo = get_array(&c, 1, sizeof(*s->hlo), 100);
+            if (s->hlo != NULL)
+                get_db_sums(&c, s->hlo);
+        }
     }
+    get_db_sums(&c, &os->complete_steps);
     os->empty_intersect = (int)get_u32(&c);
     os->num_steps_dropped = get_u32(&c);
     os->use_incomplete_step = (int)get_u32(&c);

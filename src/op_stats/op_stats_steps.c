@@ -436,6 +436,7 @@ int op_stats_step_db(struct op_stats *os, struct step_events *se, int has_device
             os->steps[os->nsteps].step_num = g;
             os->steps[os->nsteps].cores = &cores[k];
             os->steps[os->nsteps].ncores = 1;
+            os->steps[os->nsteps].hlo = NULL; /* XProf's per-step db is empty here */
             os->nsteps++;
             k++;
         }

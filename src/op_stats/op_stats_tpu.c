@@ -110,10 +110,7 @@ static int source_of(struct arena *arena, const struct xp_stat *st, struct op_me
     return m->source_file != NULL ? 0 : -ENOMEM;
 }
 
-/* A MemoryAccessBreakdown proto (memory_accessed = 1: operation_type = 1,
- * memory_space = 2, bytes_accessed = 3) into m->mem; unparsable bytes leave
- * it empty, as ParseFromString failing does. */
-static void breakdown_of(const struct xp_stat *st, struct op_metrics *m)
+void tpu_mem_breakdown(const struct xp_stat *st, struct op_mem_access *mem, uint32_t *nmem)
 {
     struct wire w, e;
     uint32_t f;
@@ -150,12 +147,12 @@ static void breakdown_of(const struct xp_stat *st, struct op_metrics *m)
                 goto bad;
             }
         }
-        if (m->nmem < sizeof(m->mem) / sizeof(m->mem[0]))
-            m->mem[m->nmem++] = a;
+        if (*nmem < 8)
+            mem[(*nmem)++] = a;
     }
     return;
 bad:
-    m->nmem = 0;
+    *nmem = 0;
 }
 
 static uint32_t key_slot(uint64_t program, uint64_t symbol, uint32_t cap)
@@ -268,7 +265,7 @@ static int pop_op(const struct xp_plane *p, const struct xp_line *l, const struc
         if (tpu_meta_stat(md, ids->bytes_accessed, &st))
             m->bytes_accessed = tpu_stat_u64(&st);
         if (tpu_meta_stat(md, ids->memory_breakdown, &st))
-            breakdown_of(&st, m);
+            tpu_mem_breakdown(&st, m->mem, &m->nmem);
         if (tpu_meta_stat(md, ids->source, &st) && source_of(arena, &st, m) != 0)
             return -ENOMEM;
         if (tpu_meta_stat(md, ids->source_stack, &st))

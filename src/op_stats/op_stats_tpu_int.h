@@ -34,6 +34,11 @@ int tpu_meta_stat(const struct xp_event_meta *md, int64_t id, struct xp_stat *st
 /* Unsigned value of an int or uint stat (IntOrUintValue). */
 uint64_t tpu_stat_u64(const struct xp_stat *st);
 
+/* A MemoryAccessBreakdown proto (memory_accessed = 1: operation_type = 1,
+ * memory_space = 2, bytes_accessed = 3) appended to mem's *nmem entries (at
+ * most 8); unparsable bytes leave none, as ParseFromString failing does. */
+void tpu_mem_breakdown(const struct xp_stat *st, struct op_mem_access *mem, uint32_t *nmem);
+
 /* The step db of the TensorCore planes into ctx->os (op_stats_tpu_steps.c). */
 int op_stats_tpu_steps(struct host_ctx *ctx);
 

@@ -14,6 +14,14 @@
  * category, plus IDLE = step time - op time); a SparseCore gets the same
  * for its own longest marker (StepTimeOnCore), under core id
  * TPU_SPARSE_CORE_BASE + plane id.
+ *
+ * The step's hlo_metrics_db (its TensorCores' per-core dbs combined, which
+ * XProf's roofline Average and per-step records read) is kept as sums
+ * (struct op_db_sums): each op occurrence adds what FromXEvent and
+ * AdjustFlopsAndBytesAccessed give it (metadata flops, model flops, bytes
+ * and memory breakdown per occurrence; a custom-call's event stats too) to
+ * its group's innermost or infeed/outfeed sums; a core's total time is
+ * max(op time, step time) (SetTotalTimePs). Constant memory per step.
  */
 #include "op_stats_tpu_int.h"
 
@@ -32,6 +40,35 @@ struct tpu_cat_time {
     uint32_t len;     /* bytes in name */
     uint64_t ps;      /* self time */
 };
+
+/* One group's op sums on a TensorCore (its per-core db's sums), then on
+ * all of the host's (merge_sums: one core's at a time are held apart). */
+struct tpu_group_sums {
+    int64_t group;       /* step (group id) */
+    struct op_sums ops;  /* innermost ops but infeed/outfeed */
+    struct op_sums feed; /* innermost infeed/outfeed ops */
+};
+
+/* What an op's metadata gives one occurrence (FromXEvent, then
+ * AdjustFlopsAndBytesAccessed spread over the occurrences), cached by
+ * metadata. */
+struct tpu_op_info {
+    const struct xp_event_meta *md; /* key; NULL: an empty slot */
+    int op;                         /* program id and a nonzero symbol id */
+    int kind;                       /* TPU_KIND_* */
+    int custom_call;                /* category "custom-call": event stats add up */
+    const char *category;           /* hlo_category (not NUL-terminated), or "" */
+    uint32_t len;                   /* bytes in category */
+    uint64_t flops, model_flops;    /* per occurrence; model: flops when 0 (not custom-call) */
+    uint64_t bytes;                 /* bytes_accessed per occurrence */
+    struct op_mem_access mem[8];    /* memory breakdown per occurrence */
+    uint32_t nmem;
+};
+
+enum { TPU_KIND_OTHER, TPU_KIND_INNER, TPU_KIND_FEED };
+
+/* Slots of the metadata cache (a power of two). */
+#define OP_INFO_SLOTS 256
 
 /* An all-reduce op of one core and its step (AddCollectiveOpEvent). */
 struct group_all_reduce {
@@ -65,6 +102,9 @@ struct tpu_core_steps {
     uint32_t ngroups, groups_cap;
     struct group_all_reduce *all_reduce; /* sorted by group, line order within one */
     uint32_t nall_reduce, all_reduce_cap;
+    struct tpu_group_sums *sums; /* TensorCores: sorted by group, summed (until merged) */
+    uint32_t nsums, sums_cap;
+    struct tpu_op_info *info; /* OP_INFO_SLOTS entries, NULL on a SparseCore */
 };
 
 static int marker_cmp(const void *a, const void *b, void *ctx)
@@ -126,9 +166,101 @@ static int add_cat_time(struct tpu_core_steps *cs, int64_t group, const char *na
     return 0;
 }
 
+/* The cached metadata facts of md (filled on first use). */
+static const struct tpu_op_info *op_info(const struct tpu_ids *ids, struct tpu_core_steps *cs,
+                                         const struct xp_event_meta *md)
+{
+    uintptr_t h = (uintptr_t)md;
+    struct tpu_op_info *in;
+    struct xp_stat prog, sym, st;
+
+    h ^= h >> 17;
+    h *= 0x9e3779b1u;
+    in = &cs->info[(h >> 8) & (OP_INFO_SLOTS - 1)];
+    if (in->md == md)
+        return in;
+    memset(in, 0, sizeof(*in));
+    in->md = md;
+    in->category = "";
+    in->op = tpu_meta_stat(md, ids->program_id, &prog) && tpu_meta_stat(md, ids->symbol_id, &sym) &&
+             tpu_stat_u64(&sym) != 0;
+    if (!in->op)
+        return in;
+    if (tpu_meta_stat(md, ids->hlo_category, &st) &&
+        (st.kind == XP_STAT_STR || st.kind == XP_STAT_REF)) {
+        in->category = st.str;
+        in->len = (uint32_t)st.len;
+    }
+    if (op_may_have_inner_ops(in->category, in->len))
+        in->kind = TPU_KIND_INNER;
+    else if (op_is_infeed_or_outfeed(in->category, in->len))
+        in->kind = TPU_KIND_FEED;
+    in->custom_call = in->len == 11 && memcmp(in->category, "custom-call", 11) == 0;
+    if (tpu_meta_stat(md, ids->flops, &st))
+        in->flops = tpu_stat_u64(&st);
+    if (tpu_meta_stat(md, ids->model_flops, &st))
+        in->model_flops = tpu_stat_u64(&st);
+    if (in->model_flops == 0 && !in->custom_call)
+        in->model_flops = in->flops;
+    if (tpu_meta_stat(md, ids->bytes_accessed, &st))
+        in->bytes = tpu_stat_u64(&st);
+    if (tpu_meta_stat(md, ids->memory_breakdown, &st))
+        tpu_mem_breakdown(&st, in->mem, &in->nmem);
+    return in;
+}
+
+/* The sums of group g on cs: the last entry when it is g's, else a new one
+ * (entries of one group are summed after sorting anyway). NULL: no memory. */
+static struct tpu_group_sums *group_sums(struct tpu_core_steps *cs, int64_t g)
+{
+    if (cs->nsums > 0 && cs->sums[cs->nsums - 1].group == g)
+        return &cs->sums[cs->nsums - 1];
+    if (xp_grow((void **)&cs->sums, &cs->sums_cap, cs->nsums, sizeof(*cs->sums)) != 0)
+        return NULL;
+    memset(&cs->sums[cs->nsums], 0, sizeof(cs->sums[cs->nsums]));
+    cs->sums[cs->nsums].group = g;
+    return &cs->sums[cs->nsums++];
+}
+
+/* One occurrence of an op of group g added to the group's sums. */
+static int add_op_sums(const struct xp_plane *p, const struct xp_line *l, const struct tpu_ids *ids,
+                       const struct tpu_step_frame *f, const struct tpu_op_info *in,
+                       struct tpu_core_steps *cs)
+{
+    const struct xp_event *e = &l->events[f->event];
+    struct tpu_group_sums *gs;
+    struct op_sums *s;
+    uint64_t flops = in->flops, model = in->model_flops, bytes = in->bytes;
+    struct xp_stat st;
+
+    if (in->kind == TPU_KIND_INNER)
+        return 0;
+    if ((gs = group_sums(cs, f->group)) == NULL)
+        return -ENOMEM;
+    s = in->kind == TPU_KIND_FEED ? &gs->feed : &gs->ops;
+    if (in->custom_call) {
+        /* MergeOpMetrics sums a custom-call's event stats */
+        if (xp_event_own_stat(p, l, e, ids->bytes_accessed, &st))
+            bytes += tpu_stat_u64(&st);
+        if (xp_event_own_stat(p, l, e, ids->model_flops, &st))
+            model += tpu_stat_u64(&st);
+        if (xp_event_own_stat(p, l, e, ids->flops, &st))
+            flops += tpu_stat_u64(&st);
+    }
+    s->flops += flops;
+    s->flops_v2 += (double)flops;
+    s->model_flops += model;
+    s->model_flops_v2 += (double)model;
+    s->bytes_accessed += bytes;
+    s->time_ps += (uint64_t)(f->end - f->begin);
+    op_mem_combine(s->mem, &s->nmem, in->mem, in->nmem);
+    return 0;
+}
+
 /* A step frame leaves the stack: its group has a per-core op metrics db,
  * and its self time goes to (group, category) when the event names an op
- * (program id and a nonzero symbol id). */
+ * (program id and a nonzero symbol id); on a TensorCore its flops and
+ * bytes go to the group's sums. */
 static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const struct tpu_ids *ids,
                        const struct tpu_step_frame *f, struct tpu_core_steps *cs)
 {
@@ -136,6 +268,7 @@ static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const 
     struct xp_stat prog, sym, cat;
     const char *name = "";
     uint32_t len = 0;
+    int rc;
 
     /* groups are sorted and made unique later: a repeat of the last one
      * adds nothing */
@@ -143,6 +276,15 @@ static int pop_step_op(const struct xp_plane *p, const struct xp_line *l, const 
         if (xp_grow((void **)&cs->groups, &cs->groups_cap, cs->ngroups, sizeof(*cs->groups)) != 0)
             return -ENOMEM;
         cs->groups[cs->ngroups++] = f->group;
+    }
+    if (cs->info != NULL) {
+        const struct tpu_op_info *in = op_info(ids, cs, md);
+        if (!in->op)
+            return 0;
+        if ((rc = add_op_sums(p, l, ids, f, in, cs)) != 0)
+            return rc;
+        return add_cat_time(cs, f->group, in->category, in->len,
+                            (uint64_t)(f->end - f->begin) - f->children);
     }
     if (!tpu_meta_stat(md, ids->program_id, &prog) || !tpu_meta_stat(md, ids->symbol_id, &sym) ||
         tpu_stat_u64(&sym) == 0)
@@ -324,16 +466,29 @@ static int grouped_markers(const struct group_source *gs, struct tpu_core_steps 
     return 0;
 }
 
+static int sums_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct tpu_group_sums *x = a, *y = b;
+
+    (void)ctx;
+    return x->group < y->group ? -1 : x->group > y->group;
+}
+
 /* Step markers and per-step category times of one TensorCore or SparseCore
- * plane; its step events are the groups with ops that also have a marker. */
+ * plane; its step events are the groups with ops that also have a marker.
+ * sums: a TensorCore's per-step op sums too. */
 static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *p, int sparse,
-                          struct tpu_core_steps *cs)
+                          int sums, struct tpu_core_steps *cs)
 {
     struct tpu_ids ids = {
         .program_id = p->stat_id[XS_PROGRAM_ID],
         .symbol_id = p->stat_id[XS_SYMBOL_ID],
         .hlo_category = p->stat_id[XS_HLO_CATEGORY],
+        .flops = p->stat_id[XS_FLOPS],
+        .model_flops = p->stat_id[XS_MODEL_FLOPS],
+        .bytes_accessed = p->stat_id[XS_BYTES_ACCESSED],
         .all_reduce_unique_id = xp_plane_stat_id_by_name(p, "all_reduce_unique_id"),
+        .memory_breakdown = xp_plane_stat_id_by_name(p, "memory_access_breakdown"),
     };
     uint32_t li, i, k, pos, op_line = UINT32_MAX;
     int64_t group;
@@ -341,6 +496,8 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
 
     cs->sparse = sparse;
     cs->core_id = sparse ? TPU_SPARSE_CORE_BASE + (uint32_t)p->id : (uint32_t)p->id;
+    if (sums && !sparse && (cs->info = calloc(OP_INFO_SLOTS, sizeof(*cs->info))) == NULL)
+        return -ENOMEM;
     for (li = 0; li < p->nlines; li++) {
         const struct xp_line *l = &p->lines[li];
         if (is_core_step_line(l, sparse)) {
@@ -364,7 +521,10 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
         return rc;
     if (op_line != UINT32_MAX && (rc = tpu_line_steps(gs, p, op_line, &ids, cs)) != 0)
         return rc;
-    if (xp_sort_runs(cs->markers, cs->nmarkers, sizeof(*cs->markers), marker_cmp, NULL) != 0 ||
+    free(cs->info);
+    cs->info = NULL;
+    if (xp_sort_runs(cs->sums, cs->nsums, sizeof(*cs->sums), sums_cmp, NULL) != 0 ||
+        xp_sort_runs(cs->markers, cs->nmarkers, sizeof(*cs->markers), marker_cmp, NULL) != 0 ||
         xp_sort_runs(cs->times, cs->ntimes, sizeof(*cs->times), cat_cmp, NULL) != 0 ||
         xp_sort_runs(cs->groups, cs->ngroups, sizeof(*cs->groups), group_cmp, NULL) != 0 ||
         xp_sort_runs(cs->all_reduce, cs->nall_reduce, sizeof(*cs->all_reduce), group_cmp, NULL) !=
@@ -377,6 +537,15 @@ static int tpu_core_steps(const struct group_source *gs, const struct xp_plane *
             cs->times[k++] = cs->times[i];
     }
     cs->ntimes = k;
+    for (i = 0, k = 0; i < cs->nsums; i++) {
+        if (k > 0 && cs->sums[k - 1].group == cs->sums[i].group) {
+            op_sums_add(&cs->sums[k - 1].ops, &cs->sums[i].ops);
+            op_sums_add(&cs->sums[k - 1].feed, &cs->sums[i].feed);
+        } else {
+            cs->sums[k++] = cs->sums[i];
+        }
+    }
+    cs->nsums = k;
     for (i = 0, k = 0; i < cs->ngroups; i++) {
         if ((k == 0 || cs->groups[k - 1] != cs->groups[i]) && find_marker(cs, cs->groups[i], &pos))
             cs->groups[k++] = cs->groups[i];
@@ -415,9 +584,10 @@ static int core_all_reduce(struct op_stats *os, const struct tpu_core_steps *cs,
 }
 
 /* One step's core: category_ps of its op metrics db after
- * SetTotalTimePs(step time) and AddIdleOp, and its all-reduce ops. */
+ * SetTotalTimePs(step time) and AddIdleOp, and its all-reduce ops; a
+ * TensorCore's total time added to hlo (the step's combined db). */
 static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64_t g, int64_t begin,
-                     int64_t dur, struct step_core *out)
+                     int64_t dur, struct step_core *out, struct op_db_sums *hlo)
 {
     struct step_category *cats;
     uint64_t op_ps = 0, idle;
@@ -432,6 +602,8 @@ static int core_step(struct op_stats *os, const struct tpu_core_steps *cs, int64
     for (i = 0; i < n; i++)
         op_ps += cs->times[t + i].ps;
     idle = (uint64_t)dur > op_ps ? (uint64_t)dur - op_ps : 0;
+    if (!cs->sparse)
+        hlo->total_time_ps += op_ps + idle; /* SetTotalTimePs, then the combiner */
     for (i = 0; i < n; i++) {
         const struct tpu_cat_time *ct = &cs->times[t + i];
         cats[j].name = arena_strndup(&os->arena, ct->name, ct->len);
@@ -484,13 +656,20 @@ static void longest_marker(const struct tpu_core_steps *cs, int64_t g, int64_t *
     }
 }
 
+/* The op sums of the TensorCores with step events, by group. */
+struct tpu_host_sums {
+    struct tpu_group_sums *v; /* sorted by group, unique */
+    uint32_t n, cap;
+};
+
 /* One step of the db: every core with step events has the group; step
  * time is the longest marker over all cores (markers in plane order); a
  * SparseCore's is its own longest marker. os->steps has room for it. */
 static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
-                        uint32_t nonempty, int64_t g)
+                        uint32_t nonempty, const struct tpu_host_sums *sums, int64_t g)
 {
     struct step_core *sc;
+    struct op_db_sums *hlo;
     int64_t begin = 0, dur = 0;
     uint32_t c, k = 0;
     int rc;
@@ -506,8 +685,10 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
     if (dur <= 0)
         return 0; /* no step marker observed for the step: skipped */
     sc = arena_alloc(&os->arena, nonempty * sizeof(*sc));
-    if (sc == NULL)
+    hlo = arena_alloc(&os->arena, sizeof(*hlo));
+    if (sc == NULL || hlo == NULL)
         return -ENOMEM;
+    memset(hlo, 0, sizeof(*hlo));
     for (c = 0; c < ncores; c++) {
         int64_t core_begin = begin, core_dur = dur;
         if (cores[c].ngroups == 0)
@@ -517,21 +698,30 @@ static int tpu_one_step(struct op_stats *os, const struct tpu_core_steps *cores,
             core_dur = 0;
             longest_marker(&cores[c], g, &core_begin, &core_dur);
         }
-        if ((rc = core_step(os, &cores[c], g, core_begin, core_dur, &sc[k++])) != 0)
+        if ((rc = core_step(os, &cores[c], g, core_begin, core_dur, &sc[k++], hlo)) != 0)
             return rc;
     }
     if (xp_sort_runs(sc, k, sizeof(*sc), step_core_cmp, NULL) != 0)
         return -ENOMEM;
+    c = group_first(sums->v, sums->n, sizeof(*sums->v), g);
+    if (c < sums->n && sums->v[c].group == g) {
+        op_sums_add(&hlo->ops, &sums->v[c].ops);
+        op_sums_add(&hlo->feed, &sums->v[c].feed);
+    }
     os->steps[os->nsteps].step_num = (uint32_t)g;
     os->steps[os->nsteps].cores = sc;
     os->steps[os->nsteps].ncores = k;
+    os->steps[os->nsteps].hlo = hlo;
+    /* hlo_metrics_db_complete_steps_only: every step's combined */
+    op_db_sums_add(&os->complete_steps, hlo);
     os->nsteps++;
     return 0;
 }
 
 /* The step db of the TensorCore and SparseCore planes (in plane order): the steps that
  * every core with step events has, in ascending group order. */
-static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores)
+static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, uint32_t ncores,
+                       const struct tpu_host_sums *sums)
 {
     const struct tpu_core_steps *base = NULL;
     struct step_entry *steps;
@@ -555,10 +745,67 @@ static int tpu_step_db(struct op_stats *os, const struct tpu_core_steps *cores, 
         return -ENOMEM;
     os->steps = steps;
     for (i = 0; i < base->ngroups; i++) {
-        if ((rc = tpu_one_step(os, cores, ncores, nonempty, base->groups[i])) != 0)
+        if ((rc = tpu_one_step(os, cores, ncores, nonempty, sums, base->groups[i])) != 0)
             return rc;
     }
     return 0;
+}
+
+/* A TensorCore's sums (sorted, unique groups) merged into the host's in
+ * place, from the back, the host's array grown to the merged length only;
+ * the core's are freed. Returns 0 or -ENOMEM. */
+static int merge_sums(struct tpu_host_sums *h, struct tpu_core_steps *cs)
+{
+    uint32_t i = 0, j = 0, k = 0;
+    int rc = 0;
+
+    if (cs->nsums == 0 || cs->ngroups == 0)
+        goto out;
+    /* the merged length */
+    while (i < h->n || j < cs->nsums) {
+        if (j == cs->nsums || (i < h->n && h->v[i].group < cs->sums[j].group)) {
+            i++;
+        } else {
+            if (i < h->n && h->v[i].group == cs->sums[j].group)
+                i++;
+            j++;
+        }
+        k++;
+    }
+    if (k > h->cap) {
+        struct tpu_group_sums *v = realloc(h->v, (size_t)k * sizeof(*v));
+        if (v == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        h->v = v;
+        h->cap = k;
+    }
+    /* k - i is the number of the core's groups not yet written that the
+     * host lacks: a write never lands on an entry still to be read */
+    i = h->n;
+    j = cs->nsums;
+    h->n = k;
+    while (j > 0) {
+        const struct tpu_group_sums *src = &cs->sums[j - 1];
+        if (i > 0 && h->v[i - 1].group > src->group) {
+            h->v[--k] = h->v[--i];
+        } else if (i > 0 && h->v[i - 1].group == src->group) {
+            struct tpu_group_sums t = h->v[--i];
+            op_sums_add(&t.ops, &src->ops);
+            op_sums_add(&t.feed, &src->feed);
+            h->v[--k] = t;
+            j--;
+        } else {
+            h->v[--k] = *src;
+            j--;
+        }
+    }
+out:
+    free(cs->sums);
+    cs->sums = NULL;
+    cs->nsums = cs->sums_cap = 0;
+    return rc;
 }
 
 /* Where the groups of plane p's events come from. */
@@ -581,6 +828,7 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
 {
     const struct xspace *xs = ctx->xs;
     struct tpu_core_steps *cores = calloc(xs->nplanes ? xs->nplanes : 1, sizeof(*cores));
+    struct tpu_host_sums sums = {NULL, 0, 0};
     uint32_t p, n = 0;
     int rc = 0;
 
@@ -595,17 +843,22 @@ int op_stats_tpu_steps(struct host_ctx *ctx)
         if (sparse && tpu_core_details(pl, &chip))
             ctx->os->has_sparse_core = 1;
         struct group_source gs = source_of(ctx->groups, p);
-        rc = tpu_core_steps(&gs, pl, sparse, &cores[n++]);
+        rc = tpu_core_steps(&gs, pl, sparse, 1, &cores[n++]);
+        if (rc == 0)
+            rc = merge_sums(&sums, &cores[n - 1]);
     }
     if (rc == 0)
-        rc = tpu_step_db(ctx->os, cores, n);
+        rc = tpu_step_db(ctx->os, cores, n, &sums);
     for (p = 0; p < n; p++) {
         free(cores[p].markers);
         free(cores[p].times);
         free(cores[p].groups);
         free(cores[p].all_reduce);
+        free(cores[p].sums);
+        free(cores[p].info);
     }
     free(cores);
+    free(sums.v);
     return rc;
 }
 
@@ -629,7 +882,7 @@ int tpu_plane_steps(const struct xspace *xs, const struct xp_groups *groups, uin
     *steps = NULL;
     *n = 0;
     memset(&cs, 0, sizeof(cs));
-    rc = tpu_core_steps(&gs, pl, tpu_plane_core(pl->name) == TPU_SPARSE_CORE, &cs);
+    rc = tpu_core_steps(&gs, pl, tpu_plane_core(pl->name) == TPU_SPARSE_CORE, 0, &cs);
     if (rc == 0 && cs.ngroups > 0 && (*steps = calloc(cs.ngroups, sizeof(**steps))) == NULL)
         rc = -ENOMEM;
     for (i = 0; rc == 0 && i < cs.ngroups; i++) {
@@ -644,5 +897,7 @@ int tpu_plane_steps(const struct xspace *xs, const struct xp_groups *groups, uin
     free(cs.times);
     free(cs.groups);
     free(cs.all_reduce);
+    free(cs.sums);
+    free(cs.info);
     return rc;
 }

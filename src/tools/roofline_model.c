@@ -6,12 +6,15 @@
  * two lists concatenated. Each list: a "Program" record summing the
  * innermost ops (calls, conditionals, whiles and megacore fusions are
  * skipped) over the device's total time, then the top 1,000 ops by self
- * time; then an "Average" program record over the complete steps and one
- * program record per step. On GPU the per-step op databases XProf fills
- * are empty, so those records are zeros, as XProf's are. On TPU op_stats
- * keeps no per-step op database: a TPU run without steps gets XProf's
- * empty "Average" record, one with steps gets no Average and per-step
- * records (a known gap, docs/xprof-compat.md).
+ * time; then an "Average" program record over the complete steps
+ * (hlo_metrics_db_complete_steps_only, its times divided by the number of
+ * steps) and one program record per step (the step's hlo_metrics_db). On
+ * TPU those come from op_stats' per-step sums (struct op_db_sums: what the
+ * program record takes from the step's TensorCore op dbs, made in
+ * op_stats_tpu_steps.c and combined across hosts); a TPU run without steps
+ * has the Average of an empty db, as XProf's. On GPU the per-step op
+ * databases XProf fills are empty, so those records are zeros, as XProf's
+ * are.
  *
  * GPU tables have the SHM/L1 columns, other devices the CMEM/VMEM ones;
  * `p` holds the peaks and ridge points as absl::StrCat prints doubles.
@@ -75,14 +78,13 @@ static void init_db(const struct op_stats *os, struct roof_db *db)
 /* IsInfeedOrOutfeed. */
 static int is_in_out_feed(const char *category)
 {
-    return strstr(category, "infeed") != NULL || strstr(category, "outfeed") != NULL;
+    return op_is_infeed_or_outfeed(category, strlen(category));
 }
 
 /* MayHaveInnerOps. */
 static int may_have_inner_ops(const char *category)
 {
-    return strcmp(category, "call") == 0 || strcmp(category, "conditional") == 0 ||
-           strcmp(category, "while") == 0 || strcmp(category, "megacore fusion") == 0;
+    return op_may_have_inner_ops(category, strlen(category));
 }
 
 static void columns(struct roof_ctx *c)
@@ -239,19 +241,56 @@ static int add_record(struct roof_ctx *c, const struct op_metrics *m, enum rec_t
     return 0;
 }
 
-/* GenerateRooflineModelProgramRecord over db (NULL: an empty db). */
+/* The Program op of GenerateRooflineModelProgramRecord, no sums yet. */
+static void program_op(struct op_metrics *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->name = p->category = "Program";
+    p->provenance = p->deduplicated_name = p->long_name = p->source_file = p->stack_frame = "";
+    p->occurrences = 1;
+}
+
+/* s added to the Program op. */
+static void program_add(struct op_metrics *p, const struct op_sums *s)
+{
+    p->flops += s->flops;
+    p->flops_v2 += s->flops_v2;
+    p->model_flops += s->model_flops;
+    p->model_flops_v2 += s->model_flops_v2;
+    p->bytes_accessed += s->bytes_accessed;
+    op_mem_combine(p->mem, &p->nmem, s->mem, s->nmem);
+}
+
+/* GenerateRooflineModelProgramRecord over a db kept as sums (NULL: an
+ * empty db). */
+static int program_record_sums(struct roof_ctx *c, const struct op_db_sums *db, enum rec_type type,
+                               uint32_t step, int include)
+{
+    struct op_metrics p;
+    uint64_t total = db != NULL ? db->total_time_ps : 0;
+
+    program_op(&p);
+    if (db != NULL) {
+        program_add(&p, &db->ops);
+        if (include)
+            program_add(&p, &db->feed);
+        else
+            total -= db->feed.time_ps;
+    }
+    p.time_ps = total;
+    return add_record(c, &p, type, step, p.time_ps, include, 0, 0, 0);
+}
+
+/* GenerateRooflineModelProgramRecord over db. */
 static int program_record(struct roof_ctx *c, const struct op_metrics_db *db, enum rec_type type,
                           uint32_t step, int include)
 {
     struct op_metrics p;
-    uint64_t feed = 0, total = db != NULL ? db->total_time_ps : 0;
+    uint64_t feed = 0, total = db->total_time_ps;
     uint32_t i;
 
-    memset(&p, 0, sizeof(p));
-    p.name = p.category = "Program";
-    p.provenance = p.deduplicated_name = p.long_name = p.source_file = p.stack_frame = "";
-    p.occurrences = 1;
-    for (i = 0; db != NULL && i < db->nrows; i++) {
+    program_op(&p);
+    for (i = 0; i < db->nrows; i++) {
         const struct op_metrics *m = &db->rows[i];
         if (may_have_inner_ops(m->category))
             continue;
@@ -311,12 +350,13 @@ static int records(struct roof_ctx *c, int include)
     uint32_t i;
     int rc = op_records(c, include);
 
-    if (rc != 0 || (os->hardware_type == HW_TPU && os->nsteps > 0))
+    if (rc != 0)
         return rc;
-    /* the complete steps' and each step's op db: empty (see the top) */
-    rc = program_record(c, NULL, REC_AVERAGE_STEP, 0, include);
-    for (i = 0; rc == 0 && os->hardware_type != HW_TPU && i < os->nsteps; i++)
-        rc = program_record(c, NULL, REC_PER_STEP, os->steps[i].step_num, include);
+    /* the complete steps' and each step's op db (empty on GPU: see the top) */
+    rc = program_record_sums(c, os->hardware_type == HW_TPU ? &os->complete_steps : NULL,
+                             REC_AVERAGE_STEP, 0, include);
+    for (i = 0; rc == 0 && i < os->nsteps; i++)
+        rc = program_record_sums(c, os->steps[i].hlo, REC_PER_STEP, os->steps[i].step_num, include);
     return rc;
 }
 

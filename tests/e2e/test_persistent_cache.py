@@ -273,6 +273,20 @@ def test_op_stats_intermediate_generated(xprofs_build, synth, tmp_path):
     assert check_op_stats_from_cache(xprofs_build, logdir, "r1", tmp_path / "c") >= 50
 
 
+def test_op_stats_intermediate_tpu(xprofs_build, synth, tmp_path):
+    """TPU hosts with steps: the per-step op sums (roofline_model's Average and
+    per-step records) come back from the cache, and combine as fresh ones."""
+    logdir = synth(tmp_path / "logs", "--run", "r1", "--hosts", 2, "--scenario", "tpu",
+                   "--steps", 12)
+    old = time.time() - 3600
+    for p in (logdir / "plugins" / "profile" / "r1").iterdir():
+        os.utime(p, (old, old))
+    roof = json.loads(xprofs(xprofs_build, "cat", logdir, "r1/roofline_model.json").stdout)
+    steps = [r["c"][0]["v"] for r in roof[0]["rows"] if r["c"][3]["v"] == "Program"]
+    assert steps.count("Average") == 2 and steps.count("11") == 2
+    assert check_op_stats_from_cache(xprofs_build, logdir, "r1", tmp_path / "c") >= 20
+
+
 def test_op_stats_intermediate_corpus(xprofs_build, corpus, tmp_path):
     checked = 0
     runs = runs_of(xprofs_build, corpus)
