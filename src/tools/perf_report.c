@@ -3,7 +3,9 @@
  * generate_perf_report_pytorch writes with its defaults, one CSV each, as its
  * output_csvs_dir holds them: gpu_timeline.csv, ops_summary_by_category.csv,
  * ops_summary.csv (the kernel launcher summaries), ops_unique_args.csv (the
- * unique-args table with the report's statistics and kernel details) and
+ * unique-args table with the report's statistics and kernel details),
+ * unified_perf_summary.csv (every op with a perf model or launching kernels,
+ * pt_unified.c; not made for every run, see there) and
  * GEMM.csv, SDPA_fwd.csv, SDPA_bwd.csv, CONV_fwd.csv, CONV_bwd.csv,
  * BinaryElementwise.csv, UnaryElementwise.csv, Normalization.csv and
  * Reduce_fwd.csv (roofline sheets, pt_perf_sheet.c; the vector models are
@@ -69,6 +71,14 @@ static int unique_args_csv(struct tool_ctx *ctx, struct out *o)
     int rc = pt_hosts(ctx, &hl);
 
     return rc != 0 ? rc : pt_unique_args_csv(&hl, &opt, o, ctx->err);
+}
+
+static int unified_csv(struct tool_ctx *ctx, struct out *o)
+{
+    struct host_list hl;
+    int rc = pt_hosts(ctx, &hl);
+
+    return rc != 0 ? rc : pt_unified_summary_csv(&hl, o, ctx->err);
 }
 
 static int gemm_csv(struct tool_ctx *ctx, struct out *o)
@@ -185,6 +195,13 @@ const struct tool tool_perf_report_ops_unique_args_csv = {
     .produce = unique_args_csv,
 };
 
+const struct tool tool_perf_report_unified_perf_summary_csv = {
+    .file = "perf_report/unified_perf_summary.csv",
+    .scope = TOOL_RUN | TOOL_HOST,
+    .listed = listed_pt,
+    .produce = unified_csv,
+};
+
 const struct tool tool_perf_report_gemm_csv = {
     .file = "perf_report/GEMM.csv",
     .scope = TOOL_RUN | TOOL_HOST,
@@ -275,6 +292,7 @@ const struct tool *const perf_report_sheets[] = {
     &tool_perf_report_ops_summary_by_category_csv,
     &tool_perf_report_ops_summary_csv,
     &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_unified_perf_summary_csv,
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_sdpa_bwd_csv,
@@ -295,6 +313,7 @@ const char *const perf_report_sheet_names[] = {
     "ops_summary_by_category",
     "ops_summary",
     "ops_unique_args",
+    "unified_perf_summary",
     "GEMM",
     "SDPA_fwd",
     "SDPA_bwd",

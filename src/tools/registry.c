@@ -57,6 +57,7 @@ extern const struct tool tool_perf_report_gpu_timeline_csv;     /* perf_report.c
 extern const struct tool tool_perf_report_ops_summary_by_category_csv;
 extern const struct tool tool_perf_report_ops_summary_csv;
 extern const struct tool tool_perf_report_ops_unique_args_csv;
+extern const struct tool tool_perf_report_unified_perf_summary_csv;
 extern const struct tool tool_perf_report_gemm_csv;
 extern const struct tool tool_perf_report_sdpa_fwd_csv;
 extern const struct tool tool_perf_report_sdpa_bwd_csv;
@@ -149,6 +150,7 @@ const struct tool *const tool_table[] = {
     &tool_perf_report_ops_summary_by_category_csv,
     &tool_perf_report_ops_summary_csv,
     &tool_perf_report_ops_unique_args_csv,
+    &tool_perf_report_unified_perf_summary_csv,
     &tool_perf_report_gemm_csv,
     &tool_perf_report_sdpa_fwd_csv,
     &tool_perf_report_sdpa_bwd_csv,

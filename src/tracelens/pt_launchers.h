@@ -57,6 +57,12 @@ int pt_unique_args_csv(const struct host_list *hl, const struct pt_unique_opts *
 int pt_perf_sheet_csv(const struct host_list *hl, const char *sheet, struct out *o,
                       struct xp_err *err);
 
+/* perf_report/unified_perf_summary.csv of the hosts of hl: TraceLens's
+ * build_df_unified_perf_table summarized by summarize_df_unified_perf_table
+ * (pt_unified.c). -ENOENT when no op launches a GPU kernel, and for what the
+ * port does not make yet (pt_unified.c's head says what). */
+int pt_unified_summary_csv(const struct host_list *hl, struct out *o, struct xp_err *err);
+
 /* perf_report/short_kernel_histogram.csv and short_kernels_summary.csv of
  * the hosts of hl: TraceLens's get_dfs_short_kernels (pt_short_kernels.c). */
 int pt_short_kernel_histogram_csv(const struct host_list *hl, struct out *o, struct xp_err *err);

@@ -116,10 +116,8 @@ static uint32_t kernels_below(const struct pt_nodes *nd, uint32_t node, uint32_t
     return n;
 }
 
-/* One op into *r. Returns 0, 1 to drop it (TraceLens's model raises), or
- * -ENOMEM. */
-static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const char *sheet,
-                    uint32_t i, uint32_t *stack, uint32_t *gpu, struct grow *r)
+int pt_perf_row(const struct pt_nodes *nd, const struct pt_meta *meta, const char *sheet,
+                uint32_t i, uint32_t *stack, uint32_t *gpu, struct grow *r)
 {
     const struct ctrace *ct = nd->ct;
     const char *name = ctrace_str(ct, ct->events[i].name);
@@ -133,10 +131,12 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const
 
     if (args == NULL)
         return 1;
-    if (pt_perf_model(name, args, &p) != 0 || strcmp(p.sheet, sheet) != 0) {
+    if (pt_perf_model(name, args, &p) != 0 || (sheet != NULL && strcmp(p.sheet, sheet) != 0)) {
         cJSON_Delete(args);
         return 1;
     }
+    sheet = p.sheet;
+    r->sheet = p.sheet;
     if (pt_vector_known(name))
         rc = pt_vector_model(name, args, &p, r);
     else if (pt_sdpa_known(name))
@@ -197,10 +197,6 @@ static int make_row(const struct pt_nodes *nd, const struct pt_meta *meta, const
 
 /* ---- pandas' statistics, NaN skipped ----------------------------------------- */
 
-struct nstats {
-    double first, mean, median, std, min, max, sum;
-};
-
 static int dbl_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -208,7 +204,7 @@ static int dbl_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void nan_stats(const double *v, size_t n, double *scratch, struct nstats *s)
+void pt_nan_stats(const double *v, size_t n, double *scratch, struct pt_nstats *s)
 {
     double sum = 0, comp = 0, mean = 0, m2 = 0;
     size_t i, k = 0;
@@ -352,7 +348,7 @@ static int write_group(struct out *o, const struct grow *r, size_t n, const stru
                        double *scratch, struct pt_buf *b)
 {
     struct pt_klist *lists = malloc((n + 1) * sizeof(*lists));
-    struct nstats st;
+    struct pt_nstats st;
     const char *name = ctrace_str(r[0].nd->ct, r[0].nd->ct->events[r[0].uid].name);
     size_t i;
     int k, m, rc;
@@ -367,20 +363,20 @@ static int write_group(struct out *o, const struct grow *r, size_t n, const stru
     }
     for (i = 0; i < n; i++)
         v[i] = r[i].gflops;
-    nan_stats(v, n, scratch, &st);
+    pt_nan_stats(v, n, scratch, &st);
     put_f(o, st.first);
     for (i = 0; i < n; i++)
         v[i] = r[i].mb;
-    nan_stats(v, n, scratch, &st);
+    pt_nan_stats(v, n, scratch, &st);
     put_f(o, st.first);
     for (i = 0; i < n; i++)
         v[i] = r[i].fpb;
-    nan_stats(v, n, scratch, &st);
+    pt_nan_stats(v, n, scratch, &st);
     put_f(o, st.first);
     for (m = 0; m < 2; m++) {
         for (i = 0; i < n; i++)
             v[i] = m == 0 ? r[i].tbs : r[i].tflops;
-        nan_stats(v, n, scratch, &st);
+        pt_nan_stats(v, n, scratch, &st);
         put_f(o, st.mean);
         put_f(o, st.median);
         put_f(o, st.std);
@@ -412,7 +408,7 @@ static int write_group(struct out *o, const struct grow *r, size_t n, const stru
     }
     for (i = 0; i < n; i++)
         v[i] = r[i].busy;
-    nan_stats(v, n, scratch, &st);
+    pt_nan_stats(v, n, scratch, &st);
     put_f(o, st.mean);
     put_f(o, st.median);
     put_f(o, st.std);
@@ -464,7 +460,7 @@ static int collect(const struct host_list *hl, const char *sheet, struct grow **
             memset(&v[n], 0, sizeof(v[n]));
             v[n].host = h;
             v[n].ord = (uint32_t)n;
-            r = make_row(nd, meta, sheet, i, stack, gpu, &v[n]);
+            r = pt_perf_row(nd, meta, sheet, i, stack, gpu, &v[n]);
             if (r < 0)
                 rc = xp_err_set(err, r, "out of memory");
             if (r != 0)
@@ -481,6 +477,14 @@ static int collect(const struct host_list *hl, const char *sheet, struct grow **
     return rc;
 }
 
+const char *const *pt_sheet_param_names(const char *sheet)
+{
+    return strcmp(sheet, "GEMM") == 0       ? gemm_names
+           : strcmp(sheet, "CONV_fwd") == 0 ? conv_names
+           : strcmp(sheet, "SDPA_fwd") == 0 ? sdpa_names
+                                            : pt_vector_param_names(sheet);
+}
+
 int pt_perf_sheet_csv(const struct host_list *hl, const char *name, struct out *o,
                       struct xp_err *err)
 {
@@ -490,11 +494,7 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *name, struct out *
     int bwd = strcmp(name, "SDPA_bwd") == 0 || strcmp(name, "CONV_bwd") == 0;
     int split = bwd || strcmp(name, "SDPA_fwd") == 0 || strcmp(name, "CONV_fwd") == 0;
     const char *sheet = !bwd ? name : name[0] == 'S' ? "SDPA_fwd" : "CONV_fwd";
-    const char *const *param_names = strcmp(sheet, "GEMM") == 0       ? gemm_names
-                                     : strcmp(sheet, "CONV_fwd") == 0 ? conv_names
-                                     : strcmp(sheet, "SDPA_fwd") == 0
-                                         ? sdpa_names
-                                         : pt_vector_param_names(sheet);
+    const char *const *param_names = pt_sheet_param_names(sheet);
     struct grow *v = NULL;
     struct ggroup *g = NULL;
     double *vals = NULL, *scratch = NULL;
@@ -534,7 +534,7 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *name, struct out *
         goto out;
     }
     for (i = 0; i < n; i = j) {
-        struct nstats st;
+        struct pt_nstats st;
         for (j = i + 1; j < n; j++) {
             struct grow a = v[i], c = v[j];
             a.ord = c.ord = 0;
@@ -543,7 +543,7 @@ int pt_perf_sheet_csv(const struct host_list *hl, const char *name, struct out *
         }
         for (size_t q = i; q < j; q++)
             vals[q - i] = v[q].busy;
-        nan_stats(vals, j - i, scratch, &st);
+        pt_nan_stats(vals, j - i, scratch, &st);
         if (split && is_bwd_op(ctrace_str(v[i].nd->ct, v[i].nd->ct->events[v[i].uid].name)) != bwd)
             continue;
         g[ng].first = (uint32_t)i;

@@ -14,6 +14,8 @@
 #include "pt_perf_model.h"
 #include "pt_pyrepr.h"
 
+struct pt_meta;
+
 #define MAX_PARAMS 20
 
 /* One op row. */
@@ -28,12 +30,35 @@ struct grow {
     double gflops, mb, fpb, tbs, tflops, busy;
     int busy_int;
     char spec[32];
+    const char *sheet; /* the model's table (struct pt_perf's sheet), static */
     uint32_t *kernels; /* below it, by ts */
     uint32_t nkernels;
     char *cells; /* process_name, process_label, thread_name cells (pt_group_cells) */
     size_t ncells;
     uint32_t ord;
 };
+
+/* One op i of nd with a perf model into *r (zeroed by the caller; free its
+ * params, kernels and cells): the model's params, GFLOPS, bytes, the busy
+ * time of the GPU events below it (sorted by ts into r->kernels), TFLOP/s,
+ * TB/s, Compute Spec and the grouping cells. sheet: only ops of that table,
+ * or NULL for any. stack and gpu have room for the trace's events. Returns
+ * 0, 1 when the op is not of sheet or TraceLens's model raises on it, or
+ * -ENOMEM. */
+int pt_perf_row(const struct pt_nodes *nd, const struct pt_meta *meta, const char *sheet,
+                uint32_t i, uint32_t *stack, uint32_t *gpu, struct grow *r);
+
+/* pandas' statistics of v[0..n) with NaN skipped (first: the first non-NaN;
+ * Kahan sum and mean, Welford std with ddof=1, median of the two middle
+ * values; NaN where no value, std NaN for one). scratch has room for n. */
+struct pt_nstats {
+    double first, mean, median, std, min, max, sum;
+};
+void pt_nan_stats(const double *v, size_t n, double *scratch, struct pt_nstats *s);
+
+/* The param names of a roofline table ("GEMM", "SDPA_fwd", "CONV_fwd" or a
+ * vector sheet), by the index grow's params use; NULL for another. */
+const char *const *pt_sheet_param_names(const char *sheet);
 
 /* The kind of a param's Python value, where pandas' column dtype matters: a
  * column of numbers with one float or one missing value is float64, and
@@ -106,5 +131,10 @@ const char *pt_torch_dtype_map(const char *t);
 int pt_vector_known(const char *name);
 int pt_vector_model(const char *name, const cJSON *args, struct pt_perf *p, struct grow *r);
 const char *const *pt_vector_param_names(const char *sheet);
+
+/* 1 when op name's TraceLens model raises NotImplementedError on any args
+ * (the instance-norm backward ops), where a raise of another kind is an
+ * error: build_df_unified_perf_table leaves such an op out altogether. */
+int pt_vector_not_implemented(const char *name);
 
 #endif

@@ -167,6 +167,11 @@ int pt_vector_known(const char *name)
     return kind_of(name) != V_NONE;
 }
 
+int pt_vector_not_implemented(const char *name)
+{
+    return kind_of(name) == V_INSTANCE_BWD;
+}
+
 const char *const *pt_vector_param_names(const char *sheet)
 {
     if (strcmp(sheet, "UnaryElementwise") == 0)

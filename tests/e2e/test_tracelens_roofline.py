@@ -30,7 +30,7 @@ GEN = "gen_roofline_ops"
 GEN_MD5 = "c7453f36518c66b73aba4370fd9e91d6"
 SHEETS = ["GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "ops_unique_args",
           "ops_summary", "ops_summary_by_category", "gpu_timeline", "short_kernel_histogram",
-          "short_kernels_summary"]
+          "short_kernels_summary", "unified_perf_summary"]
 RUNS = ["h100_bert_small", "h100_falconsai_vit", "mi300_qwen_0.5b", "b200_eager"]
 
 
@@ -105,6 +105,9 @@ def test_xlsx_lists_backward_sheets(tmp_path, xcat):
     path.write_bytes(xcat(logdir, f"{GEN}/perf_report.xlsx"))
     names = openpyxl.load_workbook(path, read_only=True).sheetnames
     assert [n for n in names if n in SHEETS[:5]] == SHEETS[:5]  # TraceLens's order
+    # unified_perf_summary sits after ops_unique_args, before the roofline sheets
+    assert names.index("ops_unique_args") + 1 == names.index("unified_perf_summary")
+    assert names.index("unified_perf_summary") < names.index("GEMM")
 
 
 # ---- TraceLens itself, where TRACELENS_SRC and Debian's pandas are there ----
