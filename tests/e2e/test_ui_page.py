@@ -561,13 +561,13 @@ def test_every_view_of_every_run(page):
     no_errors(p)
 
 
-def trace_file(p, url):
+def trace_file(p, url, run=TRACE_RUN):
     """The mount file a /data?run=&tag=trace_viewer@&... URL of the page reads."""
     q = urllib.parse.parse_qsl(urllib.parse.urlparse(url).query)
     rest = [(k, v) for k, v in q if k not in ("run", "tag")]
     name = "trace_viewer.json" + ("?" + urllib.parse.urlencode(rest, quote_via=urllib.parse.quote)
                                   if rest else "")
-    return json.loads(p.read(TRACE_RUN, name))
+    return json.loads(p.read(run, name))
 
 
 def test_trace_search_details_zoom_and_url(page):
@@ -659,6 +659,33 @@ def test_trace_search_details_zoom_and_url(page):
     b.wait(det + ".dataset.state === 'ready'", 30)
     b.wait(res + ".dataset.state === 'ready'", 30)
     assert b.eval(tl + ".dataset.measure")
+    no_errors(p)
+
+
+def test_trace_details_of_a_pytorch_op(page):
+    """A PyTorch trace's times have sub-nanosecond digits: the details
+    request names the event's start to the picosecond, so a CPU op found by
+    a search shows its args (a start rounded to the ns matched no event)."""
+    p = page
+    b = p.b
+    run = "pytorch/h100_bert_small"
+    p.open(run, "trace")
+    tl = "document.querySelector('#timeline .section-body')"
+    b.wait(tl + ".dataset.state === 'ready'", 60)
+    b.eval("(() => { const s = document.getElementById('trace-search'); s.value = 'aten::addmm';"
+           " s.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); })()")
+    res = "document.querySelector('#search-results .section-body')"
+    b.wait(res + ".dataset.state === 'ready'", 30)
+    b.eval("document.querySelector('#search-results .hit').click()")
+    det = "document.querySelector('#event-details .section-body')"
+    b.wait(det + ".dataset.state === 'ready'", 30)
+    url = b.eval(det + ".dataset.url")
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(url).query))
+    assert q["event_name"] == "aten::addmm" and "." in q["start_time_ms"], url
+    events = [e for e in trace_file(p, url, run)["traceEvents"] if e["ph"] != "M"]
+    assert len(events) == 1 and events[0]["name"] == "aten::addmm", events
+    shown = b.eval("[...document.querySelectorAll('#event-details dl.args dt')].map(d => d.textContent)")
+    assert shown == list(events[0]["args"]) and len(shown) > 1, shown
     no_errors(p)
 
 

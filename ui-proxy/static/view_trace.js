@@ -24,7 +24,9 @@
     return d;
   }
 
-  function ms(us) { return (us / 1000).toFixed(6).replace(/\.?0+$/, ''); }
+  /* ms to the picosecond: a PyTorch trace's times have sub-ns digits, and the
+   * details request must name the event's start exactly */
+  function ms(us) { return (us / 1000).toFixed(9).replace(/\.?0+$/, ''); }
 
   /* Process and thread names of a trace answer. */
   function namesOf(doc) {
