@@ -1111,3 +1111,184 @@ def test_long_loads_show_progress(page):
     assert any(re.match(r"loading trace: [\d.]+ (B|KiB|MiB) in [\d.]+ s", t) for t in seen), seen
     assert p.js(f"{tl}.querySelectorAll('.progress').length") == 0
     no_errors(p)
+
+
+SNAKE = re.compile(r"^[a-z0-9]+([_.][a-z0-9]+)+$")
+
+
+def heads_of(p, sel):
+    """[(id, header text)] of the table in sel: th.title holds the file's column id."""
+    return [tuple(x) for x in p.js(f"[...document.querySelectorAll('{sel} thead th')]"
+                                   ".map(th => [th.title, th.textContent])")]
+
+
+def check_heads(heads, where):
+    """No snake_case header; a unit suffix of the id shows as the unit."""
+    assert heads, where
+    for cid, text in heads:
+        assert not SNAKE.match(text), (where, cid, text)
+        last = cid.split(".")[-1]
+        if re.search(r"(^|_)us(_|$)", last):
+            assert "(µs)" in text, (where, cid, text)
+        if re.search(r"(^|_)ms$", last):
+            assert "(ms)" in text, (where, cid, text)
+        if re.search(r"(^|_)(pct|share)(_|$)", last):
+            assert "(%)" in text, (where, cid, text)
+
+
+def check_number_cells(p, sel, where, percent_ids=()):
+    """Numeric cells: data-v the raw value, the text it rounded (grouped
+    thousands, at most 3 decimals but for tiny values; shares as percents)."""
+    cells = p.js(f"(() => {{ const ids = [...document.querySelectorAll('{sel} thead th')].map(th => th.title);"
+                 f" return [...document.querySelectorAll('{sel} tbody tr')].flatMap(tr => [...tr.children]"
+                 ".map((td, i) => [ids[i], td.dataset.v, td.textContent])"
+                 ".filter(x => x[1] !== undefined)); })()")
+    assert cells, where
+    for cid, raw, text in cells:
+        v = float(raw)
+        want = 100 * v if cid.split(".")[-1] in percent_ids else v
+        got = float(text.replace(",", ""))
+        frac = text.split(".")[1] if "." in text else ""
+        assert len(frac) <= 3 or abs(want) < 0.01, (where, cid, raw, text)
+        assert math.isclose(got, want, rel_tol=5e-3, abs_tol=0.051), (where, cid, raw, text)
+        if abs(want) >= 10000:
+            assert "," in text, (where, cid, raw, text)
+
+
+def tick_values(labels, unit=None):
+    vals = []
+    for lab in labels:
+        num = lab.split(" ")[0].rstrip("%")
+        if unit:
+            assert lab.endswith(unit), (labels, unit)
+        vals.append(float(num.replace(",", "")))
+    return vals
+
+
+def check_round(labels, step, unit=None):
+    """Tick labels: multiples of a 1-2-5 step, one step apart, no stray decimals."""
+    vals = tick_values(labels, unit)
+    assert len(vals) >= 2, labels
+    assert round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) in (1, 2, 5), step
+    for a, c in zip(vals, vals[1:]):
+        assert math.isclose(c - a, step, rel_tol=1e-6), (labels, step)
+    for v in vals:
+        assert abs(v / step - round(v / step)) < 1e-6, (labels, step)
+
+
+def test_tables_and_charts_read_as_a_person_would(page):
+    """Issue 38's review: headers with units instead of snake_case ids,
+    rounded numbers (raw values in data-v), lists as text, shares as
+    percents, wide tables that keep their key columns in view, short
+    trees, round chart ticks, labels inside the canvas, and the memory
+    viewer's peak where the curve peaks."""
+    p = page
+    run = TRACE_RUN
+    # Overview: the top ops of report.json
+    p.open(run, "overview")
+    rep = p.json(run, "report.json")
+    check_heads(heads_of(p, "#top-ops-table"), "top ops")
+    check_number_cells(p, "#top-ops-table", "top ops")
+    heads = dict(heads_of(p, "#top-ops-table"))
+    assert heads["self_us"] == "Self time (µs)"
+    # a list (categories) reads as a comma list
+    p.open("pytorch/b200_eager", "overview")
+    top = p.json("pytorch/b200_eager", "report.json")["top_ops"][:10]
+    if top and isinstance(top[0].get("categories"), list):
+        ids = [h for h, _ in heads_of(p, "#top-ops-table")]
+        col = ids.index("categories")
+        got = p.js(f"[...document.querySelectorAll('#top-ops-table tbody tr')].map(tr => tr.children[{col}].textContent)")
+        assert got == [", ".join(o["categories"]) for o in top]
+    # the step graph (steps.json's are in µs) in the summary's unit, round ticks
+    graphs = 0
+    for r in mount_runs(p.mnt):
+        if "report.json" not in plain_files(p.mnt, r):
+            continue
+        p.open(r, "overview")
+        c = "document.querySelector('#step-graph canvas.chart')"
+        if p.js(c + " !== null"):
+            assert p.js("document.querySelector('#step-graph .section-body').dataset.unit") == "ms", r
+            check_round(json.loads(p.js(c + ".dataset.ticks")), float(p.js(c + ".dataset.step")), "ms")
+            graphs += 1
+    assert graphs >= 2, graphs
+    # GPU tab: gpu_devices.csv and TraceLens's launcher summary
+    p.open(run, "gpu")
+    heads = dict(heads_of(p, "#gpu-devices"))
+    assert heads["computation_ms"] == "Computation (ms)"
+    assert heads["exposed_memcpy_ms"] == "Exposed memcpy (ms)"
+    check_heads(heads_of(p, "#gpu-devices"), "gpu devices")
+    check_number_cells(p, "#gpu-devices", "gpu devices")
+    assert dict(heads_of(p, "#launchers-summary"))["total_direct_kernel_time_sum"] == \
+        "Direct kernel time, sum (µs)"
+    c = "document.querySelector('#gpu-devices canvas.chart')"
+    check_round(json.loads(p.js(c + ".dataset.ticks")), float(p.js(c + ".dataset.step")), "ms")
+    # Steps and regions (a run with regions)
+    p.open("tf_gpu_multiworker/s1", "steps")
+    for sel in ("#steps", "#regions"):
+        check_heads(heads_of(p, sel), sel)
+        check_number_cells(p, sel, sel, percent_ids=("share_of_step_time",))
+    assert dict(heads_of(p, "#regions"))["share_of_step_time"] == "Share of step time (%)"
+    # Compare: shares of the change as percents
+    p.open("jax08_gemm_rocm/s1", "compare", "base=" + urllib.parse.quote("jax08_conv_rocm/s1", safe=""))
+    p.b.wait("document.querySelector('#compare .section-body').dataset.state", 60)
+    cmp_ = p.json("jax08_gemm_rocm/s1", "compare.json?base=" + urllib.parse.quote("jax08_conv_rocm/s1", safe=""))
+    if cmp_["ops"]:
+        heads = dict(heads_of(p, "#compare-ops"))
+        assert heads["share_of_change"] == "Share of change (%)"
+        assert heads["base_us_per_step"] == "A (base) time per step (µs)"
+        check_heads(heads_of(p, "#compare-ops"), "compare ops")
+        check_number_cells(p, "#compare-ops", "compare ops", percent_ids=("share_of_change",))
+    # Memory viewer: the peak marked where heapSizes peaks, round ticks in the canvas
+    p.open(run, "memory", "module=" + urllib.parse.quote("jit_forward_3d_conv(15)", safe=""))
+    p.b.wait("document.getElementById('heap-chart')", 30)
+    mv = p.json(run, "memory_viewer.json?module_name=" + urllib.parse.quote("jit_forward_3d_conv(15)", safe=""))
+    sizes = mv["heapSizes"]
+    at = int(p.js("document.getElementById('heap-chart').dataset.peakAt"))
+    assert sizes[at] == max(sizes), (at, sizes)
+    hc = "document.getElementById('heap-chart')"
+    check_round(json.loads(p.js(hc + ".dataset.yticks")), float(p.js(hc + ".dataset.ystep")), "MiB")
+    check_round(json.loads(p.js(hc + ".dataset.xticks")), float(p.js(hc + ".dataset.xstep")))
+    width = p.js(hc + ".clientWidth")
+    assert all(0 <= a and b <= width for a, b in json.loads(p.js(hc + ".dataset.xboxes")))
+    # the roofline: a y axis title, x labels inside the canvas
+    p.open(run, "ops")
+    rc = "document.querySelector('#roofline canvas')"
+    if p.js(rc + " !== null"):
+        assert p.js(rc + ".dataset.ytitle") == "FLOP rate (GFLOP/s)"
+        width = p.js(rc + ".clientWidth")
+        boxes = json.loads(p.js(rc + ".dataset.xboxes"))
+        assert boxes and all(0 <= a and b <= width for a, b in boxes), (boxes, width)
+    p.shot("readable-" + run)
+    # PyTorch: launcher fields rounded, module tree short, roofline's key columns in view
+    pt = "pytorch/b200_eager"
+    p.open(pt, "pytorch")
+    p.b.wait("document.querySelector('#pt-launchers [data-key=name]')", 30)
+    dd = "document.querySelector('#pt-launchers [data-key=total_direct_kernel_time]')"
+    if p.js(dd + " !== null"):
+        raw, text = p.js(f"[{dd}.dataset.v, {dd}.textContent]")
+        frac = text.split(".")[1] if "." in text else ""
+        assert len(frac) <= 3 and math.isclose(float(text.replace(",", "")), float(raw), rel_tol=5e-3, abs_tol=0.051)
+    assert "µs" in p.js("document.getElementById('call-path-units').textContent")
+    shown = p.js("[...document.querySelectorAll('#modules .node-row:not(.tree-head)')]"
+                 ".filter(r => r.offsetParent !== null).length")
+    lines = [ln for ln in p.read(pt, "modules.txt").decode().splitlines() if "UID: " in ln]
+    assert 1 <= shown <= 60 or shown == len([ln for ln in lines if ln.startswith(("├── ", "└── "))]), shown
+    if p.js("document.querySelector('#pt-roofline table') !== null"):
+        ids = [h for h, _ in heads_of(p, "#pt-roofline")]
+        assert ids[0] == "name" and ids.index("Kernel Time (µs)") < 4, ids
+        wrap = p.js("(() => { const w = document.querySelector('#pt-roofline .table-wrap').getBoundingClientRect();"
+                    " const th = [...document.querySelectorAll('#pt-roofline thead th')]"
+                    ".find(t => t.title === 'TFLOPS/s').getBoundingClientRect(); return [w.right, th.right]; })()")
+        assert wrap[1] <= wrap[0] + 1, wrap
+        assert p.js("getComputedStyle(document.querySelector('#pt-roofline tbody td')).position") == "sticky"
+    p.shot("readable-" + pt)
+    # the trace's details of a search hit: capped, with their own scroll
+    p.open(run, "trace", "q=Cijk")
+    p.b.wait("document.querySelector('#search-results .section-body').dataset.state === 'ready'", 30)
+    p.js("document.querySelector('#search-results .hit').click()")
+    p.b.wait("document.getElementById('event-hlo') && "
+             "document.getElementById('event-hlo').dataset.state === 'ready'", 30)
+    h, ih, ov = p.js("(() => { const b = document.querySelector('#event-details .section-body');"
+                     " return [b.getBoundingClientRect().height, innerHeight, getComputedStyle(b).overflowY]; })()")
+    assert h <= 0.7 * ih + 1 and ov == "auto", (h, ih, ov)
+    no_errors(p)

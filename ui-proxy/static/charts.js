@@ -52,6 +52,12 @@ XP.barChart = function (box, data, opts) {
     totals.push(data.series.reduce(function (s, ser) { return s + (+ser.values[i] || 0); }, 0));
   }
   var max = Math.max.apply(null, totals.concat([0])) || 1;
+  /* round ticks: the axis ends at the first multiple of a 1-2-5 step above the tallest bar */
+  var step = XP.niceStep(max, 4);
+  max = Math.ceil(max / step - 1e-9) * step;
+  var ticks = XP.niceTicks(0, max, step);
+  canvas.dataset.step = String(step);
+  canvas.dataset.ticks = JSON.stringify(ticks.map(function (v) { return XP.fmtTick(v, step) + (data.unit ? ' ' + data.unit : ''); }));
   var g = sizedCanvas(canvas, width, height);
   var padL = horizontal ? 230 : 56;
   var padB = horizontal ? 20 : 28;
@@ -62,22 +68,22 @@ XP.barChart = function (box, data, opts) {
   g.font = '11px sans-serif';
   g.fillStyle = '#555';
   g.strokeStyle = '#ddd';
-  for (var t = 0; t <= 4; t++) {
-    var val = max * t / 4;
-    var label = XP.fmtNum(val) + (data.unit ? ' ' + data.unit : '');
+  ticks.forEach(function (val) {
+    var label = XP.fmtTick(val, step) + (data.unit ? ' ' + data.unit : '');
     g.beginPath();
     if (horizontal) {
-      var x = padL + plotW * t / 4;
+      var x = padL + plotW * val / max;
       g.moveTo(x, 4); g.lineTo(x, height - padB);
       g.stroke();
-      g.fillText(label, Math.min(x, width - 60), height - 6);
+      var lw = g.measureText(label).width;
+      g.fillText(label, Math.max(0, Math.min(x - lw / 2, width - lw - 2)), height - 6);
     } else {
-      var y = 8 + plotH - plotH * t / 4;
+      var y = 8 + plotH - plotH * val / max;
       g.moveTo(padL, y); g.lineTo(width - 10, y);
       g.stroke();
-      g.fillText(XP.fmtNum(val), 4, y + 4);
+      g.fillText(XP.fmtTick(val, step), 4, y + 4);
     }
-  }
+  });
   var slot = (horizontal ? plotH : plotW) / n;
   for (i = 0; i < n; i++) {
     var acc = 0;
@@ -93,7 +99,7 @@ XP.barChart = function (box, data, opts) {
       }
       g.fillStyle = PALETTE[s % PALETTE.length];
       g.fillRect(r.x, r.y, r.w, r.h);
-      r.text = data.labels[i] + ' · ' + ser.name + ': ' + XP.fmtNum(v) + (data.unit ? ' ' + data.unit : '');
+      r.text = data.labels[i] + ' · ' + ser.name + ': ' + XP.fmtCell(v) + (data.unit ? ' ' + data.unit : '');
       bars.push(r);
       acc += v;
     });

@@ -49,19 +49,44 @@
     data.series.forEach(function (s) { s.values.forEach(function (v) { if (v > ymax) ymax = v; }); });
     if (opts.ymax > ymax) ymax = opts.ymax;
     if (!(ymax > 0)) ymax = 1;
+    /*
+     * Round ticks on both axes: y from 0 to the first multiple of a 1-2-5
+     * step (in yScale's unit, e.g. MiB) above the top; x at the multiples
+     * of a step inside [x0, x1] (whole numbers when xInt), each label kept
+     * inside the canvas.
+     */
+    var ys = data.yScale || { div: 1, unit: data.yUnit || '' };
+    var ystep = XP.niceStep(ymax / ys.div, 4);
+    if (opts.ymax === undefined || ymax > opts.ymax) ymax = Math.ceil(ymax / ys.div / ystep - 1e-9) * ystep * ys.div;
+    var xstep = XP.niceStep(x1 - x0, 5);
+    if (data.xInt) xstep = Math.max(1, Math.round(xstep));
     var px = function (x) { return padL + (x - x0) / (x1 - x0) * (w - padL - padR); };
     var py = function (y) { return padT + (1 - y / ymax) * (h - padT - padB); };
     var yf = data.yFormat || XP.fmtNum;
     var xf = data.xFormat || XP.fmtNum;
     g.strokeStyle = '#e3e6ea';
     g.fillStyle = '#555';
-    for (var t = 0; t <= 4; t++) {
-      var yv = ymax * t / 4;
+    var ylabels = [], xlabels = [], xboxes = [];
+    XP.niceTicks(0, ymax / ys.div, ystep).forEach(function (t) {
+      var yv = t * ys.div;
+      var label = data.yTick ? data.yTick(t, ystep) : XP.fmtTick(t, ystep) + (ys.unit ? ' ' + ys.unit : '');
       g.beginPath(); g.moveTo(padL, py(yv)); g.lineTo(w - padR, py(yv)); g.stroke();
-      g.fillText(yf(yv), 4, py(yv) + 4);
-      var xv = x0 + (x1 - x0) * t / 4;
-      g.fillText(xf(xv), Math.min(px(xv), w - 70), h - 8);
-    }
+      g.fillText(label, 4, py(yv) + 4);
+      ylabels.push(label);
+    });
+    XP.niceTicks(x0, x1, xstep).forEach(function (xv) {
+      var label = (data.xName ? data.xName + ' ' : '') + XP.fmtTick(xv, xstep) + (data.xUnit ? ' ' + data.xUnit : '');
+      var lw = g.measureText(label).width;
+      var left = Math.max(0, Math.min(px(xv) - lw / 2, w - lw - 1));
+      g.fillText(label, left, h - 8);
+      xlabels.push(label);
+      xboxes.push([Math.round(left), Math.round(left + lw)]);
+    });
+    c.canvas.dataset.yticks = JSON.stringify(ylabels);
+    c.canvas.dataset.ystep = String(ystep);
+    c.canvas.dataset.xticks = JSON.stringify(xlabels);
+    c.canvas.dataset.xstep = String(xstep);
+    c.canvas.dataset.xboxes = JSON.stringify(xboxes);
     data.series.forEach(function (s) {
       g.strokeStyle = s.color;
       g.lineWidth = 1.5;
@@ -108,7 +133,7 @@
     opts = opts || {};
     var w = Math.max(320, Math.min(box.clientWidth || 900, 1000));
     var h = 340;
-    var padL = 70, padR = 14, padT = 12, padB = 34;
+    var padL = 80, padR = 14, padT = 12, padB = 34;
     var c = canvasFor(box, w, h, 'roofline');
     var g = c.g;
     var peak = Math.max.apply(null, roofs.map(function (r) { return r.peak; }).concat([1]));
@@ -123,15 +148,29 @@
     var py = function (y) { return padT + (1 - (Math.log10(y) - Math.log10(ylo)) / (Math.log10(yhi) - Math.log10(ylo))) * (h - padT - padB); };
     g.strokeStyle = '#eceef1';
     g.fillStyle = '#555';
+    var xboxes = [];
     decades(xlo, xhi).forEach(function (x) {
       g.beginPath(); g.moveTo(px(x), padT); g.lineTo(px(x), h - padB); g.stroke();
-      g.fillText(XP.fmtNum(x), px(x) - 6, h - padB + 14);
+      var label = XP.fmtNum(x);
+      var lw = g.measureText(label).width;
+      var left = Math.max(0, Math.min(px(x) - lw / 2, w - lw - 1));
+      g.fillText(label, left, h - padB + 14);
+      xboxes.push([Math.round(left), Math.round(left + lw)]);
     });
     decades(ylo, yhi).forEach(function (y) {
       g.beginPath(); g.moveTo(padL, py(y)); g.lineTo(w - padR, py(y)); g.stroke();
-      g.fillText(y >= 1e6 ? y.toExponential(0) : XP.fmtNum(y), 4, py(y) + 4);
+      g.fillText(y >= 1e6 ? y.toExponential(0) : XP.fmtNum(y), 18, py(y) + 4);
     });
-    g.fillText('operational intensity (FLOP/byte)', w / 2 - 80, h - 4);
+    var xTitle = 'operational intensity (FLOP/byte)';
+    g.fillText(xTitle, (w - g.measureText(xTitle).width) / 2, h - 4);
+    var yTitle = 'FLOP rate (GFLOP/s)';
+    g.save();
+    g.translate(11, padT + (h - padT - padB) / 2 + g.measureText(yTitle).width / 2);
+    g.rotate(-Math.PI / 2);
+    g.fillText(yTitle, 0, 0);
+    g.restore();
+    c.canvas.dataset.ytitle = yTitle;
+    c.canvas.dataset.xboxes = JSON.stringify(xboxes);
     var colors = ['#222', '#8a5a00', '#5a3d8a'];
     roofs.forEach(function (r, i) {
       var ridge = r.peak / r.bw;

@@ -42,7 +42,8 @@ XP.toTable = function (x) {
     });
     var cols = ids.map(function (k) {
       var num = x.slice(0, 200).every(function (o) { return o[k] === undefined || o[k] === null || typeof o[k] === 'number'; });
-      return { id: k, label: k, type: num ? 'number' : 'string' };
+      var info = XP.colInfo(k);
+      return { id: k, label: info.label, unit: info.unit, scale: info.scale, type: num ? 'number' : 'string' };
     });
     return {
       cols: cols,
@@ -82,9 +83,75 @@ XP.findCol = function (table, patterns, type) {
   return -1;
 };
 
-function cellText(v) {
+/*
+ * Human headers for the columns of our own files (report.json, steps,
+ * regions, compare, TraceLens CSVs), whose ids are snake_case: a unit
+ * suffix becomes "(µs)", a share (0..1) is shown as a percent. XProf's
+ * DataTables keep their own labels. Returns {label, unit, scale}.
+ */
+var LABELS = {
+  gflops_per_s: ['FLOP rate', 'GFLOP/s'], tflops_per_s: ['FLOP rate', 'TFLOP/s'],
+  total_direct_kernel_time: ['Direct kernel time', 'µs'], total_subtree_kernel_time: ['Subtree kernel time', 'µs'],
+  total_direct_kernel_time_sum: ['Direct kernel time, sum', 'µs'], total_subtree_kernel_time_sum: ['Subtree kernel time, sum', 'µs'],
+  total_direct_kernel_time_mean: ['Direct kernel time, mean', 'µs'], total_subtree_kernel_time_mean: ['Subtree kernel time, mean', 'µs'],
+  total_direct_kernel_time_ms: ['Direct kernel time', 'ms'], total_subtree_kernel_time_ms: ['Subtree kernel time', 'ms'],
+  'time ms': ['Time', 'ms'], 'time ms per gpu': ['Time per GPU', 'ms'], percent: ['Share', '%'],
+  GPU_kernel_launch_latency: ['Kernel launch latency', 'µs'], comm_latency: ['Communication latency', 'µs'],
+  avg_wait_time: ['Mean wait time', 'µs'], ex_UID: ['Example UID', ''], operation_count: ['Operations', ''],
+  self_us: ['Self time', 'µs'], self_pct: ['Self time', '%'], kernel_total_us: ['Kernel time, total', 'µs'],
+  kernel_mean_us: ['Kernel time, mean', 'µs'], kernel_pct: ['Kernel time', '%'], total_us: ['Total time', 'µs'],
+  total_pct: ['Share of total', '%'], mean_us: ['Mean time', 'µs'], max_us: ['Max time', 'µs'], incl_us: ['Inclusive time', 'µs'],
+  start_us: ['Start', 'µs'], base_us_per_step: ['A (base) time per step', 'µs'], us_per_step: ['B time per step', 'µs'],
+  delta_us_per_step: ['Change per step, B − A', 'µs'], base_count_per_step: ['A (base) count per step', ''],
+  count_per_step: ['B count per step', ''], base_self_per_step_us: ['A (base) self time per step', 'µs'],
+  self_per_step_us: ['B self time per step', 'µs'], busy_ms: ['Busy', 'ms'], idle_ms: ['Idle', 'ms'], total_ms: ['Total', 'ms'],
+  tensor_core: ['Tensor Core', ''], fits: ['Fits in parent', ''], ratio: ['Ratio B/A', '×']
+};
+var UNITS = { us: 'µs', ms: 'ms', ns: 'ns', ps: 'ps', pct: '%', percent: '%', bytes: 'bytes', mib: 'MiB', mb: 'MB', gib: 'GiB' };
+var WORDS = {
+  gpu: 'GPU', cpu: 'CPU', id: 'ID', uid: 'UID', pid: 'PID', tid: 'TID', hlo: 'HLO', tf: 'TF', comm: 'communication',
+  incl: 'inclusive', avg: 'mean', num: 'number', memcpy: 'memcpy', p90: 'p90', op: 'op', ops: 'ops', xla: 'XLA', api: 'API'
+};
+XP.colInfo = function (id) {
+  id = String(id);
+  if (LABELS[id]) return { label: LABELS[id][0] + (LABELS[id][1] ? ' (' + LABELS[id][1] + ')' : ''), unit: LABELS[id][1], scale: 1 };
+  /* Only snake_case (or dotted) ids; headers like "Percentage (%)" stay. */
+  if (!/^[a-z0-9_.]+$/.test(id) && !/^[a-z0-9 ]+$/.test(id)) return { label: id, unit: '', scale: 1 };
+  var parts = id.split('.');
+  var last = parts.pop().split(/[_ ]/);
+  var unit = '', scale = 1;
+  for (var i = last.length - 1; i >= 0; i--) {
+    if (UNITS[last[i]]) {
+      unit = UNITS[last[i]];
+      var per = last[i + 1] === 'per' && last[i + 2] ? '/' + last[i + 2] : '';
+      last.splice(i, per ? 3 : 1);
+      if (per) last.push('per', per.slice(1));
+      break;
+    }
+  }
+  if (!unit && /(^|_)(share|fraction)(_|$)/.test(id.split('.').pop())) { unit = '%'; scale = 100; }
+  var words = parts.concat(last.length ? [last.join(' ')] : []).join(': ').split(' ').map(function (w) { return WORDS[w] || w; }).join(' ');
+  if (!words) words = 'value';
+  words = words.charAt(0).toUpperCase() + words.slice(1);
+  return { label: words + (unit ? ' (' + unit + ')' : ''), unit: unit, scale: scale };
+};
+
+/* A number for a table cell: grouped thousands, fewer decimals as it grows. */
+XP.fmtCell = function (v, col) {
+  if (typeof v !== 'number' || !isFinite(v)) return String(v);
+  if (col && col.scale && col.scale !== 1) v = v * col.scale;
+  if (col && col.unit === '%') return v.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  var a = Math.abs(v);
+  if (a < 0.01) return String(Number(v.toPrecision(2)));
+  var digits = a >= 10000 ? 0 : a >= 100 ? 1 : a >= 1 ? 2 : 3;
+  return v.toLocaleString('en-US', { minimumFractionDigits: 0, maximumFractionDigits: digits });
+};
+
+function cellText(v, col) {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'number') return XP.fmtNum(v);
+  if (typeof v === 'number') return XP.fmtCell(v, col);
+  if (Array.isArray(v)) return v.map(function (x) { return typeof x === 'object' && x !== null ? JSON.stringify(x) : String(x); }).join(', ');
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }
@@ -157,9 +224,12 @@ XP.renderTable = function (box, t, opts) {
       var tr = XP.el('tr');
       shownCols.forEach(function (i) {
         var v = r[i];
-        var td = XP.el('td', { text: cellText(v), cls: t.cols[i].type === 'number' ? 'num' : '' });
-        if (typeof v === 'number') td.dataset.v = String(v);
-        else if (typeof v === 'string' && v.length > 40) td.title = v.slice(0, 2000);
+        var text = cellText(v, t.cols[i]);
+        var td = XP.el('td', { text: text, cls: t.cols[i].type === 'number' ? 'num' : '' });
+        if (typeof v === 'number') {
+          td.dataset.v = String(v);
+          if (text !== String(v)) td.title = String(v);
+        } else if (text.length > 40) td.title = text.slice(0, 2000);
         tr.appendChild(td);
       });
       if (opts.onRow) {
@@ -241,7 +311,10 @@ XP.parseCSV = function (text) {
       body.some(function (r) { return r[c] !== undefined && r[c] !== ''; });
   });
   return {
-    cols: head.map(function (h, c) { return { id: h, label: h, type: numeric[c] ? 'number' : 'string' }; }),
+    cols: head.map(function (h, c) {
+      var info = XP.colInfo(h);
+      return { id: h, label: info.label, unit: info.unit, scale: info.scale, type: numeric[c] ? 'number' : 'string' };
+    }),
     rows: body.map(function (r) {
       return head.map(function (h, c) {
         var v = r[c];

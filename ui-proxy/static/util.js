@@ -266,3 +266,35 @@ XP.pool = async function (items, n, f) {
   for (var i = 0; i < n; i++) workers.push(worker());
   await Promise.all(workers);
 };
+
+/* A 1-2-5 step that cuts span into about n parts. */
+XP.niceStep = function (span, n) {
+  if (!(span > 0)) return 1;
+  var raw = span / (n || 4);
+  var mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  var f = raw / mag;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+};
+
+/* The multiples of step from lo to hi (both inclusive, up to rounding). */
+XP.niceTicks = function (lo, hi, step) {
+  var out = [];
+  var k0 = Math.ceil(lo / step - 1e-9), k1 = Math.floor(hi / step + 1e-9);
+  for (var k = k0; k <= k1 && out.length < 50; k++) out.push(k * step);
+  return out;
+};
+
+/* A tick value with as many decimals as its step needs, thousands grouped. */
+XP.fmtTick = function (v, step) {
+  var d = Math.max(0, Math.min(12, -Math.floor(Math.log10(step) + 1e-9)));
+  var s = v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+  return s === '-0' ? '0' : s;
+};
+
+/* The binary unit that suits byte counts up to max: {div, unit}. */
+XP.byteScale = function (max) {
+  if (max >= 1073741824) return { div: 1073741824, unit: 'GiB' };
+  if (max >= 1048576) return { div: 1048576, unit: 'MiB' };
+  if (max >= 1024) return { div: 1024, unit: 'KiB' };
+  return { div: 1, unit: 'B' };
+};

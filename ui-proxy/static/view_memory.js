@@ -15,7 +15,7 @@
     return XP.el('div', { cls: 'kv' }, [XP.el('span', { cls: 'k', text: label }), XP.el('span', { cls: 'val' }, [value])]);
   }
   function bytesNum(v, key) { return XP.num(+v, key, XP.fmtBytes(+v)); }
-  function mib(v) { return XP.fmtNum(v) + ' MiB'; }
+  function mib(v) { return XP.fmtCell(+v || 0) + ' MiB'; }
 
   async function hostOf(ctx, body, name) {
     if (ctx.files.has(name)) return { host: null };
@@ -31,8 +31,11 @@
     if (!snaps.length) return XP.note(box, 'no memory activity recorded for this allocator');
     var x = snaps.map(function (s) { return +s.timeOffsetPs / 1e9; }); /* ms */
     var stat = function (k) { return snaps.map(function (s) { return +(s.aggregationStats || {})[k] || 0; }); };
+    var top = Math.max.apply(null, [0].concat(stat('heapAllocatedBytes'), stat('stackReservedBytes'), stat('peakBytesInUse')));
     XP.lineChart(box, {
       x: x,
+      xUnit: 'ms',
+      yScale: XP.byteScale(top),
       xFormat: function (v) { return XP.fmtNum(v) + ' ms'; },
       yFormat: function (v) { return XP.fmtBytes(v); },
       series: [
@@ -44,7 +47,8 @@
     }, { title: 'memory over time' });
     var frag = stat('fragmentation');
     if (frag.some(function (v) { return v > 0; })) {
-      XP.lineChart(box, { x: x, xFormat: function (v) { return XP.fmtNum(v) + ' ms'; }, yFormat: function (v) { return XP.fmtPct(100 * v); },
+      XP.lineChart(box, { x: x, xUnit: 'ms', xFormat: function (v) { return XP.fmtNum(v) + ' ms'; }, yFormat: function (v) { return XP.fmtPct(100 * v); },
+        yTick: function (t, step) { return XP.fmtTick(100 * t, 100 * step) + '%'; },
         series: [{ name: 'fragmentation', values: frag, color: '#e15759' }] }, { height: 120, ymax: 1 });
     }
   }
@@ -152,13 +156,25 @@
       view.appendChild(grid);
       var sizes = d.heapSizes || [];
       if (sizes.length) {
-        XP.lineChart(view, {
+        /*
+         * peakHeapSizePosition is the heap simulator event that made the
+         * peak, and heapSizes[i] the heap before event i: the peak shows at
+         * the next position, where XProf's program order chart marks it
+         * (memory_viewer_main.ts: alloc = peakHeapSizePosition + 1).
+         */
+        var peakAt = Math.min((+d.peakHeapSizePosition || 0) + 1, sizes.length - 1);
+        view.appendChild(XP.el('h3', { text: 'Heap over program order (MiB)' }));
+        var chart = XP.lineChart(view, {
           x: sizes.map(function (v, i) { return i; }),
+          xInt: true,
+          yUnit: 'MiB',
           xFormat: function (v) { return 'program order ' + Math.round(v); },
-          yFormat: function (v) { return XP.fmtNum(v) + ' MiB'; },
+          yFormat: function (v) { return XP.fmtCell(v) + ' MiB'; },
           series: [{ name: 'heap', values: sizes, color: '#4e79a7' }, { name: 'unpadded heap', values: d.unpaddedHeapSizes || [], color: '#59a14f' }],
-          mark: { x: d.peakHeapSizePosition, label: 'peak ' + mib(d.peakHeapMib) }
+          mark: { x: peakAt, label: 'peak ' + mib(d.peakHeapMib) }
         }, { title: 'heap over program order', height: 200 });
+        chart.id = 'heap-chart';
+        chart.dataset.peakAt = String(peakAt);
       }
       var bufs = (d.maxHeap || []).map(function (b) { return [b.instructionName, b.logicalBufferSizeMib, b.unpaddedShapeMib, b.shapeString, b.opCode, b.groupName, b.tfOpName]; });
       if (bufs.length) {

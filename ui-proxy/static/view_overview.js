@@ -169,6 +169,12 @@
     }
     if (!chart) return XP.explain(ctx, box, 'steps.json', 'no steps in this run');
     box.dataset.from = from;
+    if (chart.unit === 'µs') {
+      /* one unit with the summary beside it: ms */
+      chart.series.forEach(function (ser) { ser.values = ser.values.map(function (v) { return v / 1000; }); });
+      chart.unit = 'ms';
+    }
+    box.dataset.unit = chart.unit || 'ms';
     XP.barChart(box, chart, { title: 'Per step' + (chart.what ? ', ' + chart.what : '') + ' (' + (chart.unit || 'ms') + ')' });
   }
 

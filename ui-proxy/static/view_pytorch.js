@@ -46,9 +46,15 @@
     if (!n) return XP.explain(ctx, body, 'modules.txt', 'no nn.Module in the trace');
     var maxGpu = Math.max.apply(null, root.children.map(function (k) { return +k.fields['GPU time'] || 0; }).concat([1e-9]));
     var maxCpu = Math.max.apply(null, root.children.map(function (k) { return +k.fields['CPU time'] || 0; }).concat([1e-9]));
-    body.appendChild(XP.el('p', { cls: 'muted small', text: n + ' modules; times in µs; bars: share of the top module' }));
+    /* Open the top levels only: as deep as keeps the first view short. */
+    var visible = function (node, d, L) { return d > L ? 0 : node.children.reduce(function (s, k) { return s + 1 + visible(k, d + 1, L); }, 0); };
+    var levels = 0;
+    while (levels < 3 && visible(root, 0, levels + 1) <= 60) levels++;
+    if (!levels && visible(root, 0, 0) < 5) levels = 1;
+    body.dataset.open = String(levels);
+    body.appendChild(XP.el('p', { cls: 'muted small', text: n + ' modules; times in µs; bars: share of the top module; ▸ opens a module' }));
     XP.renderTree(body, root, {
-      showRoot: false, open: 2, nameTitle: 'nn.Module',
+      showRoot: false, open: levels, nameTitle: 'nn.Module',
       children: function (x) { return x.children; },
       name: function (x) { return x.name.replace(/^nn\.Module: /, '') + (x.fields.UID ? '  #' + x.fields.UID : ''); },
       columns: [
@@ -88,6 +94,7 @@
     pick.addEventListener('change', show);
     body.appendChild(XP.el('div', { cls: 'toolbar' }, [XP.el('label', {}, [kernels.length + ' kernels, longest first: ', pick])]));
     body.appendChild(linkBox);
+    body.appendChild(XP.el('p', { cls: 'muted small', id: 'call-path-units', text: 'Durations in µs (TraceLens\u2019s call_tree.txt as written)' }));
     body.appendChild(out);
     if (ctx.params.get('kernel') && kernels.some(function (k) { return k.uid === ctx.params.get('kernel'); })) pick.value = ctx.params.get('kernel');
     await show();
@@ -126,8 +133,12 @@
       ['name', 'op category', 'total_direct_kernel_time', 'direct_kernel_count', 'Input Dims', 'Input type', 'Concrete Inputs', 'thread_name'].forEach(function (k) {
         var i = c(k);
         if (i < 0 || row[i] === null || row[i] === '') return;
-        d.appendChild(XP.el('dt', { text: k }));
-        d.appendChild(XP.el('dd', { 'data-key': k, text: String(row[i]) }));
+        var v = row[i];
+        var info = XP.colInfo(k);
+        d.appendChild(XP.el('dt', { text: info.label }));
+        var dd = XP.el('dd', { 'data-key': k, text: typeof v === 'number' ? XP.fmtCell(v, info) : String(v) });
+        if (typeof v === 'number') { dd.dataset.v = String(v); dd.title = String(v); }
+        d.appendChild(dd);
       });
       fields.appendChild(d);
       linkBox.textContent = '';
@@ -161,7 +172,11 @@
     var t = XP.parseCSV(r.text);
     if (!t || !t.rows.length) return XP.explain(ctx, body, 'roofline.csv', 'no GEMM, conv or attention op with known FLOPs');
     body.dataset.rows = String(t.rows.length);
-    XP.renderTable(body, t, { limit: 50 });
+    /* The rate and time columns first, the inputs and where after. */
+    var first = ['name', 'category', 'Kernel Time (µs)', 'TFLOPS/s', 'TB/s', 'FLOPS/Byte', 'GFLOPS', 'Data Moved (MB)'];
+    var order = first.map(function (id) { return XP.colIndex(t, id); }).filter(function (i) { return i >= 0; });
+    t.cols.forEach(function (c, i) { if (order.indexOf(i) < 0) order.push(i); });
+    XP.renderTable(body, t, { limit: 50, columns: order, sort: XP.colIndex(t, 'Kernel Time (µs)') >= 0 ? { col: XP.colIndex(t, 'Kernel Time (µs)'), desc: true } : null });
   }
 
   XP.views.pytorch = {
