@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xlsxwriter.h>
 
@@ -151,6 +152,7 @@ static int perf_report_xlsx(struct tool_ctx *ctx, struct out *o)
     const char *dir = getenv("TMPDIR");
     char path[4096];
     lxw_workbook_options opts;
+    lxw_doc_properties props;
     lxw_workbook *wb;
     int fd, i, rc = 0, sheets = 0;
 
@@ -168,6 +170,17 @@ static int perf_report_xlsx(struct tool_ctx *ctx, struct out *o)
     if (wb == NULL) {
         unlink(path);
         return xp_err_set(ctx->err, -ENOMEM, "perf_report.xlsx: cannot start the workbook");
+    }
+    /* Made at its newest source's time, not now: the same profile gives the
+     * same bytes (libxlsxwriter takes 0 for now). */
+    memset(&props, 0, sizeof(props));
+    props.created = (time_t)(ctx->snap->newest_mtime_ns / 1000000000);
+    if (props.created <= 0)
+        props.created = 1;
+    if (workbook_set_properties(wb, &props) != LXW_NO_ERROR) {
+        workbook_close(wb);
+        unlink(path);
+        return xp_err_set(ctx->err, -ENOMEM, "perf_report.xlsx: cannot set its properties");
     }
     for (i = 0; perf_report_sheets[i] != NULL && rc == 0; i++) {
         char *text = NULL;

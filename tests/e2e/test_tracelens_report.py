@@ -392,3 +392,13 @@ def test_vector_sheets_live_tracelens(tmp_path, xcat):
     for sheet in GEN_SHEETS:
         assert xcat(logdir, f"{GEN}/perf_report/{sheet}.csv") == \
             (out / f"{sheet}.csv").read_bytes(), sheet
+
+
+def test_perf_report_xlsx_same_bytes_later(corpus, xcat):
+    """The workbook is dated by its profile, not by the clock: made again a
+    second later it is the same bytes (the mount and a cache may serve
+    either)."""
+    import time
+    first = xcat(corpus, "pytorch/h100_bert_small/perf_report.xlsx")
+    time.sleep(1.1)
+    assert xcat(corpus, "pytorch/h100_bert_small/perf_report.xlsx") == first
