@@ -252,6 +252,8 @@ def check_overview(p, run, files):
         assert any(k == f"gpus.{i}.idle_pct" for k, _ in shown), run
     if rep.get("step_time_ms", {}).get("count"):
         assert any(k == "step_time_ms.mean" for k, _ in shown), run
+        # the two step counts are told apart (XProf's step db, the Steps tab's)
+        assert "XProf" in p.js("document.querySelector('.step-source').textContent"), run
     names = p.js("[...document.querySelectorAll('#top-ops-table tbody tr td:first-child')]"
                  ".map(td => td.textContent)")
     assert names == [o["name"] for o in rep.get("top_ops", [])[:10]], run
@@ -994,6 +996,31 @@ def test_views_keep_their_choices_in_the_url(page):
     shown = p.js("[...document.querySelectorAll('#op-profile .tree > .node > .kids > .node"
                  " > .node-row .label')].map(e => e.textContent)")
     assert shown == [c["name"] for c in root.get("children", [])]
+    # the HLO stats table's sort and filter
+    p.open(run, "ops")
+    hs = "document.querySelector('#hlo-stats .section-body')"
+    p.b.wait("document.querySelectorAll('#hlo-stats tbody tr').length > 0", 30)
+    p.js("(() => { const th = [...document.querySelectorAll('#hlo-stats thead th')]"
+         ".find(t => t.title === 'occurrences'); th.click(); th.click(); })()")
+    p.js("(() => { const f = document.querySelector('#hlo-stats input.filter'); f.value = 'fusion';"
+         " f.dispatchEvent(new Event('input')); })()")
+    frag = p.js("location.hash")
+    assert "hsort=occurrences" in frag and "hdesc=0" in frag and "hfilter=fusion" in frag, frag
+    fresh(p, run, "ops", frag.split("?", 1)[1])
+    p.b.wait("document.querySelectorAll('#hlo-stats tbody tr').length > 0", 30)
+    assert p.js(hs + ".dataset.sort") == "occurrences"
+    assert p.js("document.querySelector('#hlo-stats input.filter').value") == "fusion"
+    hlo = p.json(run, "hlo_stats.json")
+    ids = [c["id"] for c in hlo["cols"]]
+    col = lambda r, k: r["c"][ids.index(k)]["v"]  # noqa: E731
+    want = [col(r, "hlo_op_name") for r in hlo["rows"]
+            if any("fusion" in str((c or {}).get("v", "")).lower() for c in r["c"])]
+    names = p.js("[...document.querySelectorAll('#hlo-stats tbody tr')].map(tr => tr.dataset.name"
+                 " || tr.children[3].textContent)")
+    assert sorted(names) == sorted(want), (names, want)
+    occ = p.js("[...document.querySelectorAll('#hlo-stats tbody tr')]"
+               ".map(tr => +tr.children[5].dataset.v)")
+    assert occ == sorted(occ), occ
     # the memory viewer's module
     mods = p.json(run, "module_list.json")
     assert len(mods) > 1

@@ -167,7 +167,8 @@ function compare(a, b) {
 /*
  * Draws table t into box: a filter box, headers that sort on click
  * (again to reverse), and the first `limit` rows with a button for all.
- * opts: limit, columns (indices shown), sort {col, desc}, onRow(row, tr).
+ * opts: limit, columns (indices shown), sort {col, desc}, filter (text),
+ * onRow(row, tr), onState({col, desc, filter}) after a sort or a filter.
  */
 XP.renderTable = function (box, t, opts) {
   opts = opts || {};
@@ -182,6 +183,8 @@ XP.renderTable = function (box, t, opts) {
 
   var shownCols = opts.columns || t.cols.map(function (c, i) { return i; });
   if (opts.sort) { state.col = opts.sort.col; state.desc = !!opts.sort.desc; }
+  if (opts.filter) { state.filter = String(opts.filter); filter.value = state.filter; }
+  function told() { if (opts.onState) opts.onState({ col: state.col, desc: state.desc, filter: state.filter }); }
   shownCols.forEach(function (i) {
     var c = t.cols[i];
     var th = XP.el('th', { text: c.label, title: c.id, cls: c.type === 'number' ? 'num' : '' });
@@ -189,6 +192,7 @@ XP.renderTable = function (box, t, opts) {
       state.desc = state.col === i ? !state.desc : c.type === 'number';
       state.col = i;
       draw();
+      told();
     });
     headRow.appendChild(th);
   });
@@ -251,7 +255,7 @@ XP.renderTable = function (box, t, opts) {
     }
   }
 
-  filter.addEventListener('input', function () { state.filter = filter.value; draw(); });
+  filter.addEventListener('input', function () { state.filter = filter.value; draw(); told(); });
   box.appendChild(filter);
   box.appendChild(XP.el('div', { cls: 'table-wrap' }, [table]));
   box.appendChild(foot);

@@ -84,8 +84,18 @@
     var self = XP.colIndex(t, 'total_self_time');
     var detail = XP.el('pre', { cls: 'code', id: 'hlo-text' });
     detail.textContent = 'Click a row for its HLO text.';
+    /* sort and filter in the fragment: hsort=<column id>, hdesc=0|1, hfilter= */
+    var hp = ctx.params || XP.readHash().params;
+    var sortCol = hp.get('hsort') ? XP.colIndex(t, hp.get('hsort')) : -1;
+    var sort = sortCol >= 0 ? { col: sortCol, desc: hp.get('hdesc') !== '0' } : self >= 0 ? { col: self, desc: true } : null;
+    body.dataset.sort = sort ? t.cols[sort.col].id : '';
     XP.renderTable(body, t, {
-      limit: 100, columns: cols.length ? cols : null, sort: self >= 0 ? { col: self, desc: true } : null,
+      limit: 100, columns: cols.length ? cols : null, sort: sort, filter: hp.get('hfilter') || '',
+      onState: function (st) {
+        body.dataset.sort = st.col >= 0 ? t.cols[st.col].id : '';
+        XP.setHashParams({ hsort: st.col >= 0 ? t.cols[st.col].id : null, hdesc: st.col >= 0 ? (st.desc ? '1' : '0') : null,
+          hfilter: st.filter || null });
+      },
       onRow: function (row) {
         detail.textContent = (text >= 0 ? row[text] : '') + (src >= 0 && row[src] ? '\n\nsource: ' + sourceText(row[src]) : '');
       }

@@ -52,6 +52,11 @@
       }
     });
     box.appendChild(stats);
+    /* Two step counts can differ: XProf's step database (what XProf's
+     * overview counts) and the steps the Steps tab finds by annotation. */
+    box.appendChild(XP.el('div', { cls: 'muted small step-source', text: who === 'step_time_ms'
+      ? 'steps as XProf counts them (its step database); the Steps tab counts the step annotations'
+      : 'steps found by their annotations (steps.json), as the Steps tab shows them' }));
   }
 
   function breakdown(box, rep) {
