@@ -99,24 +99,11 @@ static int from_modules(const struct hlo_modules *m, struct hlo_names **np)
     return 0;
 }
 
-static char *names_key(const struct snapshot *snap, const char *host)
-{
-    size_t len = strlen(host) + 32;
-    char *what = malloc(len), *key;
-
-    if (what == NULL)
-        return NULL;
-    snprintf(what, len, "intermediate hlo_names %s", host);
-    key = snapshot_key_text(snap, what);
-    free(what);
-    return key;
-}
-
 static int build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     const char *host = arg;
     struct store *st = store_shared();
-    char *key = st != NULL ? names_key(snap, host) : NULL;
+    char *key = st != NULL ? snapshot_intermediate_key(snap, "hlo_names", host) : NULL;
     const struct hlo_modules *m;
     struct hlo_names *n;
     int rc;

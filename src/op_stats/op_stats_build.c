@@ -277,21 +277,6 @@ fail:
     return xp_err_set(err, rc, "%s: op_stats failed", xs->path);
 }
 
-/* The persistent cache's key of host's op_stats (malloc'd, NULL when out
- * of memory). */
-static char *persist_key(const struct snapshot *snap, const char *host)
-{
-    size_t n = strlen(host) + 32;
-    char *what = malloc(n), *key;
-
-    if (what == NULL)
-        return NULL;
-    snprintf(what, n, "intermediate op_stats %s", host);
-    key = snapshot_key_text(snap, what);
-    free(what);
-    return key;
-}
-
 /* Keep host's op_stats in the persistent cache (failures only cost a
  * recomputation later). */
 static void persist(struct store *st, const char *key, const struct op_stats *os)
@@ -316,7 +301,7 @@ static int build_host(struct snapshot *snap, const void *arg, void **value, stru
     const struct hlo_modules *modules;
     struct op_stats *os;
     struct store *st = store_shared();
-    char *key = st != NULL ? persist_key(snap, host) : NULL;
+    char *key = st != NULL ? snapshot_intermediate_key(snap, "op_stats", host) : NULL;
     int rc;
 
     if (key != NULL) {

@@ -539,26 +539,13 @@ static int load(const void *p, size_t size, int32_t host_id, struct inf_host *h)
     return 0;
 }
 
-static char *persist_key(const struct snapshot *snap, const char *host)
-{
-    size_t n = strlen(host) + 32;
-    char *what = malloc(n), *key;
-
-    if (what == NULL)
-        return NULL;
-    snprintf(what, n, "intermediate inference %s", host);
-    key = snapshot_key_text(snap, what);
-    free(what);
-    return key;
-}
-
 /* One host's requests (host_id: its index among the xplane hosts), from the
  * persistent cache when it has them. */
 static int host_stats(struct snapshot *snap, const char *host, int32_t host_id, struct inf_host *h,
                       struct xp_err *err)
 {
     struct store *st = store_shared();
-    char *key = st != NULL ? persist_key(snap, host) : NULL;
+    char *key = st != NULL ? snapshot_intermediate_key(snap, "inference", host) : NULL;
     struct xspace *xs;
     const struct xp_groups *g;
     int rc;

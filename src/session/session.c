@@ -720,6 +720,19 @@ out:
     pthread_mutex_unlock(&snap->lock);
 }
 
+char *snapshot_intermediate_key(const struct snapshot *snap, const char *kind, const char *host)
+{
+    size_t n = strlen(kind) + strlen(host) + 16;
+    char *what = malloc(n), *key;
+
+    if (what == NULL)
+        return NULL;
+    snprintf(what, n, "intermediate %s %s", kind, host);
+    key = snapshot_key_text(snap, what);
+    free(what);
+    return key;
+}
+
 char *snapshot_key_text(const struct snapshot *snap, const char *what)
 {
     size_t cap = strlen(XPROFS_VERSION) + strlen(snap->session->name) + strlen(what) + 32, n;

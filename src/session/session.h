@@ -218,6 +218,10 @@ int snapshot_ctrace(struct snapshot *snap, const char *host, const struct ctrace
  * device number, so that machines mounting LOGDIR elsewhere share entries. */
 char *snapshot_key_text(const struct snapshot *snap, const char *what);
 
+/* snapshot_key_text of a per-host intermediate: what is "intermediate KIND
+ * HOST" (KIND may hold spaces: "piece summary"). malloc'd, or NULL. */
+char *snapshot_intermediate_key(const struct snapshot *snap, const char *kind, const char *host);
+
 /* Profiles this process has opened (xplane reader or Chrome-trace reader,
  * one per host and snapshot, failures included): 0 for a process that
  * served everything from the persistent cache. */

@@ -120,19 +120,6 @@ static int from_profile(struct snapshot *snap, const char *host, struct host_fac
     return 0;
 }
 
-static char *facts_key(const struct snapshot *snap, const char *host)
-{
-    size_t len = strlen(host) + 32;
-    char *what = malloc(len), *key;
-
-    if (what == NULL)
-        return NULL;
-    snprintf(what, len, "intermediate host_facts %s", host);
-    key = snapshot_key_text(snap, what);
-    free(what);
-    return key;
-}
-
 static int build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     const char *host = arg;
@@ -147,7 +134,7 @@ static int build(struct snapshot *snap, const void *arg, void **value, struct xp
         *value = f;
         return 0;
     }
-    if (st != NULL && (key = facts_key(snap, host)) != NULL) {
+    if (st != NULL && (key = snapshot_intermediate_key(snap, "host_facts", host)) != NULL) {
         struct blob *b = store_get(st, key);
         rc = b != NULL ? load(b->mem, b->size, f) : -ENOENT;
         blob_unref(b);

@@ -16,17 +16,13 @@
 
 #define PIECE_MAGIC "HPIECE01"
 
+/* The key of host's part of file what ("summary"): intermediate piece WHAT HOST. */
 static char *piece_key(const struct snapshot *snap, const char *what, const char *host)
 {
-    size_t len = strlen(what) + strlen(host) + 32;
-    char *text = malloc(len), *key;
+    char kind[128];
 
-    if (text == NULL)
-        return NULL;
-    snprintf(text, len, "intermediate piece %s %s", what, host);
-    key = snapshot_key_text(snap, text);
-    free(text);
-    return key;
+    snprintf(kind, sizeof(kind), "piece %s", what);
+    return snapshot_intermediate_key(snap, kind, host);
 }
 
 /* The cached part into dst: 0, or -1 on a miss or a bad entry. */

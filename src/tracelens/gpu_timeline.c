@@ -99,26 +99,12 @@ static int is_none(const char *p, size_t n)
     return n == 8 && memcmp(p, GT_NONE_MAGIC, 8) == 0;
 }
 
-/* The cache's key of host's timeline (malloc'd, or NULL). */
-static char *persist_key(const struct snapshot *snap, const char *host)
-{
-    size_t n = strlen(host) + 32;
-    char *what = malloc(n), *key;
-
-    if (what == NULL)
-        return NULL;
-    snprintf(what, n, "intermediate gpu_timeline %s", host);
-    key = snapshot_key_text(snap, what);
-    free(what);
-    return key;
-}
-
 static int build_host(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     const char *host = arg;
     struct gt_host *g = NULL;
     struct store *st = store_shared();
-    char *key = st != NULL ? persist_key(snap, host) : NULL;
+    char *key = st != NULL ? snapshot_intermediate_key(snap, "gpu_timeline", host) : NULL;
     int rc, conv_rc = 0;
 
     if (key != NULL) {

@@ -170,24 +170,11 @@ static struct host_kernels *load(const void *p, size_t size)
     return h;
 }
 
-static char *kernels_key(const struct snapshot *snap, const char *host)
-{
-    size_t len = strlen(host) + 32;
-    char *what = malloc(len), *key;
-
-    if (what == NULL)
-        return NULL;
-    snprintf(what, len, "intermediate jax_kernels %s", host);
-    key = snapshot_key_text(snap, what);
-    free(what);
-    return key;
-}
-
 static int build(struct snapshot *snap, const void *arg, void **value, struct xp_err *err)
 {
     const char *host = arg;
     struct store *st = store_shared();
-    char *key = st != NULL ? kernels_key(snap, host) : NULL;
+    char *key = st != NULL ? snapshot_intermediate_key(snap, "jax_kernels", host) : NULL;
     struct host_kernels *h = NULL;
     struct jax_visit_state v;
     int rc;
